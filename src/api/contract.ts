@@ -1,0 +1,212 @@
+/**
+ * The payments service contract as payouts assumes it.
+ *
+ * SPEC.md fixes the token endpoint, the integrator, webhook and beneficiary paths, the error
+ * body (2.5), the RecipientRequest fields (2.3, 2.4) and the validation messages (7.2). Where it
+ * says "not shown" (paths of recipients, simulations, transactions, terms; request and response
+ * bodies; states; event names; idempotency; rate-limit answers) this module holds the one
+ * assumption payouts makes, and docs/api-assumptions.md explains each. A user with the real
+ * service's documentation changes this file: the client (src/api) and the sandbox
+ * (src/sandbox) both build on it.
+ */
+import type { RecipientRequest } from '../rows/types.js';
+
+/** SPEC.md 4: token endpoint path, below {auth_url}. */
+export const TOKEN_PATH = '/auth/realms/service/protocol/openid-connect/token';
+
+/** Resource paths below {base_url}. SPEC.md 4 where shown; the rest assumed. */
+export const PATHS = {
+  integratorMe: '/v1/integrators/me',
+  webhooks: (integratorId: string) => `/v1/integrators/${enc(integratorId)}/webhooks`,
+  updateWebhookSecret: (integratorId: string) => `/v1/integrators/${enc(integratorId)}/update-webhook-secret`,
+  webhookSecret: (integratorId: string) => `/v1/integrators/${enc(integratorId)}/webhook-secret`,
+  /** Assumed prefix: SPEC.md 4 shows only ".../terms-and-conditions". */
+  termsAndConditions: (integratorId: string) => `/v1/integrators/${enc(integratorId)}/terms-and-conditions`,
+  beneficiaries: '/v1/beneficiaries',
+  beneficiary: (id: string) => `/v1/beneficiaries/${enc(id)}`,
+  /** Assumed: recipients, simulations and transactions are top-level collections. */
+  recipients: '/v1/recipients',
+  recipient: (id: string) => `/v1/recipients/${enc(id)}`,
+  simulations: '/v1/simulations',
+  simulation: (id: string) => `/v1/simulations/${enc(id)}`,
+  transactions: '/v1/transactions',
+  transaction: (id: string) => `/v1/transactions/${enc(id)}`,
+} as const;
+
+/** The sandbox's own inspection endpoint (PRODUCT.md "The sandbox"); not part of the service. */
+export const SANDBOX_LEDGER_PATH = '/_sandbox/ledger';
+
+function enc(segment: string): string {
+  return encodeURIComponent(segment);
+}
+
+/** Header names. SPEC.md 6.3 gives the signature header; the others are assumed. */
+export const HEADERS = {
+  idempotencyKey: 'Idempotency-Key',
+  /** Set on a response replayed for a repeated Idempotency-Key. */
+  idempotentReplayed: 'Idempotent-Replayed',
+  requestId: 'X-Request-Id',
+  webhookSignature: 'X-Service-Webhook-Signature',
+  retryAfter: 'Retry-After',
+} as const;
+
+/** SPEC.md 2.5 error body. */
+export interface ErrorBody {
+  timestamp: string;
+  status: number;
+  error: string;
+  message: string;
+  path: string;
+}
+
+/** SPEC.md 2.1 token response; the long form adds the optional fields. */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_expires_in?: number;
+  refresh_token?: string;
+  'not-before-policy'?: number;
+  session_state?: string;
+  scope: string;
+}
+
+/** GET /v1/integrators/me (fields assumed). */
+export interface Integrator {
+  id: string;
+  name: string;
+  email: string;
+  webhookUrl: string | null;
+  termsAcceptedAt: string | null;
+  createdAt: string;
+}
+
+/** Beneficiary kinds (assumed). */
+export const BENEFICIARY_TYPES = ['INDIVIDUAL', 'BUSINESS'] as const;
+export type BeneficiaryType = (typeof BENEFICIARY_TYPES)[number];
+
+/** POST /v1/beneficiaries body (assumed). */
+export interface BeneficiaryRequest {
+  type: BeneficiaryType;
+  name: string;
+  email?: string;
+  country: string;
+}
+
+export interface Beneficiary extends BeneficiaryRequest {
+  id: string;
+  integratorId: string;
+  createdAt: string;
+}
+
+/** POST /v1/recipients answers 201, PUT /v1/recipients/{id} 200 (assumed). */
+export interface Recipient extends RecipientRequest {
+  id: string;
+  integratorId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * POST /v1/simulations body (assumed). `amount` is what the recipient receives, in the rail's
+ * currency, as a decimal string with a `.` and at most 2 decimals: money is never a float.
+ */
+export interface SimulationRequest {
+  recipientId: string;
+  amount: string;
+  currency: string;
+}
+
+/** The quote (assumed). The integrator funds in USD; fxRate is units of `currency` per USD. */
+export interface Simulation {
+  id: string;
+  recipientId: string;
+  amount: string;
+  currency: string;
+  sourceAmount: string;
+  sourceCurrency: 'USD';
+  fxRate: string;
+  fee: string;
+  expiresAt: string;
+  createdAt: string;
+}
+
+/** POST /v1/transactions body (SPEC.md 4: "it takes a simulationId"; the rest assumed). */
+export interface TransactionRequest {
+  simulationId: string;
+  /** The payout's own reference from the sheet. */
+  reference?: string;
+}
+
+/** Transaction states (SPEC.md 3: not shown; assumed). */
+export const TRANSACTION_STATUSES = ['PENDING', 'COMPLETED', 'FAILED'] as const;
+export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
+
+export interface Transaction {
+  id: string;
+  simulationId: string;
+  recipientId: string;
+  beneficiaryId: string | null;
+  amount: string;
+  currency: string;
+  status: TransactionStatus;
+  reference: string | null;
+  failureReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Webhook operations. SPEC.md 6.2 gives TRANSACTION_COMPLETED; the others are assumed. */
+export const WEBHOOK_OPERATIONS = [
+  'TRANSACTION_CREATED',
+  'TRANSACTION_COMPLETED',
+  'TRANSACTION_FAILED',
+  'BENEFICIARY_CREATED',
+  'BENEFICIARY_DELETED',
+] as const;
+export type WebhookOperation = (typeof WEBHOOK_OPERATIONS)[number];
+
+/** SPEC.md 2.2 webhook payload. */
+export interface WebhookPayload {
+  operation: string;
+  resourceId: string;
+  /** ISO 8601 without a zone designator, as SPEC.md 2.2 shows. */
+  createdAt: string;
+  integratorId: string;
+  beneficiaryId?: string | null;
+  message: string | null;
+  success: boolean;
+  data: Record<string, unknown>;
+}
+
+/** PATCH/GET /v1/integrators/{id}/webhooks body (assumed). */
+export interface WebhookUrlBody {
+  url: string | null;
+}
+
+/**
+ * GET /v1/integrators/{id}/webhook-secret: "the webhook secret in encrypted form" (SPEC.md
+ * 6.4; scheme assumed): AES-256-GCM with the key SHA-256(client_secret); `ciphertext` is
+ * base64 of iv (12 bytes) | tag (16 bytes) | encrypted secret.
+ */
+export interface EncryptedWebhookSecret {
+  algorithm: 'AES-256-GCM';
+  keyDerivation: 'SHA-256(client_secret)';
+  ciphertext: string;
+}
+
+/** POST /v1/integrators/{id}/update-webhook-secret answers 200 with the new secret (assumed). */
+export interface WebhookSecretBody {
+  webhookSecret: string;
+}
+
+/**
+ * Messages the service gives with 404 and 422 that the client acts on (assumed wording).
+ * A 422 on POST /v1/transactions whose message starts with SIMULATION_EXPIRED_PREFIX means the
+ * quote timed out and a new simulation may be made; any other 422 is final.
+ */
+export const MESSAGES = {
+  simulationExpiredPrefix: 'Simulation has expired',
+  simulationUsedPrefix: 'Simulation has already been used',
+  idempotencyConflictPrefix: 'Idempotency-Key has already been used with a different request',
+} as const;

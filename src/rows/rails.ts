@@ -1,0 +1,22 @@
+/** The payment rails of SPEC.md 2.3 and the currency each one carries. */
+export const RAILS = ['ACH', 'WIRE', 'SWIFT', 'RTP', 'SPEI', 'PIX', 'COP'] as const;
+export type Rail = (typeof RAILS)[number];
+
+export const CURRENCIES = ['USD', 'MXN', 'BRL', 'COP'] as const;
+export type Currency = (typeof CURRENCIES)[number];
+
+export const RAIL_CURRENCY: Record<Rail, Currency> = {
+  ACH: 'USD',
+  WIRE: 'USD',
+  SWIFT: 'USD',
+  RTP: 'USD',
+  SPEI: 'MXN',
+  PIX: 'BRL',
+  COP: 'COP',
+};
+
+/** The rail named by a sheet's `type` cell, which PRODUCT.md lets be in any case. */
+export function parseRail(text: string): Rail | undefined {
+  const upper = text.trim().toUpperCase();
+  return (RAILS as readonly string[]).includes(upper) ? (upper as Rail) : undefined;
+}

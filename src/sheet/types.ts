@@ -1,0 +1,36 @@
+/** What kind of value the file stored in a cell; CSV cells are always `string` or `empty`. */
+export type CellKind = 'string' | 'number' | 'boolean' | 'date' | 'empty';
+
+/**
+ * A cell as the sheet gave it. `text` is the value as text: for XLSX numbers the shortest
+ * decimal form (`String(n)`), booleans `true`/`false`, dates ISO 8601 `YYYY-MM-DD` (or with
+ * time when there is one); formulas carry their cached result and `formula: true`.
+ */
+export interface Cell {
+  text: string;
+  kind: CellKind;
+  formula?: boolean;
+}
+
+/** One data row with its row number as the user sees it in the sheet (header = row 1 for CSV). */
+export interface RawRow {
+  rowNumber: number;
+  /** Cells by header position; a short row is padded with empty cells. */
+  cells: Cell[];
+  /** What is wrong with the row as a record (wrong number of fields, oversized cell). */
+  problems: string[];
+}
+
+export type SheetFormat = 'csv' | 'xlsx';
+
+/** An opened sheet: its headers and a stream of its data rows. Knows nothing of payouts. */
+export interface OpenedSheet {
+  path: string;
+  format: SheetFormat;
+  headers: string[];
+  /** For CSV: encoding and delimiter found; for XLSX: the worksheet name. */
+  dialect: { encoding?: string; delimiter?: string; worksheet?: string };
+  rows: AsyncIterable<RawRow>;
+}
+
+export const EMPTY_CELL: Cell = Object.freeze({ text: '', kind: 'empty' }) as Cell;
