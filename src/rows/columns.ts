@@ -75,7 +75,15 @@ export const RAIL_DETAIL_FIELDS: Record<Rail, readonly CanonicalColumn[]> = {
   RTP: ['accountNumber', 'routingNumber'],
   SPEI: ['clabe', 'bankCode', 'receiverName'],
   PIX: ['pixKey', 'documentNumber'],
-  COP: ['accountType', 'bankAccount', 'bankCode', 'thirdPartyWithdrawal', 'documentId', 'documentType', 'email'],
+  COP: [
+    'accountType',
+    'bankAccount',
+    'bankCode',
+    'thirdPartyWithdrawal',
+    'documentId',
+    'documentType',
+    'email',
+  ],
 };
 
 /** The address objects inside each rail's `details` (SPEC.md 2.4 and 7.2). */
@@ -88,3 +96,6 @@ export const RAIL_ADDRESSES: Record<Rail, readonly ('recipientAddress' | 'bankAd
   PIX: [],
   COP: [],
 };
+
+/** Where each canonical column sits in a sheet's rows (cell index); absent columns are not in the map. */
+export type ColumnIndex = ReadonlyMap<CanonicalColumn, number>;

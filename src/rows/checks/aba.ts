@@ -1,0 +1,35 @@
+/**
+ * ABA routing transit numbers (SPEC.md 7.2, ACH/WIRE/SWIFT "routingNumber is invalid").
+ *
+ * The service answers "no known US bank"; offline we check what every assigned number
+ * satisfies: nine digits, a Federal Reserve routing symbol in its first two digits, and the
+ * 3-7-1 weighted check digit (ABA / Accuris rules).
+ */
+
+const NINE_DIGITS = /^[0-9]{9}$/;
+const WEIGHTS = [3, 7, 1, 3, 7, 1, 3, 7, 1] as const;
+
+/**
+ * First two digits: 00 US government, 01-12 Federal Reserve districts, 21-32 thrift
+ * institutions (district + 20), 61-72 electronic transactions (district + 60), 80 traveller's
+ * cheques. Anything else (13-20, 33-60, 73-79, 81-99) is not assigned.
+ */
+function hasAssignedPrefix(digits: string): boolean {
+  const prefix = Number(digits.slice(0, 2));
+  return prefix <= 12 || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72) || prefix === 80;
+}
+
+/** True when the 3-7-1 weighted sum of the nine digits is a multiple of 10. */
+export function hasValidAbaChecksum(digits: string): boolean {
+  if (!NINE_DIGITS.test(digits)) return false;
+  let sum = 0;
+  for (let i = 0; i < 9; i++) sum += Number(digits[i]) * WEIGHTS[i]!;
+  return sum % 10 === 0;
+}
+
+/** True for a plausible ABA routing number: 9 digits, assigned prefix, valid check digit, not all zeros. */
+export function isValidRoutingNumber(text: string): boolean {
+  return (
+    NINE_DIGITS.test(text) && text !== '000000000' && hasAssignedPrefix(text) && hasValidAbaChecksum(text)
+  );
+}

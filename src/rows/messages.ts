@@ -1,0 +1,128 @@
+/**
+ * Every message the rows stage can give, in one place, so that the sheet pipeline, the
+ * sandbox, the tests and the docs all use the same text.
+ *
+ * The recipient messages are SPEC.md 7.2 word for word (including its grammar, e.g. "iban
+ * must matches the regex"): users and scripts match on them. The rest are ours and say what
+ * is wrong, where, and what to do (STYLE.md "Every message a user can see...").
+ */
+import type { AddressField } from './columns.js';
+import { RAIL_CURRENCY, RAILS, type Rail } from './rails.js';
+
+/** SPEC.md 7.2 "Common". */
+export const COMMON_MESSAGES = {
+  nameRequired: 'The field recipient.individualName or recipient.businessName is required',
+  countryOfIncorporationRequired:
+    'The field recipient.countryOfIncorporation is required when recipient.businessName is provided',
+  beneficiaryIdRequired: 'The field recipient.beneficiaryId is required',
+  currencyRequired: 'The field recipient.currency is required',
+  typeRequired: 'The field recipient.type is required',
+  detailsRequired: 'The field recipient.details is required',
+  countryOfIncorporationIso: 'The field recipient.countryOfIncorporation should follow ISO 3166-2',
+  nicknameMaxLength: 'recipient.nickname-max-length',
+  nicknameInvalidCharacters: 'recipient.nickname-invalid-characters',
+} as const;
+
+/**
+ * A `type` that is not one of the seven rails. SPEC.md 7.2 does not show the service's
+ * message for it, so this one is ours, phrased like the spec's.
+ */
+export const TYPE_NOT_A_RAIL = `The field recipient.type must be one of ${RAILS.join(', ')}`;
+
+/** Template of the (ours) message for a currency that is not the rail's (SPEC.md 2.3). */
+export const CURRENCY_NOT_THE_RAILS = 'The field recipient.currency must be <CUR> for <RAIL>';
+
+/** CURRENCY_NOT_THE_RAILS filled in for one rail, e.g. "... must be MXN for SPEI". */
+export function currencyNotTheRails(rail: Rail): string {
+  return CURRENCY_NOT_THE_RAILS.replace('<CUR>', RAIL_CURRENCY[rail]).replace('<RAIL>', rail);
+}
+
+/** The two address objects of SPEC.md 2.4. */
+export type AddressName = 'recipientAddress' | 'bankAddress';
+
+/** SPEC.md 7.2 "Address messages" for one address object. */
+export function addressMessages(addr: AddressName): { missing: string } & Record<AddressField, string> {
+  return {
+    missing: `${addr} must be provided`,
+    street1: `${addr}.street1 must be provided`,
+    city: `${addr}.city must be provided`,
+    state: `${addr}.state must be provided and must be 1-3 letter ISO state code`,
+    postalCode: `${addr}.postalCode must be provided`,
+    country: `${addr}.country must be provided and must be 2-letter ISO country code`,
+  };
+}
+
+/** SPEC.md 7.2 per-rail `details` messages (ACH, WIRE, SWIFT, RTP, SPEI, PIX, COP). */
+export const DETAIL_MESSAGES = {
+  accountNumberRequired: 'accountNumber must be provided',
+  routingNumberRequired: 'routingNumber must be provided',
+  routingNumberLength: 'routingNumber must be 9 characters long',
+  routingNumberInvalid: 'routingNumber is invalid',
+  bankNameRequired: 'bankName must be provided',
+  bankCountryRequired: 'bankCountry must be provided',
+  achAccountType: 'accountType must be provided - possible values - Checking,Savings,GeneralLedger,Loan',
+  swiftCodeFormat: 'swiftCode must be provided and matches the regex: ^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$',
+  swiftCodeInvalid: 'swiftCode is invalid',
+  swiftBankInUs: 'bankAddress.country should be WIRE not SWIFT when country is US',
+  accountNumberOrIbanRequired: 'accountNumber or iban must be provided',
+  ibanFormat: 'iban must matches the regex: ^[A-Z]{2}[0-9]{2}[A-Z0-9]{1,30}$',
+  ibanInvalid: 'iban is invalid',
+  clabeRequired: 'clabe must be provided',
+  clabeLength: 'clabe must be 18 digits long',
+  clabeChecksum: 'clabe has an invalid checksum',
+  bankCodeRequired: 'bankCode must be provided',
+  receiverNameRequired: 'receiverName must be provided',
+  pixKeyRequired: 'pixKey must be provided',
+  documentNumberRequired: 'documentNumber must be provided',
+  documentNumberLength: 'documentNumber must be 11 characters (CPF) or 14 characters (CNPJ)',
+  copAccountType: 'accountType must be CHECKING or SAVINGS',
+  bankAccountRequired: 'bankAccount must be provided',
+  documentIdThirdParty: 'documentId must be provided for third party withdrawals',
+  documentTypeThirdParty: 'documentType must be provided for third party withdrawals',
+  emailThirdParty: 'email must be provided for third party withdrawals',
+} as const;
+
+/**
+ * POST /v1/beneficiaries validation (ours: SPEC.md does not show the beneficiary body; the
+ * assumed body is BeneficiaryRequest in src/api/contract.ts). Phrased like SPEC.md 7.2.
+ */
+export const BENEFICIARY_MESSAGES = {
+  typeRequired: 'beneficiary.type must be provided - possible values - INDIVIDUAL,BUSINESS',
+  nameRequired: 'beneficiary.name must be provided',
+  emailInvalid: 'beneficiary.email must be a valid e-mail address',
+  countryRequired: 'beneficiary.country must be provided and must be 2-letter ISO country code',
+} as const;
+
+/** Amount cell messages (PRODUCT.md "The sheet": decimal with `.`, > 0, at most 2 decimals). */
+export const AMOUNT_MESSAGES = {
+  required: 'amount is required: enter the amount the recipient receives, e.g. 1250.00',
+  notDecimal: (text: string) =>
+    `amount "${text}" is not a decimal number with a "." (e.g. 1250.00): fix the amount cell`,
+  thousandsSeparator: (text: string) =>
+    `amount "${text}" has a thousands separator: write it without separators and with a "." for the decimals (e.g. 1250.00)`,
+  exponent: (text: string) =>
+    `amount "${text}" is in scientific notation: write the full amount with a "." for the decimals (e.g. 1250.00)`,
+  negative: (text: string) =>
+    `amount "${text}" is negative: a payout amount must be greater than 0; remove the row or fix the amount cell`,
+  sign: (text: string) => `amount "${text}" has a sign: write the amount without "+" (e.g. 1250.00)`,
+  tooManyDecimals: (text: string) =>
+    `amount "${text}" has more than 2 decimals: give the amount in cents at most (e.g. 1250.05)`,
+  notPositive: (text: string) =>
+    `amount "${text}" is not greater than 0: enter the amount to pay, or remove the row`,
+} as const;
+
+/** Messages about a sheet row as a whole or about one of its cells (ours). */
+export const ROW_MESSAGES = {
+  referenceRequired: 'reference is required: give every payout a unique reference (invoice or payroll line)',
+  notABoolean: (column: string, text: string) =>
+    `${column} "${text}" is not true or false: write true or false (yes/no and 1/0 also work), or leave the cell empty for false`,
+  integratorWithBeneficiary:
+    'integratorLevel is true but the row also names a beneficiary (beneficiaryId or beneficiaryType, beneficiaryName, beneficiaryEmail, beneficiaryCountry): an integrator-level recipient has no beneficiary, so clear integratorLevel or the beneficiary cells',
+  /** PRODUCT.md "Spreadsheet damage is reported, never silently repaired". */
+  arrivedAsNumber: (column: string, text: string) =>
+    `${column} arrived as a number (${text}): a spreadsheet dropped its leading zeros or digits. Format the ${column} column as Text, re-enter the value and save again.`,
+  arrivedInScientificNotation: (column: string, text: string) =>
+    `${column} arrived in scientific notation (${text}): a spreadsheet rounded the number and its digits are lost. Format the ${column} column as Text, re-enter the full value and save again.`,
+  arrivedWithTooManyDigits: (column: string, text: string) =>
+    `${column} arrived as a number with more than 15 digits (${text}): a spreadsheet keeps only 15 digits and replaced the rest. Format the ${column} column as Text, re-enter the full value and save again.`,
+} as const;

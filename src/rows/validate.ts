@@ -1,0 +1,268 @@
+/**
+ * SPEC.md 7.2 recipient validation: the one implementation, used by the sheet pipeline (dry
+ * run, src/rows/map.ts) and by the sandbox's POST/PUT recipient endpoint.
+ *
+ * It takes untrusted JSON of any shape and never throws. Every message that applies is
+ * returned (not only the first), word for word as SPEC.md 7.2 writes it, with the dotted
+ * request path it is about. How the values are read:
+ * - "must be provided" fails for a missing field, null, a string that is blank after trimming,
+ *   or a value that is not a string (a number or object cannot be a name or an account);
+ * - an optional field (nickname, iban, countryOfIncorporation, SWIFT routingNumber) that is
+ *   given but is not a string fails its format message;
+ * - formats are checked on the value as sent, untrimmed, because that is what the service
+ *   stores (the sheet pipeline trims cells before building the request).
+ */
+import { isValidRoutingNumber } from './checks/aba.js';
+import { BIC_PATTERN, isValidBic } from './checks/bic.js';
+import { CLABE_PATTERN, hasValidClabeChecksum } from './checks/clabe.js';
+import { IBAN_PATTERN, isValidIban } from './checks/iban.js';
+import { ADDRESS_FIELDS } from './columns.js';
+import { isCountryCode } from './countries.js';
+import {
+  type AddressName,
+  addressMessages,
+  COMMON_MESSAGES,
+  currencyNotTheRails,
+  DETAIL_MESSAGES,
+  TYPE_NOT_A_RAIL,
+} from './messages.js';
+import { RAIL_CURRENCY, RAILS, type Rail } from './rails.js';
+import type { ValidationIssue } from './types.js';
+
+type JsonObject = Record<string, unknown>;
+type Report = (path: string, message: string) => void;
+
+/** SPEC.md 2.3: nickname limit and allowed characters (letters in any script, digits, ` -(),._'`). */
+const NICKNAME_MAX_LENGTH = 50;
+const NICKNAME_ALLOWED = /^[\p{L}\p{M}\p{N} \-().,_']*$/u;
+
+/** SPEC.md 2.4: 1 to 3 letter ISO state code (ISO 3166-2 subdivision part, uppercase). */
+const STATE_PATTERN = /^[A-Z]{1,3}$/;
+const COUNTRY_PATTERN = /^[A-Z]{2}$/;
+
+/** SPEC.md 2.4 ACH accountType values, exact spelling of the 7.2 message. */
+export const ACH_ACCOUNT_TYPES = ['Checking', 'Savings', 'GeneralLedger', 'Loan'] as const;
+/** SPEC.md 2.4 COP accountType values. */
+export const COP_ACCOUNT_TYPES = ['CHECKING', 'SAVINGS'] as const;
+
+/** SPEC.md 2.4 PIX: the formatting characters removed before counting a CPF/CNPJ. */
+const DOCUMENT_FORMATTING = /[/.-]/g;
+
+/**
+ * All SPEC.md 7.2 messages that apply to a RecipientRequest body, in the order of the spec's
+ * lists (common fields, then the rail's details). Never throws, whatever `body` is.
+ */
+export function validateRecipient(body: unknown): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const report: Report = (path, message) => issues.push({ path, message });
+  const recipient: JsonObject = isObject(body) ? body : {};
+
+  const hasIndividual = isProvided(recipient['individualName']);
+  const hasBusiness = isProvided(recipient['businessName']);
+  if (hasIndividual === hasBusiness) report('individualName', COMMON_MESSAGES.nameRequired);
+  if (hasBusiness && !isProvided(recipient['countryOfIncorporation'])) {
+    report('countryOfIncorporation', COMMON_MESSAGES.countryOfIncorporationRequired);
+  }
+  // SPEC.md 2.3: an integrator-level recipient has no beneficiary.
+  if (recipient['integratorLevel'] !== true && !isProvided(recipient['beneficiaryId'])) {
+    report('beneficiaryId', COMMON_MESSAGES.beneficiaryIdRequired);
+  }
+  for (const issue of validateTypeAndCurrency(recipient['type'], recipient['currency'])) {
+    report(issue.path, issue.message);
+  }
+  const details = recipient['details'];
+  if (!isObject(details)) report('details', COMMON_MESSAGES.detailsRequired);
+
+  const countryOfIncorporation = recipient['countryOfIncorporation'];
+  if (isGiven(countryOfIncorporation)) {
+    // SPEC.md 7.2 gives one cause only: "longer than 2 characters".
+    if (typeof countryOfIncorporation !== 'string' || countryOfIncorporation.length > 2) {
+      report('countryOfIncorporation', COMMON_MESSAGES.countryOfIncorporationIso);
+    }
+  }
+  const nickname = recipient['nickname'];
+  if (isGiven(nickname)) {
+    if (typeof nickname !== 'string') {
+      report('nickname', COMMON_MESSAGES.nicknameInvalidCharacters);
+    } else {
+      // Both can apply at once; length counts characters, not UTF-16 units.
+      if ([...nickname].length > NICKNAME_MAX_LENGTH) report('nickname', COMMON_MESSAGES.nicknameMaxLength);
+      if (!NICKNAME_ALLOWED.test(nickname)) report('nickname', COMMON_MESSAGES.nicknameInvalidCharacters);
+    }
+  }
+
+  const rail = asRail(recipient['type']);
+  if (rail !== undefined && isObject(details)) {
+    RAIL_VALIDATORS[rail](details, (path, message) => report(`details.${path}`, message));
+  }
+  return issues;
+}
+
+/**
+ * The `type` and `currency` messages alone: required, a known rail, the rail's currency
+ * (SPEC.md 2.3). Also used for rows that pay an existing recipient, whose other fields are
+ * the service's business.
+ */
+export function validateTypeAndCurrency(type: unknown, currency: unknown): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  if (!isGiven(currency)) issues.push({ path: 'currency', message: COMMON_MESSAGES.currencyRequired });
+  if (!isGiven(type)) {
+    issues.push({ path: 'type', message: COMMON_MESSAGES.typeRequired });
+    return issues;
+  }
+  const rail = asRail(type);
+  if (rail === undefined) {
+    issues.push({ path: 'type', message: TYPE_NOT_A_RAIL });
+  } else if (isGiven(currency) && currency !== RAIL_CURRENCY[rail]) {
+    issues.push({ path: 'currency', message: currencyNotTheRails(rail) });
+  }
+  return issues;
+}
+
+const RAIL_VALIDATORS: Record<Rail, (details: JsonObject, report: Report) => void> = {
+  ACH(d, report) {
+    requireField(d, 'accountNumber', DETAIL_MESSAGES.accountNumberRequired, report);
+    checkUsRoutingNumber(d, report);
+    requireField(d, 'bankName', DETAIL_MESSAGES.bankNameRequired, report);
+    requireField(d, 'bankCountry', DETAIL_MESSAGES.bankCountryRequired, report);
+    if (!isOneOf(d['accountType'], ACH_ACCOUNT_TYPES)) report('accountType', DETAIL_MESSAGES.achAccountType);
+    // SPEC.md 7.2: "bankAddress is not required" for ACH.
+    checkAddress(d, 'recipientAddress', report);
+  },
+
+  WIRE(d, report) {
+    requireField(d, 'accountNumber', DETAIL_MESSAGES.accountNumberRequired, report);
+    checkUsRoutingNumber(d, report);
+    requireField(d, 'bankName', DETAIL_MESSAGES.bankNameRequired, report);
+    checkAddress(d, 'bankAddress', report);
+    checkAddress(d, 'recipientAddress', report);
+  },
+
+  SWIFT(d, report) {
+    const swiftCode = d['swiftCode'];
+    if (typeof swiftCode !== 'string' || !BIC_PATTERN.test(swiftCode)) {
+      report('swiftCode', DETAIL_MESSAGES.swiftCodeFormat);
+    } else if (!isValidBic(swiftCode)) {
+      report('swiftCode', DETAIL_MESSAGES.swiftCodeInvalid);
+    }
+    requireField(d, 'bankName', DETAIL_MESSAGES.bankNameRequired, report);
+    checkAddress(d, 'bankAddress', report);
+    checkAddress(d, 'recipientAddress', report);
+    const bankAddress = d['bankAddress'];
+    if (isObject(bankAddress) && bankAddress['country'] === 'US') {
+      report('bankAddress.country', DETAIL_MESSAGES.swiftBankInUs);
+    }
+    if (!isProvided(d['accountNumber']) && !isProvided(d['iban'])) {
+      report('accountNumber', DETAIL_MESSAGES.accountNumberOrIbanRequired);
+    }
+    const iban = d['iban'];
+    if (isGiven(iban)) {
+      if (typeof iban !== 'string' || !IBAN_PATTERN.test(iban)) report('iban', DETAIL_MESSAGES.ibanFormat);
+      else if (!isValidIban(iban)) report('iban', DETAIL_MESSAGES.ibanInvalid);
+    }
+    // Optional for SWIFT; when given it must be a real US routing number.
+    const routingNumber = d['routingNumber'];
+    if (
+      isGiven(routingNumber) &&
+      !(typeof routingNumber === 'string' && isValidRoutingNumber(routingNumber))
+    ) {
+      report('routingNumber', DETAIL_MESSAGES.routingNumberInvalid);
+    }
+  },
+
+  RTP(d, report) {
+    requireField(d, 'accountNumber', DETAIL_MESSAGES.accountNumberRequired, report);
+    // SPEC.md 7.2 gives RTP no "is invalid" message: only presence and length are checked.
+    const routingNumber = d['routingNumber'];
+    if (!isProvided(routingNumber)) report('routingNumber', DETAIL_MESSAGES.routingNumberRequired);
+    else if (routingNumber.length !== 9) report('routingNumber', DETAIL_MESSAGES.routingNumberLength);
+  },
+
+  SPEI(d, report) {
+    const clabe = d['clabe'];
+    if (!isProvided(clabe)) report('clabe', DETAIL_MESSAGES.clabeRequired);
+    else if (!CLABE_PATTERN.test(clabe)) report('clabe', DETAIL_MESSAGES.clabeLength);
+    else if (!hasValidClabeChecksum(clabe)) report('clabe', DETAIL_MESSAGES.clabeChecksum);
+    requireField(d, 'bankCode', DETAIL_MESSAGES.bankCodeRequired, report);
+    requireField(d, 'receiverName', DETAIL_MESSAGES.receiverNameRequired, report);
+  },
+
+  PIX(d, report) {
+    requireField(d, 'pixKey', DETAIL_MESSAGES.pixKeyRequired, report);
+    const documentNumber = d['documentNumber'];
+    if (!isProvided(documentNumber)) {
+      report('documentNumber', DETAIL_MESSAGES.documentNumberRequired);
+    } else {
+      const length = [...documentNumber.replace(DOCUMENT_FORMATTING, '')].length;
+      if (length !== 11 && length !== 14) report('documentNumber', DETAIL_MESSAGES.documentNumberLength);
+    }
+  },
+
+  COP(d, report) {
+    if (!isOneOf(d['accountType'], COP_ACCOUNT_TYPES)) report('accountType', DETAIL_MESSAGES.copAccountType);
+    requireField(d, 'bankAccount', DETAIL_MESSAGES.bankAccountRequired, report);
+    requireField(d, 'bankCode', DETAIL_MESSAGES.bankCodeRequired, report);
+    // SPEC.md 2.4: thirdPartyWithdrawal is a boolean; only a JSON true asks for the three fields.
+    if (d['thirdPartyWithdrawal'] === true) {
+      requireField(d, 'documentId', DETAIL_MESSAGES.documentIdThirdParty, report);
+      requireField(d, 'documentType', DETAIL_MESSAGES.documentTypeThirdParty, report);
+      requireField(d, 'email', DETAIL_MESSAGES.emailThirdParty, report);
+    }
+  },
+};
+
+/** ACH and WIRE: provided, 9 characters, then a known US bank (SPEC.md 7.2). */
+function checkUsRoutingNumber(d: JsonObject, report: Report): void {
+  const routingNumber = d['routingNumber'];
+  if (!isProvided(routingNumber)) report('routingNumber', DETAIL_MESSAGES.routingNumberRequired);
+  else if (routingNumber.length !== 9) report('routingNumber', DETAIL_MESSAGES.routingNumberLength);
+  else if (!isValidRoutingNumber(routingNumber))
+    report('routingNumber', DETAIL_MESSAGES.routingNumberInvalid);
+}
+
+/** SPEC.md 7.2 "Address messages": a missing or malformed object gives only "<addr> must be provided". */
+function checkAddress(d: JsonObject, addr: AddressName, report: Report): void {
+  const messages = addressMessages(addr);
+  const address = d[addr];
+  if (!isObject(address)) {
+    report(addr, messages.missing);
+    return;
+  }
+  for (const field of ADDRESS_FIELDS) {
+    const value = address[field];
+    const ok =
+      field === 'state'
+        ? typeof value === 'string' && STATE_PATTERN.test(value)
+        : field === 'country'
+          ? typeof value === 'string' && COUNTRY_PATTERN.test(value) && isCountryCode(value)
+          : isProvided(value);
+    if (!ok) report(`${addr}.${field}`, messages[field]);
+  }
+}
+
+function requireField(d: JsonObject, field: string, message: string, report: Report): void {
+  if (!isProvided(d[field])) report(field, message);
+}
+
+function asRail(type: unknown): Rail | undefined {
+  return typeof type === 'string' && (RAILS as readonly string[]).includes(type) ? (type as Rail) : undefined;
+}
+
+function isOneOf(value: unknown, allowed: readonly string[]): boolean {
+  return typeof value === 'string' && allowed.includes(value);
+}
+
+/** A plain JSON object (not null, not an array). */
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** "must be provided": a string with something in it besides white space. */
+function isProvided(value: unknown): value is string {
+  return typeof value === 'string' && value.trim() !== '';
+}
+
+/** Present at all: not missing, not null, not a blank string (a number or object counts). */
+function isGiven(value: unknown): boolean {
+  return value !== undefined && value !== null && !(typeof value === 'string' && value.trim() === '');
+}
