@@ -99,6 +99,108 @@ export class AuthError extends PayoutsError {
   }
 }
 
+/** Where a service call went: method and request path (never the query, headers or body). */
+export interface RequestContext {
+  method: string;
+  path: string;
+  /** How many attempts were made before giving up. */
+  attempts?: number;
+}
+
+export interface ServiceErrorOptions extends PayoutsErrorOptions, RequestContext {
+  status: number;
+  /** The service's `message` (SPEC.md 2.5), word for word: results files show it as is. */
+  serviceMessage: string;
+  /** The service's `error` (reason phrase), when it gave one. */
+  reason?: string;
+}
+
+/**
+ * The service answered with a status we do not treat as success (SPEC.md 7.1): 4xx refused the
+ * request, 5xx after retries gave up. A 2xx with a body we cannot read also lands here with its
+ * 2xx status, which tells the caller the request did take effect.
+ */
+export class ServiceError extends PayoutsError {
+  declare readonly status: number;
+  readonly method: string;
+  readonly path: string;
+  readonly serviceMessage: string;
+  readonly reason: string | undefined;
+  readonly attempts: number;
+
+  constructor(options: ServiceErrorOptions) {
+    const reason = options.reason ? ` ${options.reason}` : '';
+    const rid = options.requestId ? ` (request id ${options.requestId})` : '';
+    super(
+      'SERVICE',
+      `${options.method} ${options.path} answered ${options.status}${reason}: ${options.serviceMessage}${rid}`,
+      options,
+    );
+    this.method = options.method;
+    this.path = options.path;
+    this.serviceMessage = redactSecrets(options.serviceMessage);
+    this.reason = options.reason;
+    this.attempts = options.attempts ?? 1;
+  }
+}
+
+export interface RateLimitErrorOptions extends PayoutsErrorOptions, RequestContext {
+  /** What the last Retry-After asked for, in milliseconds. */
+  retryAfterMs?: number;
+}
+
+/** The service kept answering 429 (or asked for a longer wait than we accept): nothing was done. */
+export class RateLimitError extends PayoutsError {
+  readonly method: string;
+  readonly path: string;
+  readonly retryAfterMs: number | undefined;
+  readonly attempts: number;
+
+  constructor(message: string, options: RateLimitErrorOptions) {
+    super('RATE_LIMIT', message, { status: 429, ...options });
+    this.method = options.method;
+    this.path = options.path;
+    this.retryAfterMs = options.retryAfterMs;
+    this.attempts = options.attempts ?? 1;
+  }
+}
+
+export interface NetworkErrorOptions extends PayoutsErrorOptions, RequestContext {
+  /** The socket or undici error code (ECONNRESET, UND_ERR_HEADERS_TIMEOUT, ...). */
+  errorCode: string;
+  /**
+   * True when the request may have reached the service before the connection broke (reset,
+   * closed socket, timeout waiting for the answer): a transaction in that state is `unknown`.
+   * False only when it certainly was not sent (connection refused, connect timeout, DNS).
+   */
+  mayHaveTakenEffect: boolean;
+}
+
+/** The connection failed: no answer from the service. */
+export class NetworkError extends PayoutsError {
+  readonly method: string;
+  readonly path: string;
+  readonly errorCode: string;
+  readonly mayHaveTakenEffect: boolean;
+  readonly attempts: number;
+
+  constructor(message: string, options: NetworkErrorOptions) {
+    super('NETWORK', message, options);
+    this.method = options.method;
+    this.path = options.path;
+    this.errorCode = options.errorCode;
+    this.mayHaveTakenEffect = options.mayHaveTakenEffect;
+    this.attempts = options.attempts ?? 1;
+  }
+}
+
+/** Work stopped by an abort signal (SIGINT/SIGTERM) before the request left. */
+export class InterruptedError extends PayoutsError {
+  constructor(message: string, options?: PayoutsErrorOptions) {
+    super('INTERRUPTED', message, options);
+  }
+}
+
 const SECRET_PATTERNS: RegExp[] = [
   /(client_secret|password|access_token|refresh_token|secret|token)(["']?\s*[:=]\s*["']?)[^"'&\s,}]+/gi,
   /(Bearer\s+)[A-Za-z0-9\-_.~+/]+=*/g,
@@ -107,6 +209,12 @@ const SECRET_PATTERNS: RegExp[] = [
 /** Replaces anything that looks like a credential or token with [REDACTED]. */
 export function redactSecrets(text: string): string {
   let out = text;
-  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, (_m, a: string, b?: string) => `${a}${b ?? ''}[REDACTED]`);
+  // A pattern with one group gets the match offset (a number) as its second argument: keep strings only.
+  for (const pattern of SECRET_PATTERNS) {
+    out = out.replace(
+      pattern,
+      (_m, a: string, b: unknown) => `${a}${typeof b === 'string' ? b : ''}[REDACTED]`,
+    );
+  }
   return out;
 }

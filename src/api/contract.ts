@@ -9,6 +9,8 @@
  * service's documentation changes this file: the client (src/api) and the sandbox
  * (src/sandbox) both build on it.
  */
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import type { RecipientRequest } from '../rows/types.js';
 
 /** SPEC.md 4: token endpoint path, below {auth_url}. */
@@ -57,6 +59,24 @@ export interface ErrorBody {
   error: string;
   message: string;
   path: string;
+  /**
+   * Assumed extension on a 400 with validation details (SPEC.md 7.1: "The body carries
+   * validation details"): each message on its own, word for word (SPEC.md 7.2). `message`
+   * holds the same messages joined with VALIDATION_MESSAGE_SEPARATOR.
+   */
+  errors?: string[];
+}
+
+/** Joins the validation messages in the `message` of a 400 (assumed; no 7.2 message has it). */
+export const VALIDATION_MESSAGE_SEPARATOR = '; ';
+
+/**
+ * Error body of the token endpoint (assumed): the identity endpoint is an OAuth 2.0 server
+ * (RFC 6749 5.2), so it answers 400/401 with `error` and `error_description`, not with 2.5.
+ */
+export interface TokenErrorBody {
+  error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unsupported_grant_type';
+  error_description: string;
 }
 
 /** SPEC.md 2.1 token response; the long form adds the optional fields. */
@@ -209,4 +229,104 @@ export const MESSAGES = {
   simulationExpiredPrefix: 'Simulation has expired',
   simulationUsedPrefix: 'Simulation has already been used',
   idempotencyConflictPrefix: 'Idempotency-Key has already been used with a different request',
+  /** 409: the first request with this key has not finished; retry the same request later. */
+  idempotencyInProgressPrefix: 'A request with this Idempotency-Key is still in progress',
 } as const;
+
+// ---------------------------------------------------------------------------------------------
+// Response schemas (src/api validates answers with these). Light on purpose: they check the
+// fields payouts acts on and let every other field through untouched (looseObject), so a real
+// service that adds fields keeps working and one that renames a field we use fails loudly.
+// ---------------------------------------------------------------------------------------------
+
+/** SPEC.md 2.5, read leniently: a proxy or the identity endpoint may answer in another shape. */
+export const ErrorBodySchema = z.looseObject({
+  status: z.number().optional(),
+  error: z.string().optional(),
+  message: z.string().optional(),
+  path: z.string().optional(),
+  /** OAuth 2.0 error answers of the token endpoint (RFC 6749 5.2). */
+  error_description: z.string().optional(),
+});
+
+/** SPEC.md 2.1; `token_type` compared case-insensitively, as RFC 6749 7.1 says. */
+export const TokenResponseSchema = z.looseObject({
+  access_token: z.string().min(1),
+  token_type: z.string().regex(/^bearer$/i),
+  expires_in: z.number().positive(),
+  scope: z.string().optional(),
+});
+
+export const IntegratorSchema = z.looseObject({ id: z.string().min(1) });
+
+export const WebhookUrlBodySchema = z.looseObject({ url: z.string().nullable() });
+
+export const EncryptedWebhookSecretSchema = z.looseObject({
+  algorithm: z.literal('AES-256-GCM'),
+  keyDerivation: z.literal('SHA-256(client_secret)'),
+  ciphertext: z.string().min(1),
+});
+
+export const WebhookSecretBodySchema = z.looseObject({ webhookSecret: z.string().min(1) });
+
+export const BeneficiarySchema = z.looseObject({ id: z.string().min(1) });
+
+export const RecipientSchema = z.looseObject({ id: z.string().min(1) });
+
+export const SimulationSchema = z.looseObject({
+  id: z.string().min(1),
+  expiresAt: z.string().optional(),
+});
+
+export const TransactionSchema = z.looseObject({
+  id: z.string().min(1),
+  simulationId: z.string().optional(),
+  status: z.enum(TRANSACTION_STATUSES),
+  failureReason: z.string().nullable().optional(),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Webhook secret encryption (EncryptedWebhookSecret above): the assumed scheme in one place, so
+// the client decrypts and the sandbox encrypts with the same code.
+// ---------------------------------------------------------------------------------------------
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+function webhookSecretKey(clientSecret: string): Buffer {
+  return createHash('sha256').update(clientSecret, 'utf8').digest();
+}
+
+/** Encrypts a webhook secret as the service is assumed to (used by the sandbox). */
+export function encryptWebhookSecret(secret: string, clientSecret: string): EncryptedWebhookSecret {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', webhookSecretKey(clientSecret), iv);
+  const encrypted = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+  return {
+    algorithm: 'AES-256-GCM',
+    keyDerivation: 'SHA-256(client_secret)',
+    ciphertext: Buffer.concat([iv, cipher.getAuthTag(), encrypted]).toString('base64'),
+  };
+}
+
+/**
+ * Decrypts an EncryptedWebhookSecret with the integrator's client secret. Returns undefined
+ * when the ciphertext is malformed or was made with another key (GCM authentication fails).
+ */
+export function decryptWebhookSecret(body: EncryptedWebhookSecret, clientSecret: string): string | undefined {
+  const raw = Buffer.from(body.ciphertext, 'base64');
+  if (raw.length <= IV_BYTES + TAG_BYTES) return undefined;
+  try {
+    const decipher = createDecipheriv(
+      'aes-256-gcm',
+      webhookSecretKey(clientSecret),
+      raw.subarray(0, IV_BYTES),
+    );
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+      'utf8',
+    );
+  } catch {
+    return undefined;
+  }
+}
