@@ -1,0 +1,91 @@
+// `npm run bench`: measures payouts against floors on the same files in the same run.
+// Sections: sheet (validate vs csv-parse/exceljs floors). Run one with: npm run bench -- sheet
+// Sizes: BENCH_CSV_ROWS (default 1,000,000), BENCH_XLSX_ROWS (default 100,000).
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateCsv, generateXlsx } from './generate.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const outDir = path.join(here, 'out');
+const cli = path.join(root, 'dist', 'cli', 'main.js');
+const MB = 1024 * 1024;
+
+/** Runs `node args` with the RSS reporter preloaded; resolves to { seconds, maxRssBytes, code }. */
+async function measure(args, { env = {} } = {}) {
+  const report = path.join(outDir, `report-${process.pid}-${Math.random().toString(36).slice(2)}.json`);
+  const child = spawn(process.execPath, ['--import', path.join(here, 'rss-report.mjs'), ...args], {
+    cwd: root,
+    env: { ...process.env, ...env, BENCH_REPORT: report },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  const measured = JSON.parse(await readFile(report, 'utf8'));
+  await rm(report, { force: true });
+  return { ...measured, code, stderr };
+}
+
+const fmt = (n, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+async function sheetSection(results) {
+  const csvRows = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
+  const xlsxRows = Number(process.env.BENCH_XLSX_ROWS ?? 100_000);
+  const csv = path.join(outDir, `bench-${csvRows}.csv`);
+  const xlsx = path.join(outDir, `bench-${xlsxRows}.xlsx`);
+  console.log(`generating ${fmt(csvRows)}-row CSV and ${fmt(xlsxRows)}-row XLSX ...`);
+  await generateCsv(csv, csvRows);
+  await generateXlsx(xlsx, xlsxRows);
+
+  for (const [format, file, rows, floorScript, target] of [
+    ['csv', csv, csvRows, 'floor-csv.mjs', 0.6],
+    ['xlsx', xlsx, xlsxRows, 'floor-xlsx.mjs', 0.7],
+  ]) {
+    const floor = await measure([path.join(here, floorScript), file, path.join(outDir, `floor-out.${format}`)]);
+    const ours = await measure([cli, 'validate', file, '--out', path.join(outDir, `validate-out.${format}`)]);
+    if (ours.code !== 0) throw new Error(`payouts validate exited ${ours.code}: ${ours.stderr}`);
+    const floorRate = rows / floor.seconds;
+    const ourRate = rows / ours.seconds;
+    const ratio = ourRate / floorRate;
+    const entry = {
+      format,
+      rows,
+      floorRowsPerSecond: Math.round(floorRate),
+      validateRowsPerSecond: Math.round(ourRate),
+      ratio: Number(ratio.toFixed(3)),
+      target,
+      floorPeakRssMB: Math.round(floor.maxRssBytes / MB),
+      validatePeakRssMB: Math.round(ours.maxRssBytes / MB),
+    };
+    results.sheet.push(entry);
+    console.log(
+      `${format.toUpperCase()} ${fmt(rows)} rows: floor ${fmt(floorRate)} rows/s (${entry.floorPeakRssMB} MB), ` +
+        `validate ${fmt(ourRate)} rows/s (${entry.validatePeakRssMB} MB peak RSS), ratio ${ratio.toFixed(2)} ` +
+        `(target ≥ ${target}${format === 'csv' ? ', RSS < 200 MB' : ''}) ${ratio >= target ? 'OK' : 'BELOW TARGET'}`,
+    );
+  }
+  await rm(csv, { force: true });
+  await rm(xlsx, { force: true });
+}
+
+const SECTIONS = { sheet: sheetSection };
+
+async function main() {
+  const only = process.argv.slice(2);
+  await mkdir(outDir, { recursive: true });
+  const results = { node: process.version, date: new Date().toISOString(), sheet: [] };
+  for (const [name, run] of Object.entries(SECTIONS)) {
+    if (only.length > 0 && !only.includes(name)) continue;
+    console.log(`\n== ${name}`);
+    await run(results);
+  }
+  await writeFile(path.join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nfigures written to ${path.relative(root, path.join(outDir, 'results.json'))}`);
+}
+
+await main();

@@ -1,0 +1,23 @@
+import path from 'node:path';
+import type { SheetFormat } from '../sheet/types.js';
+
+/** `<sheet dir>/<sheet name>` without the extension, the stem of every derived file. */
+function stemOf(sheetPath: string): string {
+  const parsed = path.parse(sheetPath);
+  return path.join(parsed.dir, parsed.name);
+}
+
+/** PRODUCT.md default `--out`: `<sheet dir>/<sheet name>.results.<same extension>`. */
+export function resultsPathFor(sheetPath: string, format: SheetFormat): string {
+  return `${stemOf(sheetPath)}.results.${format}`;
+}
+
+/** PRODUCT.md default `--checkpoint`: `<sheet dir>/<sheet name>.checkpoint.jsonl`. */
+export function checkpointPathFor(sheetPath: string): string {
+  return `${stemOf(sheetPath)}.checkpoint.jsonl`;
+}
+
+/** The lock that keeps two runs off one sheet: `<sheet dir>/<sheet name>.lock`. */
+export function lockPathFor(sheetPath: string): string {
+  return `${stemOf(sheetPath)}.lock`;
+}

@@ -1,0 +1,77 @@
+import type { ColumnIndex } from '../rows/columns.js';
+import { mapRow, type PayoutRow } from '../rows/map.js';
+import type { RowIssue } from '../rows/types.js';
+import { type HeaderMatch, loadColumnsMap, matchHeaders } from '../sheet/headers.js';
+import { openSheet } from '../sheet/open.js';
+import type { OpenedSheet, RawRow } from '../sheet/types.js';
+
+/** Where and how to read a sheet (PRODUCT.md options `--sheet`, `--delimiter`, `--columns`). */
+export interface SheetOptions {
+  sheetPath: string;
+  sheetName?: string;
+  delimiter?: string;
+  encoding?: 'utf8' | 'utf16le' | 'latin1';
+  columnsFile?: string;
+}
+
+/** A row after mapping and every sheet-level check: what validate writes and run sends. */
+export interface PreparedRow {
+  raw: RawRow;
+  payout: PayoutRow;
+  /** Every finding of the row: record problems, sheet rules, SPEC.md 7.2 messages. */
+  issues: RowIssue[];
+  /** Input column positions the findings are about, for marking cells in the results. */
+  errorColumns: number[];
+}
+
+export interface PreparedSheet {
+  sheet: OpenedSheet;
+  header: HeaderMatch;
+  rows: AsyncIterable<PreparedRow>;
+}
+
+/**
+ * Opens a sheet, matches its headers and streams its rows mapped and checked: the first stages
+ * of the pipeline (STYLE.md), shared by `validate` and `run`. Throws SheetError/UsageError
+ * (exit 2) for a sheet that cannot be read as a whole.
+ */
+export async function prepareSheet(options: SheetOptions): Promise<PreparedSheet> {
+  const columnsMap = options.columnsFile ? await loadColumnsMap(options.columnsFile) : undefined;
+  const sheet = await openSheet(options.sheetPath, {
+    delimiter: options.delimiter,
+    encoding: options.encoding,
+    sheetName: options.sheetName,
+  });
+  const header = matchHeaders(sheet.headers, { file: options.sheetPath, columnsMap });
+  return { sheet, header, rows: checkRows(sheet.rows, header.index) };
+}
+
+async function* checkRows(rows: AsyncIterable<RawRow>, index: ColumnIndex): AsyncGenerator<PreparedRow> {
+  // First row of each reference. PRODUCT.md: reference is unique within the sheet; the
+  // idempotency key is derived from it, so a repeat would be refused as a payment anyway.
+  const firstRowOf = new Map<string, number>();
+  for await (const raw of rows) {
+    const payout = mapRow(raw, index);
+    const issues: RowIssue[] = raw.problems.map((message) => ({ message }));
+    issues.push(...payout.issues);
+    if (payout.reference !== '') {
+      const first = firstRowOf.get(payout.reference);
+      if (first === undefined) firstRowOf.set(payout.reference, raw.rowNumber);
+      else
+        issues.push({
+          column: 'reference',
+          message: `reference "${payout.reference}" is already used on row ${first}: every payout needs its own reference, so this row would not be paid`,
+        });
+    }
+    yield { raw, payout, issues, errorColumns: errorColumnsOf(issues, index) };
+  }
+}
+
+function errorColumnsOf(issues: readonly RowIssue[], index: ColumnIndex): number[] {
+  const columns: number[] = [];
+  for (const issue of issues) {
+    const position = issue.column === undefined ? undefined : index.get(issue.column as never);
+    if (position !== undefined && !columns.includes(position)) columns.push(position);
+  }
+  return columns;
+}

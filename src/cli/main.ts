@@ -1,0 +1,190 @@
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import yargs, { type Argv } from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { parseExpectTotals } from '../batch/guards.js';
+import { PayoutsError, UsageError } from '../errors.js';
+import { type CliIo, println, processIo } from './io.js';
+import { sandboxCommand, sandboxFlags } from './sandbox.js';
+import { templateCommand } from './template.js';
+import { validateCommand } from './validate.js';
+
+/** Exit code for a bug in payouts itself (BSD EX_SOFTWARE); never used for bad input. */
+const EXIT_INTERNAL = 70;
+
+/** Options every sheet command shares (PRODUCT.md "Options that scripts rely on"). */
+function sheetOptions<T>(y: Argv<T>) {
+  return y
+    .positional('file', { type: 'string', demandOption: true, describe: 'the payout sheet (.csv or .xlsx)' })
+    .option('out', {
+      type: 'string',
+      describe: 'results file (default <sheet dir>/<sheet name>.results.<ext>)',
+    })
+    .option('json', { type: 'boolean', default: false, describe: 'print one JSON summary object on stdout' })
+    .option('sheet', { type: 'string', describe: 'XLSX worksheet name (default: the first)' })
+    .option('delimiter', {
+      type: 'string',
+      describe: 'CSV delimiter; detected (comma or semicolon) when omitted',
+    })
+    .option('encoding', {
+      choices: ['utf8', 'utf16le', 'latin1'] as const,
+      describe: 'CSV encoding; UTF-8 or UTF-16 with BOM are detected',
+    })
+    .option('columns', {
+      type: 'string',
+      describe: 'JSON or CSV file mapping your headers to canonical columns',
+    })
+    .option('expect-count', {
+      type: 'number',
+      describe: 'control total: the number of rows the sheet must have',
+    })
+    .option('expect-total', {
+      type: 'string',
+      array: true,
+      default: [] as string[],
+      describe: 'control total CUR=AMOUNT, repeatable (e.g. --expect-total USD=1234.50)',
+    });
+}
+
+interface SheetArgs {
+  file: string;
+  sheet?: string;
+  _: (string | number)[];
+  out?: string;
+  json: boolean;
+  delimiter?: string;
+  encoding?: 'utf8' | 'utf16le' | 'latin1';
+  columns?: string;
+  'expect-count'?: number;
+  'expect-total': string[];
+  [key: string]: unknown;
+}
+
+function commonSheetOptions(args: SheetArgs, io: CliIo) {
+  const expectCount = args['expect-count'];
+  if (expectCount !== undefined && (!Number.isInteger(expectCount) || expectCount < 0)) {
+    throw new UsageError(`--expect-count must be a whole number of rows, got ${String(expectCount)}`);
+  }
+  if (args.delimiter !== undefined && [...args.delimiter.replace('\\t', '\t')].length !== 1) {
+    throw new UsageError(`--delimiter must be one character (use "\\t" for tab), got "${args.delimiter}"`);
+  }
+  return {
+    sheetPath: resolveFrom(io.cwd, args.file),
+    sheetName: args.sheet,
+    delimiter: args.delimiter?.replace('\\t', '\t'),
+    encoding: args.encoding,
+    columnsFile: args.columns ? resolveFrom(io.cwd, args.columns) : undefined,
+    outPath: args.out ? resolveFrom(io.cwd, args.out) : undefined,
+    json: args.json,
+    controls: { expectCount, expectTotals: parseExpectTotals(args['expect-total']) },
+  };
+}
+
+/** Resolves against the injected cwd; keeps paths as typed when that is the process's own. */
+function resolveFrom(cwd: string, file: string): string {
+  return cwd === process.cwd() ? file : path.resolve(cwd, file);
+}
+
+/**
+ * Runs the payouts command line and resolves to its exit code. The CLI layer only parses
+ * (STYLE.md): every command is a plain async function of a typed options object.
+ */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  let exitCode = 0;
+  const parser = yargs(argv)
+    .scriptName('payouts')
+    .usage('$0 <command> [options]\n\nValidate and pay CSV/XLSX payout sheets.')
+    .command(
+      'validate <file>',
+      'dry run: read, map and pre-validate every row (no network); write the results file',
+      (y) => sheetOptions(y),
+      async (args) => {
+        exitCode = await validateCommand(commonSheetOptions(args as unknown as SheetArgs, io), io);
+      },
+    )
+    .command(
+      'template [rails..]',
+      'write blank sheet templates (CSV and XLSX) for one, several or all rails',
+      (y) =>
+        y
+          .positional('rails', {
+            type: 'string',
+            array: true,
+            describe: 'rails (default: all, plus one with every rail)',
+          })
+          .option('dir', { type: 'string', default: '.', describe: 'folder to write the templates to' }),
+      async (args) => {
+        exitCode = await templateCommand({ rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir) }, io);
+      },
+    )
+    .command(
+      'sandbox',
+      'run the local simulator of the payments service (all of SPEC.md) on 127.0.0.1',
+      (y) =>
+        sandboxFlags(y).option('json', {
+          type: 'boolean',
+          default: false,
+          describe: 'print {url, port, seed} as JSON on stdout',
+        }),
+      async (args) => {
+        exitCode = await sandboxCommand({ flags: args as Record<string, unknown>, json: args.json }, io);
+      },
+    )
+    .demandCommand(1, 'name a command: validate, run, template, sandbox or webhooks')
+    .strict()
+    .help()
+    .alias('help', 'h')
+    .version()
+    .wrap(Math.min(110, process.stdout.columns || 110))
+    .exitProcess(false)
+    .fail((message, error) => {
+      if (error) throw error;
+      throw new UsageError(message);
+    });
+  try {
+    await parser.parseAsync();
+    return exitCode;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+/** The one top-level handler: maps the error family to exit codes, never prints a stack. */
+export function reportError(error: unknown, io: CliIo): number {
+  if (error instanceof PayoutsError) {
+    println(io.stderr, `payouts: ${error.message}`);
+    if (error.code === 'USAGE') println(io.stderr, 'Run "payouts --help" for the commands and options.');
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  println(io.stderr, `payouts: internal error: ${message}`);
+  println(
+    io.stderr,
+    'This is a bug in payouts, not in your sheet. Set PAYOUTS_DEBUG=1 to see the stack trace.',
+  );
+  if (io.env['PAYOUTS_DEBUG'] && error instanceof Error && error.stack) println(io.stderr, error.stack);
+  return EXIT_INTERNAL;
+}
+
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main(hideBin(process.argv)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.exitCode = reportError(error, processIo());
+    },
+  );
+}

@@ -1,0 +1,68 @@
+import type { Argv } from 'yargs';
+import {
+  SANDBOX_FLAGS,
+  type SandboxHandle,
+  sandboxOptionsFromFlags,
+  startSandbox,
+} from '../sandbox/index.js';
+import { type CliIo, println } from './io.js';
+
+/** Declares every sandbox flag of SANDBOX_FLAGS as a yargs option, so --help documents them all. */
+export function sandboxFlags<T>(y: Argv<T>): Argv<T> {
+  let out = y;
+  for (const flag of SANDBOX_FLAGS) {
+    out = out.option(flag.name, {
+      type: flag.type,
+      describe: flag.help,
+      ...(flag.default === undefined ? {} : { default: flag.default }),
+      ...(flag.choices ? { choices: [...flag.choices] } : {}),
+    }) as Argv<T>;
+  }
+  return out;
+}
+
+export interface SandboxCommandOptions {
+  flags: Record<string, unknown>;
+  json: boolean;
+  /** Resolves when the sandbox should stop; SIGINT or SIGTERM by default. */
+  stopSignal?: Promise<void>;
+}
+
+/** `payouts sandbox`: serves the simulator until SIGINT/SIGTERM; returns the exit code. */
+export async function sandboxCommand(options: SandboxCommandOptions, io: CliIo): Promise<number> {
+  const sandbox = await startSandbox(sandboxOptionsFromFlags(options.flags));
+  printBanner(sandbox, io, options.json);
+  await (options.stopSignal ?? untilSignalled());
+  await sandbox.close();
+  println(io.stderr, 'sandbox stopped');
+  return 0;
+}
+
+function printBanner(sandbox: SandboxHandle, io: CliIo, json: boolean): void {
+  const { credentials } = sandbox;
+  if (json) {
+    io.stdout.write(`${JSON.stringify({ url: sandbox.url, port: sandbox.port, seed: sandbox.seed })}\n`);
+  }
+  const lines = [
+    `payouts sandbox listening on ${sandbox.url} (seed ${sandbox.seed})`,
+    `  base URL and auth URL: ${sandbox.url}`,
+    `  client: ${credentials.clientId} / ${credentials.clientSecret}`,
+    `  user:   ${credentials.username} / ${credentials.password}`,
+    `  second integrator (for 403 checks): ${credentials.otherUsername} / ${credentials.otherPassword}`,
+    `  ledger: ${sandbox.url}/_sandbox/ledger`,
+    'Stop with Ctrl-C.',
+  ];
+  for (const line of lines) println(io.stderr, line);
+}
+
+function untilSignalled(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,96 @@
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import ExcelJS from 'exceljs';
+import { columnHelp, columnsForRails, railsDescription } from '../rows/column-help.js';
+import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../rows/columns.js';
+import { RAILS, type Rail } from '../rows/rails.js';
+
+/** One template: the file stem and the rails it covers. */
+export interface TemplateSpec {
+  name: string;
+  rails: readonly Rail[];
+}
+
+/** Templates for the given rails, or one per rail plus `all-rails` when none is named. */
+export function templateSpecs(rails: readonly Rail[]): TemplateSpec[] {
+  const chosen = rails.length > 0 ? rails : RAILS;
+  const specs: TemplateSpec[] = chosen.map((rail) => ({ name: rail.toLowerCase(), rails: [rail] }));
+  if (rails.length === 0) specs.push({ name: 'all-rails', rails: RAILS });
+  return specs;
+}
+
+// Columns a spreadsheet must keep as text: identifiers lose leading zeros as numbers, and
+// postal codes do too (PRODUCT.md "Spreadsheet damage").
+const TEXT_COLUMNS = new Set<string>([
+  ...IDENTIFIER_COLUMNS,
+  'reference',
+  'recipientAddress.postalCode',
+  'bankAddress.postalCode',
+]);
+
+// A fixed date keeps regenerated templates identical to the committed ones.
+const TEMPLATE_DATE = new Date('2026-01-01T00:00:00Z');
+
+/** Writes `<name>.csv` and `<name>.xlsx` for each spec into `dir`; returns the paths written. */
+export async function writeTemplates(dir: string, specs: readonly TemplateSpec[]): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const written: string[] = [];
+  for (const spec of specs) {
+    const columns = columnsForRails(spec.rails);
+    const csvPath = path.join(dir, `${spec.name}.csv`);
+    await writeAtomically(csvPath, (tmp) => writeFile(tmp, `${columns.join(',')}\r\n`, 'utf8'));
+    const xlsxPath = path.join(dir, `${spec.name}.xlsx`);
+    await writeAtomically(xlsxPath, (tmp) => templateWorkbook(spec, columns).xlsx.writeFile(tmp));
+    written.push(csvPath, xlsxPath);
+  }
+  return written;
+}
+
+function templateWorkbook(spec: TemplateSpec, columns: readonly CanonicalColumn[]): ExcelJS.Workbook {
+  const workbook = new ExcelJS.Workbook();
+  workbook.creator = 'payouts';
+  workbook.created = TEMPLATE_DATE;
+  workbook.modified = TEMPLATE_DATE;
+  const sheet = workbook.addWorksheet('Payouts', { views: [{ state: 'frozen', ySplit: 1 }] });
+  sheet.columns = columns.map((column) => ({
+    header: column,
+    key: column,
+    width: Math.max(14, column.length + 2),
+    style: TEXT_COLUMNS.has(column) ? { numFmt: '@' } : {},
+  }));
+  const headerRow = sheet.getRow(1);
+  headerRow.font = { bold: true };
+  columns.forEach((column, i) => {
+    const help = columnHelp(column);
+    headerRow.getCell(i + 1).note = `${help.meaning}\nRequired: ${help.required}.`;
+  });
+
+  const notes = workbook.addWorksheet('Columns');
+  notes.columns = [
+    { header: 'column', key: 'column', width: 28 },
+    { header: 'required', key: 'required', width: 34 },
+    { header: 'meaning', key: 'meaning', width: 90 },
+    { header: 'example', key: 'example', width: 26 },
+  ];
+  notes.getRow(1).font = { bold: true };
+  for (const column of columns) notes.addRow(columnHelp(column));
+  notes.addRow({});
+  notes.addRow({ column: 'rails', meaning: `This template covers ${railsDescription(spec.rails)}.` });
+  notes.addRow({
+    column: 'tip',
+    meaning:
+      'Identifier columns are formatted as Text so leading zeros survive. Run "payouts validate <sheet>" before "payouts run".',
+  });
+  return workbook;
+}
+
+async function writeAtomically(target: string, write: (tmp: string) => Promise<unknown>): Promise<void> {
+  const tmp = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${process.pid}`);
+  try {
+    await write(tmp);
+    await rename(tmp, target);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
+  }
+}

@@ -1,0 +1,182 @@
+import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import { runCli, withTempDir } from '../helpers/cli.js';
+
+const samples = path.resolve(import.meta.dirname, '../../samples');
+
+async function readResults(file: string): Promise<Record<string, string>[]> {
+  return parse(await readFile(file), { columns: true, bom: true }) as Record<string, string>[];
+}
+
+describe('payouts validate on the clean sample', () => {
+  it('finds every row valid, exits 0, and reports counts, totals and the digest as JSON', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'payouts-clean.csv');
+      await copyFile(path.join(samples, 'payouts-clean.csv'), sheet);
+      const result = await runCli(['validate', sheet, '--json']);
+      expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+      expect(result.code).toBe(0);
+      const summary = JSON.parse(result.stdout);
+      expect(summary.rows).toBe(12);
+      expect(summary.statuses).toEqual({
+        valid: 12,
+        invalid: 0,
+        submitted: 0,
+        completed: 0,
+        failed: 0,
+        unknown: 0,
+        skipped: 0,
+      });
+      expect(summary.totals).toEqual({ BRL: '2490.90', COP: '3150000.00', MXN: '19200.00', USD: '24905.74' });
+      expect(summary.digest).toMatch(/^[0-9a-f]{64}$/);
+      expect(summary.results).toBe(path.join(dir, 'payouts-clean.results.csv'));
+      expect(summary.checkpoint).toBeNull();
+
+      const rows = await readResults(summary.results);
+      expect(rows).toHaveLength(12);
+      expect(rows.map((r) => r['result.status'])).toEqual(Array(12).fill('valid'));
+      expect(rows.map((r) => r['result.row'])).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 2)));
+      expect(rows[0]!['routingNumber']).toBe('021000021');
+      expect(Object.keys(rows[0]!).slice(-7)).toEqual([
+        'result.row',
+        'result.status',
+        'result.errors',
+        'result.beneficiaryId',
+        'result.recipientId',
+        'result.simulationId',
+        'result.transactionId',
+      ]);
+      expect(result.stderr).toContain(`Batch digest: ${summary.digest}`);
+    });
+  });
+
+  it('gives the same digest for the same sheet and a different one when an amount changes', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'a.csv');
+      const text = await readFile(path.join(samples, 'payouts-clean.csv'), 'utf8');
+      await writeFile(sheet, text);
+      const first = JSON.parse((await runCli(['validate', sheet, '--json'])).stdout).digest;
+      const again = JSON.parse((await runCli(['validate', sheet, '--json'])).stdout).digest;
+      await writeFile(sheet, text.replace('2500.00', '2500.01'));
+      const changed = JSON.parse((await runCli(['validate', sheet, '--json'])).stdout).digest;
+      expect(again).toBe(first);
+      expect(changed).not.toBe(first);
+    });
+  });
+});
+
+describe('payouts validate on the sample with typical mistakes', () => {
+  it('marks each bad row invalid with every message, word for word, and exits 1', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'mistakes.csv');
+      await copyFile(path.join(samples, 'payouts-mistakes.csv'), sheet);
+      const out = path.join(dir, 'out.csv');
+      const result = await runCli(['validate', sheet, '--out', out]);
+      expect(result.code).toBe(1);
+      const rows = await readResults(out);
+      const byRow = new Map(rows.map((r) => [r['result.row'], r]));
+      expect(rows.every((r) => r['result.status'] === 'invalid')).toBe(true);
+      const errorsOf = (row: number) => byRow.get(String(row))!['result.errors']!;
+      expect(errorsOf(2)).toContain('routingNumber must be 9 characters long');
+      expect(errorsOf(3)).toMatch(/amount "1,250\.00"/);
+      expect(errorsOf(4)).toContain('accountType must be provided - possible values - Checking,Savings,GeneralLedger,Loan');
+      expect(errorsOf(5)).toContain('routingNumber is invalid');
+      expect(errorsOf(5)).toContain('The field recipient.countryOfIncorporation is required when recipient.businessName is provided');
+      expect(errorsOf(5)).toContain('bankAddress must be provided');
+      expect(errorsOf(5)).toContain('recipientAddress.state must be provided and must be 1-3 letter ISO state code');
+      expect(errorsOf(5)).toContain('recipientAddress.country must be provided and must be 2-letter ISO country code');
+      expect(errorsOf(6)).toContain(
+        'swiftCode must be provided and matches the regex: ^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$',
+      );
+      expect(errorsOf(6)).toContain('iban is invalid');
+      expect(errorsOf(7)).toContain('bankAddress.country should be WIRE not SWIFT when country is US');
+      expect(errorsOf(8)).toContain('clabe has an invalid checksum');
+      expect(errorsOf(8)).toContain('receiverName must be provided');
+      expect(errorsOf(8)).toMatch(/currency/);
+      expect(errorsOf(9)).toContain('pixKey must be provided');
+      expect(errorsOf(9)).toContain('documentNumber must be 11 characters (CPF) or 14 characters (CNPJ)');
+      expect(errorsOf(10)).toContain('accountType must be CHECKING or SAVINGS');
+      expect(errorsOf(10)).toContain('bankCode must be provided');
+      expect(errorsOf(10)).toContain('documentId must be provided for third party withdrawals');
+      expect(errorsOf(10)).toContain('documentType must be provided for third party withdrawals');
+      expect(errorsOf(10)).toContain('email must be provided for third party withdrawals');
+      expect(errorsOf(11)).toContain('The field recipient.individualName or recipient.businessName is required');
+      expect(errorsOf(11)).toContain('The field recipient.countryOfIncorporation should follow ISO 3166-2');
+      expect(errorsOf(11)).toContain('routingNumber must be provided');
+      expect(errorsOf(12)).toContain('The field recipient.beneficiaryId is required');
+      expect(errorsOf(12)).toContain('recipient.nickname-invalid-characters');
+      expect(errorsOf(12)).toMatch(/reference/);
+      expect(errorsOf(13)).toMatch(/already used on row 2/);
+      expect(errorsOf(14)).toMatch(/accountNumber/);
+      expect(result.stderr).toContain('row 2 (BAD-0001): routingNumber must be 9 characters long');
+    });
+  });
+});
+
+describe('control totals', () => {
+  const clean = path.join(samples, 'payouts-clean.csv');
+
+  it('exit 0 when --expect-count and --expect-total match', async () => {
+    await withTempDir(async (dir) => {
+      const result = await runCli([
+        'validate',
+        clean,
+        '--out',
+        path.join(dir, 'r.csv'),
+        '--expect-count',
+        '12',
+        '--expect-total',
+        'USD=24905.74',
+        '--expect-total',
+        'MXN=19200',
+      ]);
+      expect(result.stderr).toBe(result.stderr.replace(/payouts: /, 'X')); // no error line
+      expect(result.code).toBe(0);
+    });
+  });
+
+  it('exit 4 naming the mismatch when a control total is off', async () => {
+    await withTempDir(async (dir) => {
+      const count = await runCli(['validate', clean, '--out', path.join(dir, 'r.csv'), '--expect-count', '11']);
+      expect(count.code).toBe(4);
+      expect(count.stderr).toContain('--expect-count 11 but the sheet has 12 rows');
+      const total = await runCli(['validate', clean, '--out', path.join(dir, 'r.csv'), '--expect-total', 'USD=24905.75']);
+      expect(total.code).toBe(4);
+      expect(total.stderr).toContain("--expect-total USD=24,905.75 but the sheet's USD amounts add up to 24,905.74");
+    });
+  });
+
+  it('exit 2 for a malformed --expect-total', async () => {
+    const result = await runCli(['validate', clean, '--expect-total', 'USD:12']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--expect-total "USD:12" is not CUR=AMOUNT');
+  });
+});
+
+describe('sheets that cannot be read', () => {
+  it('exit 2 naming the file, and no results file, for a missing required header', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'no-amount.csv');
+      await writeFile(sheet, 'reference,currency,type\nA-1,USD,ACH\n');
+      const result = await runCli(['validate', sheet]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(sheet);
+      expect(result.stderr).toContain('amount');
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+      expect(await readdir(dir)).toEqual(['no-amount.csv']);
+    });
+  });
+
+  it('exit 2 for a file that does not exist', async () => {
+    const result = await runCli(['validate', '/nonexistent/payouts.csv']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('/nonexistent/payouts.csv');
+  });
+
+  it('exit 2 with usage help for an unknown command or missing argument', async () => {
+    expect((await runCli(['pay'])).code).toBe(2);
+    expect((await runCli(['validate'])).code).toBe(2);
+  });
+});
