@@ -1,31 +1,114 @@
 // Generates benchmark sheets: valid rows cycling through all seven rails, with beneficiaries
 // shared by a few rows each. Written with streams, so generation itself stays small.
-import { createWriteStream } from 'node:fs';
+
 import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import ExcelJS from 'exceljs';
 
 export const COLUMNS = [
-  'reference', 'amount', 'currency', 'type', 'beneficiaryType', 'beneficiaryName', 'beneficiaryEmail',
-  'beneficiaryCountry', 'individualName', 'businessName', 'countryOfIncorporation', 'nickname', 'accountNumber',
-  'routingNumber', 'bankName', 'bankCountry', 'accountType', 'swiftCode', 'iban', 'clabe', 'bankCode',
-  'receiverName', 'pixKey', 'documentNumber', 'bankAccount', 'thirdPartyWithdrawal', 'documentId',
-  'documentType', 'email', 'recipientAddress.street1', 'recipientAddress.city', 'recipientAddress.state',
-  'recipientAddress.postalCode', 'recipientAddress.country', 'bankAddress.street1', 'bankAddress.city',
-  'bankAddress.state', 'bankAddress.postalCode', 'bankAddress.country',
+  'reference',
+  'amount',
+  'currency',
+  'type',
+  'beneficiaryType',
+  'beneficiaryName',
+  'beneficiaryEmail',
+  'beneficiaryCountry',
+  'individualName',
+  'businessName',
+  'countryOfIncorporation',
+  'nickname',
+  'accountNumber',
+  'routingNumber',
+  'bankName',
+  'bankCountry',
+  'accountType',
+  'swiftCode',
+  'iban',
+  'clabe',
+  'bankCode',
+  'receiverName',
+  'pixKey',
+  'documentNumber',
+  'bankAccount',
+  'thirdPartyWithdrawal',
+  'documentId',
+  'documentType',
+  'email',
+  'recipientAddress.street1',
+  'recipientAddress.city',
+  'recipientAddress.state',
+  'recipientAddress.postalCode',
+  'recipientAddress.country',
+  'bankAddress.street1',
+  'bankAddress.city',
+  'bankAddress.state',
+  'bankAddress.postalCode',
+  'bankAddress.country',
 ];
 
-const usAddress = { street1: '350 Fifth Ave', city: 'New York', state: 'NY', postalCode: '10118', country: 'US' };
-const deAddress = { street1: 'Taunusanlage 12', city: 'Frankfurt', state: 'HE', postalCode: '60325', country: 'DE' };
+const usAddress = {
+  street1: '350 Fifth Ave',
+  city: 'New York',
+  state: 'NY',
+  postalCode: '10118',
+  country: 'US',
+};
+const deAddress = {
+  street1: 'Taunusanlage 12',
+  city: 'Frankfurt',
+  state: 'HE',
+  postalCode: '60325',
+  country: 'DE',
+};
 const address = (prefix, a) => Object.fromEntries(Object.entries(a).map(([k, v]) => [`${prefix}.${k}`, v]));
 
 const RAIL_ROWS = [
-  { currency: 'USD', type: 'ACH', accountNumber: '000123456789', routingNumber: '021000021', bankName: 'JPMorgan Chase', bankCountry: 'US', accountType: 'Checking', ...address('recipientAddress', usAddress) },
-  { currency: 'USD', type: 'WIRE', accountNumber: '4820019933', routingNumber: '026009593', bankName: 'Bank of America', ...address('bankAddress', usAddress), ...address('recipientAddress', usAddress) },
-  { currency: 'USD', type: 'SWIFT', swiftCode: 'DEUTDEFF', iban: 'DE89370400440532013000', bankName: 'Deutsche Bank', ...address('bankAddress', deAddress), ...address('recipientAddress', deAddress) },
+  {
+    currency: 'USD',
+    type: 'ACH',
+    accountNumber: '000123456789',
+    routingNumber: '021000021',
+    bankName: 'JPMorgan Chase',
+    bankCountry: 'US',
+    accountType: 'Checking',
+    ...address('recipientAddress', usAddress),
+  },
+  {
+    currency: 'USD',
+    type: 'WIRE',
+    accountNumber: '4820019933',
+    routingNumber: '026009593',
+    bankName: 'Bank of America',
+    ...address('bankAddress', usAddress),
+    ...address('recipientAddress', usAddress),
+  },
+  {
+    currency: 'USD',
+    type: 'SWIFT',
+    swiftCode: 'DEUTDEFF',
+    iban: 'DE89370400440532013000',
+    bankName: 'Deutsche Bank',
+    ...address('bankAddress', deAddress),
+    ...address('recipientAddress', deAddress),
+  },
   { currency: 'USD', type: 'RTP', accountNumber: '7730012345', routingNumber: '121000358' },
-  { currency: 'MXN', type: 'SPEI', clabe: '002010077777777771', bankCode: '002', receiverName: 'Maria Fernandez' },
+  {
+    currency: 'MXN',
+    type: 'SPEI',
+    clabe: '002010077777777771',
+    bankCode: '002',
+    receiverName: 'Maria Fernandez',
+  },
   { currency: 'BRL', type: 'PIX', pixKey: 'joao@example.com.br', documentNumber: '123.456.789-09' },
-  { currency: 'COP', type: 'COP', accountType: 'SAVINGS', bankAccount: '0012345678', bankCode: '1007', thirdPartyWithdrawal: 'false' },
+  {
+    currency: 'COP',
+    type: 'COP',
+    accountType: 'SAVINGS',
+    bankAccount: '0012345678',
+    bankCode: '1007',
+    thirdPartyWithdrawal: 'false',
+  },
 ];
 
 /** The i-th benchmark row as an array of cell texts in COLUMNS order. */
@@ -67,7 +150,11 @@ export async function generateCsv(path, rows) {
 
 /** Writes an XLSX of `rows` data rows with the exceljs streaming writer (shared strings off). */
 export async function generateXlsx(path, rows) {
-  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: path, useSharedStrings: false, useStyles: false });
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+    filename: path,
+    useSharedStrings: false,
+    useStyles: false,
+  });
   const sheet = workbook.addWorksheet('Payouts');
   sheet.addRow(COLUMNS).commit();
   for (let i = 0; i < rows; i += 1) sheet.addRow(benchRow(i)).commit();

@@ -31,7 +31,8 @@ async function measure(args, { env = {} } = {}) {
   return { ...measured, code, stderr };
 }
 
-const fmt = (n, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const fmt = (n, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function sheetSection(results) {
   const csvRows = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
@@ -46,7 +47,11 @@ async function sheetSection(results) {
     ['csv', csv, csvRows, 'floor-csv.mjs', 0.6],
     ['xlsx', xlsx, xlsxRows, 'floor-xlsx.mjs', 0.7],
   ]) {
-    const floor = await measure([path.join(here, floorScript), file, path.join(outDir, `floor-out.${format}`)]);
+    const floor = await measure([
+      path.join(here, floorScript),
+      file,
+      path.join(outDir, `floor-out.${format}`),
+    ]);
     const ours = await measure([cli, 'validate', file, '--out', path.join(outDir, `validate-out.${format}`)]);
     if (ours.code !== 0) throw new Error(`payouts validate exited ${ours.code}: ${ours.stderr}`);
     const floorRate = rows / floor.seconds;

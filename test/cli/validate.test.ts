@@ -81,12 +81,20 @@ describe('payouts validate on the sample with typical mistakes', () => {
       const errorsOf = (row: number) => byRow.get(String(row))!['result.errors']!;
       expect(errorsOf(2)).toContain('routingNumber must be 9 characters long');
       expect(errorsOf(3)).toMatch(/amount "1,250\.00"/);
-      expect(errorsOf(4)).toContain('accountType must be provided - possible values - Checking,Savings,GeneralLedger,Loan');
+      expect(errorsOf(4)).toContain(
+        'accountType must be provided - possible values - Checking,Savings,GeneralLedger,Loan',
+      );
       expect(errorsOf(5)).toContain('routingNumber is invalid');
-      expect(errorsOf(5)).toContain('The field recipient.countryOfIncorporation is required when recipient.businessName is provided');
+      expect(errorsOf(5)).toContain(
+        'The field recipient.countryOfIncorporation is required when recipient.businessName is provided',
+      );
       expect(errorsOf(5)).toContain('bankAddress must be provided');
-      expect(errorsOf(5)).toContain('recipientAddress.state must be provided and must be 1-3 letter ISO state code');
-      expect(errorsOf(5)).toContain('recipientAddress.country must be provided and must be 2-letter ISO country code');
+      expect(errorsOf(5)).toContain(
+        'recipientAddress.state must be provided and must be 1-3 letter ISO state code',
+      );
+      expect(errorsOf(5)).toContain(
+        'recipientAddress.country must be provided and must be 2-letter ISO country code',
+      );
       expect(errorsOf(6)).toContain(
         'swiftCode must be provided and matches the regex: ^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$',
       );
@@ -102,7 +110,9 @@ describe('payouts validate on the sample with typical mistakes', () => {
       expect(errorsOf(10)).toContain('documentId must be provided for third party withdrawals');
       expect(errorsOf(10)).toContain('documentType must be provided for third party withdrawals');
       expect(errorsOf(10)).toContain('email must be provided for third party withdrawals');
-      expect(errorsOf(11)).toContain('The field recipient.individualName or recipient.businessName is required');
+      expect(errorsOf(11)).toContain(
+        'The field recipient.individualName or recipient.businessName is required',
+      );
       expect(errorsOf(11)).toContain('The field recipient.countryOfIncorporation should follow ISO 3166-2');
       expect(errorsOf(11)).toContain('routingNumber must be provided');
       expect(errorsOf(12)).toContain('The field recipient.beneficiaryId is required');
@@ -139,12 +149,28 @@ describe('control totals', () => {
 
   it('exit 4 naming the mismatch when a control total is off', async () => {
     await withTempDir(async (dir) => {
-      const count = await runCli(['validate', clean, '--out', path.join(dir, 'r.csv'), '--expect-count', '11']);
+      const count = await runCli([
+        'validate',
+        clean,
+        '--out',
+        path.join(dir, 'r.csv'),
+        '--expect-count',
+        '11',
+      ]);
       expect(count.code).toBe(4);
       expect(count.stderr).toContain('--expect-count 11 but the sheet has 12 rows');
-      const total = await runCli(['validate', clean, '--out', path.join(dir, 'r.csv'), '--expect-total', 'USD=24905.75']);
+      const total = await runCli([
+        'validate',
+        clean,
+        '--out',
+        path.join(dir, 'r.csv'),
+        '--expect-total',
+        'USD=24905.75',
+      ]);
       expect(total.code).toBe(4);
-      expect(total.stderr).toContain("--expect-total USD=24,905.75 but the sheet's USD amounts add up to 24,905.74");
+      expect(total.stderr).toContain(
+        "--expect-total USD=24,905.75 but the sheet's USD amounts add up to 24,905.74",
+      );
     });
   });
 

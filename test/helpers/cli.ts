@@ -11,7 +11,10 @@ export interface CliResult {
 }
 
 /** Runs the payouts CLI in-process with captured streams (no TTY). */
-export async function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliResult> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
