@@ -111,6 +111,8 @@ export interface ServiceErrorOptions extends PayoutsErrorOptions, RequestContext
   status: number;
   /** The service's `message` (SPEC.md 2.5), word for word: results files show it as is. */
   serviceMessage: string;
+  /** Each validation message of a 400 on its own (contract.ts ErrorBody.errors), when given. */
+  serviceErrors?: string[];
   /** The service's `error` (reason phrase), when it gave one. */
   reason?: string;
 }
@@ -125,6 +127,8 @@ export class ServiceError extends PayoutsError {
   readonly method: string;
   readonly path: string;
   readonly serviceMessage: string;
+  /** Every message of the answer: the 400's `errors`, or else `[serviceMessage]`. */
+  readonly serviceErrors: string[];
   readonly reason: string | undefined;
   readonly attempts: number;
 
@@ -139,6 +143,9 @@ export class ServiceError extends PayoutsError {
     this.method = options.method;
     this.path = options.path;
     this.serviceMessage = redactSecrets(options.serviceMessage);
+    this.serviceErrors = options.serviceErrors?.length
+      ? options.serviceErrors.map(redactSecrets)
+      : [this.serviceMessage];
     this.reason = options.reason;
     this.attempts = options.attempts ?? 1;
   }

@@ -245,7 +245,9 @@ export const ErrorBodySchema = z.looseObject({
   error: z.string().optional(),
   message: z.string().optional(),
   path: z.string().optional(),
-  /** OAuth 2.0 error answers of the token endpoint (RFC 6749 5.2). */
+  /** Each validation message of a 400 on its own (ErrorBody.errors). */
+  errors: z.array(z.string()).optional(),
+  /** OAuth 2.0 error answers of the token endpoint (TokenErrorBody). */
   error_description: z.string().optional(),
 });
 

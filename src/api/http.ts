@@ -1,0 +1,531 @@
+/**
+ * The HTTP core every service call goes through: rate limiter, bearer token, JSON in and out,
+ * SPEC.md 2.5 error bodies into ServiceError, the single re-authentication on 401, retries per
+ * retry.ts, 429 pausing all sending, and network failures classified by whether the request
+ * may have taken effect (PRODUCT.md "Never pay twice": such a transaction is `unknown`).
+ *
+ * Nothing secret leaves this module: errors and logs carry method, path, status, the service's
+ * message and request id, never headers or request bodies.
+ */
+import { STATUS_CODES } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import {
+  AuthError,
+  ConfigError,
+  InterruptedError,
+  NetworkError,
+  RateLimitError,
+  ServiceError,
+} from '../errors.js';
+import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
+import { ErrorBodySchema, HEADERS } from './contract.js';
+import type { RateLimiter } from './rate.js';
+import {
+  classifyNetworkError,
+  delayFor,
+  type HttpMethod,
+  parseRetryAfter,
+  RETRY_DEFAULTS,
+  shouldRetry,
+} from './retry.js';
+
+/** Connection timing. Keep-alive stays below a typical server idle timeout (Node's is 5 s). */
+export interface Timeouts {
+  connectMs: number;
+  /** Waiting for the response headers after the request was sent. */
+  headersMs: number;
+  /** Silence between body chunks. */
+  bodyMs: number;
+  keepAliveMs: number;
+  /** Upper bound when the server's Keep-Alive header suggests longer. */
+  keepAliveMaxMs: number;
+}
+
+export const TIMEOUT_DEFAULTS: Timeouts = {
+  connectMs: 10_000,
+  headersMs: 30_000,
+  bodyMs: 30_000,
+  keepAliveMs: 4_000,
+  keepAliveMaxMs: 10_000,
+};
+
+/** Bodies larger than this are refused: no answer of this service is anywhere near it. */
+const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  maxThrottledAttempts: number;
+  baseMs: number;
+  capMs: number;
+  maxRetryAfterMs: number;
+  jitter: 'full' | 'equal';
+}
+
+/** The logging the client does; a pino logger fits. */
+export interface ApiLogger {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** Where bearer tokens come from (token.ts). */
+export interface TokenSource {
+  getToken(signal?: AbortSignal): Promise<string>;
+  /** Forgets `token` if it is still the current one (a 401 said it is no good). */
+  invalidate(token: string): void;
+}
+
+/**
+ * One undici Agent for all origins: it keeps one connection pool per origin (the service and
+ * the identity endpoint) with the keep-alive and timeouts above.
+ */
+export function createDispatcher(timeouts: Partial<Timeouts> = {}, connectionsPerOrigin?: number): Agent {
+  const t = { ...TIMEOUT_DEFAULTS, ...timeouts };
+  return new Agent({
+    connect: { timeout: t.connectMs },
+    headersTimeout: t.headersMs,
+    bodyTimeout: t.bodyMs,
+    keepAliveTimeout: t.keepAliveMs,
+    keepAliveMaxTimeout: t.keepAliveMaxMs,
+    connections: connectionsPerOrigin ?? null,
+    maxResponseSize: MAX_RESPONSE_BYTES,
+  });
+}
+
+const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * Parses a service URL (`--base-url`, `--auth-url`): https, or plain http to a loopback
+ * address only (PRODUCT.md options). Credentials inside the URL are refused so they can never
+ * reach an error message.
+ */
+export function parseServiceUrl(text: string, option: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`${option} is not a URL; give it as https://host[:port][/prefix]`);
+  }
+  if (url.username || url.password) {
+    throw new ConfigError(`${option} must not contain credentials; pass them in the PAYOUTS_* variables`);
+  }
+  if (url.search || url.hash) {
+    throw new ConfigError(`${option} must not have a query or fragment: ${url.origin}${url.pathname}`);
+  }
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:') {
+    if (LOOPBACK_HOSTS.test(url.hostname)) return url;
+    throw new ConfigError(
+      `${option} ${url.origin} uses plain http://, which is refused except to loopback addresses (127.0.0.1, ::1, localhost); use https://`,
+    );
+  }
+  throw new ConfigError(`${option} ${url.origin} must use https://`);
+}
+
+export interface HttpClientOptions {
+  /** Service root; requests' paths are appended to its path (which may carry a prefix). */
+  baseUrl: string;
+  /** Name of the option the URL came from, for error messages. */
+  urlOption?: string;
+  /** Shared between clients; when omitted the client makes and owns one. */
+  dispatcher?: Dispatcher;
+  limiter?: RateLimiter;
+  tokens?: TokenSource;
+  timeouts?: Partial<Timeouts>;
+  retry?: Partial<RetryPolicy>;
+  logger?: ApiLogger;
+  clock?: Clock;
+  sleep?: Sleep;
+  random?: () => number;
+  userAgent?: string;
+}
+
+export interface RequestOptions {
+  method: HttpMethod;
+  /** Path below the base URL, from contract.ts PATHS. */
+  path: string;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Sent as application/x-www-form-urlencoded instead of `body`. */
+  form?: Record<string, string>;
+  /** Sent as Idempotency-Key on every attempt; makes a POST retryable. */
+  idempotencyKey?: string;
+  /** Repeating the request is harmless (a PUT replacing a record, a quote, a token). */
+  safeToRepeat?: boolean;
+  /** Send the bearer token (everything but the token endpoint). */
+  auth: boolean;
+  signal?: AbortSignal;
+}
+
+/** What every resource function accepts besides its own arguments. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** A successful answer. `data` is the parsed JSON body, or undefined when there was none. */
+export interface ApiResponse {
+  status: number;
+  data: unknown;
+  requestId: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+type Attempt =
+  | { kind: 'response'; status: number; data: unknown; text: string; headers: ApiResponse['headers'] }
+  | { kind: 'network'; code: string; cause: unknown };
+
+/** The client core. One per base URL; several may share a dispatcher and a limiter. */
+export class HttpClient {
+  readonly baseUrl: URL;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly timeouts: Timeouts;
+  private readonly policy: RetryPolicy;
+  private readonly limiter: RateLimiter | undefined;
+  private readonly tokens: TokenSource | undefined;
+  private readonly logger: ApiLogger | undefined;
+  private readonly clock: Clock;
+  private readonly sleep: Sleep;
+  private readonly random: () => number;
+  private readonly userAgent: string;
+  private readonly prefix: string;
+
+  constructor(options: HttpClientOptions) {
+    this.baseUrl = parseServiceUrl(options.baseUrl, options.urlOption ?? '--base-url');
+    this.prefix = this.baseUrl.pathname.replace(/\/+$/, '');
+    this.timeouts = { ...TIMEOUT_DEFAULTS, ...options.timeouts };
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher = options.dispatcher ?? createDispatcher(this.timeouts);
+    this.policy = { ...RETRY_DEFAULTS, ...options.retry };
+    this.limiter = options.limiter;
+    this.tokens = options.tokens;
+    this.logger = options.logger;
+    this.clock = options.clock ?? systemClock;
+    this.sleep = options.sleep ?? realSleep;
+    this.random = options.random ?? Math.random;
+    this.userAgent = options.userAgent ?? 'payouts';
+  }
+
+  /**
+   * Sends a request with rate limiting, auth, retries and error mapping. Resolves with a 2xx
+   * answer; rejects with ServiceError, RateLimitError, NetworkError, AuthError or
+   * InterruptedError.
+   */
+  async request(options: RequestOptions): Promise<ApiResponse> {
+    const { method, path, signal } = options;
+    if (options.auth && !this.tokens) throw new ConfigError(`${method} ${path} needs a token source`);
+    const payload = encodeBody(options);
+    const retryable = {
+      method,
+      hasIdempotencyKey: options.idempotencyKey !== undefined,
+      safeToRepeat: options.safeToRepeat ?? false,
+    };
+    let attempts = 0;
+    let failures = 0;
+    let throttles = 0;
+    let reauthenticated = false;
+
+    for (;;) {
+      await this.wait(() => this.limiter?.acquire(signal), signal);
+      const token = options.auth ? await this.token(options) : undefined;
+      const attempt = await this.send(options, payload, token);
+      attempts += 1;
+
+      if (attempt.kind === 'network') {
+        failures += 1;
+        const aborted = signal?.aborted === true;
+        const errorCode = aborted ? 'ABORTED' : attempt.code;
+        const retry = { ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, errorCode };
+        if (!aborted && shouldRetry(retry)) {
+          await this.backoff(options, failures, { errorCode });
+          continue;
+        }
+        // An abort mid-request leaves the same doubt as a reset: the service may have acted.
+        const mayHaveTakenEffect = aborted || classifyNetworkError(errorCode).mayHaveTakenEffect;
+        const effect = mayHaveTakenEffect
+          ? 'no answer came after the request was sent, so it may have taken effect'
+          : 'the request was not sent';
+        throw new NetworkError(
+          `${method} ${path} failed: ${effect} (${errorCode}, ${plural(attempts, 'attempt')})`,
+          {
+            method,
+            path,
+            attempts,
+            errorCode,
+            mayHaveTakenEffect,
+            cause: attempt.cause,
+          },
+        );
+      }
+
+      const { status, headers } = attempt;
+      const requestId = header(headers, HEADERS.requestId);
+      if (status >= 200 && status < 300) {
+        if (attempt.data === undefined && attempt.text.trim() !== '') {
+          throw new ServiceError({
+            method,
+            path,
+            status,
+            requestId,
+            attempts,
+            serviceMessage: 'the answer is not JSON',
+          });
+        }
+        this.logger?.debug({ method, path, status, requestId }, 'service answered');
+        return { status, data: attempt.data, requestId, headers };
+      }
+
+      if (status === 401 && token !== undefined) {
+        if (!reauthenticated) {
+          // SPEC.md 5.6: a 401 means the token is missing, invalid or expired; get a new one once.
+          reauthenticated = true;
+          this.tokens!.invalidate(token);
+          this.logger?.debug({ method, path, requestId }, 'token refused; re-authenticating');
+          continue;
+        }
+        throw new AuthError(
+          `${method} ${path} answered 401 even with a fresh token: the service refuses these credentials; check that PAYOUTS_CLIENT_ID and PAYOUTS_USERNAME belong to this environment`,
+          { status, requestId },
+        );
+      }
+
+      const retryAfterMs = parseRetryAfter(header(headers, HEADERS.retryAfter), this.clock.now());
+      const tooLong = retryAfterMs !== undefined && retryAfterMs > this.policy.maxRetryAfterMs;
+      if (status === 429) {
+        throttles += 1;
+        const retry = {
+          ...retryable,
+          attempt: throttles,
+          maxAttempts: this.policy.maxThrottledAttempts,
+          status,
+        };
+        if (!tooLong && shouldRetry(retry)) {
+          await this.throttle(options, throttles, retryAfterMs, requestId);
+          continue;
+        }
+        const why = tooLong
+          ? `the service asked to wait ${Math.ceil(retryAfterMs / 1000)} s, longer than payouts waits`
+          : `still throttled after ${plural(attempts, 'attempt')}`;
+        throw new RateLimitError(`${method} ${path} answered 429 Too Many Requests: ${why}`, {
+          method,
+          path,
+          attempts,
+          requestId,
+          retryAfterMs,
+        });
+      }
+
+      failures += 1;
+      if (
+        !tooLong &&
+        shouldRetry({ ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, status })
+      ) {
+        await this.backoff(options, failures, { status, requestId }, retryAfterMs);
+        continue;
+      }
+      throw toServiceError(attempt, { method, path, requestId, attempts });
+    }
+  }
+
+  /** `request` then `parseBody`: the answer's body checked against a contract.ts schema. */
+  async requestAs<T>(schema: z.ZodType<Partial<T>>, options: RequestOptions): Promise<T> {
+    return parseBody<T>(schema, await this.request(options), options);
+  }
+
+  /** Closes the connection pools this client made (a shared dispatcher is its owner's to close). */
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  private async send(
+    options: RequestOptions,
+    payload: EncodedBody | undefined,
+    token: string | undefined,
+  ): Promise<Attempt> {
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent };
+    if (payload) headers['content-type'] = payload.contentType;
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    if (options.idempotencyKey !== undefined)
+      headers[HEADERS.idempotencyKey.toLowerCase()] = options.idempotencyKey;
+    try {
+      const res = await this.dispatcher.request({
+        origin: this.baseUrl.origin,
+        path: this.prefix + options.path,
+        method: options.method,
+        headers,
+        body: payload?.text ?? null,
+        signal: options.signal ?? null,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyMs,
+      });
+      // The body is read inside the try: a reset while reading it is a network failure too.
+      const text = await res.body.text();
+      return { kind: 'response', status: res.statusCode, text, data: parseJson(text), headers: res.headers };
+    } catch (cause) {
+      return { kind: 'network', code: errorCode(cause), cause };
+    }
+  }
+
+  /**
+   * The bearer token for a request. A connection failure on the way to the identity endpoint
+   * is reported against this request as "not sent": the runner must not mark a transaction
+   * `unknown` when it never left.
+   */
+  private async token(options: RequestOptions): Promise<string | undefined> {
+    try {
+      return await this.wait(() => this.tokens!.getToken(options.signal), options.signal);
+    } catch (err) {
+      if (!(err instanceof NetworkError)) throw err;
+      throw new NetworkError(`${options.method} ${options.path} was not sent: no token (${err.message})`, {
+        method: options.method,
+        path: options.path,
+        attempts: 0,
+        errorCode: err.errorCode,
+        mayHaveTakenEffect: false,
+        cause: err,
+      });
+    }
+  }
+
+  /** Runs a wait (limiter, token, sleep), turning an abort into InterruptedError. */
+  private async wait<T>(
+    fn: () => Promise<T> | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<T | undefined> {
+    if (signal?.aborted) throw new InterruptedError('stopped before sending', { cause: signal.reason });
+    try {
+      return await fn();
+    } catch (err) {
+      if (signal?.aborted && !(err instanceof InterruptedError)) {
+        throw new InterruptedError('stopped before sending', { cause: signal.reason });
+      }
+      throw err;
+    }
+  }
+
+  private async backoff(
+    options: RequestOptions,
+    attempt: number,
+    what: { status?: number; errorCode?: string; requestId?: string | undefined },
+    retryAfterMs?: number,
+  ): Promise<void> {
+    const delayMs = delayFor(attempt, { ...this.policy, retryAfterMs, random: this.random });
+    this.logger?.warn(
+      { method: options.method, path: options.path, ...what, attempt, delayMs },
+      'retrying request',
+    );
+    await this.wait(() => this.sleep(delayMs, options.signal), options.signal);
+  }
+
+  /** A 429 pauses every request, not just this one (STYLE.md, octokit plugin-throttling). */
+  private async throttle(
+    options: RequestOptions,
+    attempt: number,
+    retryAfterMs: number | undefined,
+    requestId?: string,
+  ) {
+    const waitMs = retryAfterMs ?? delayFor(attempt, { ...this.policy, random: this.random });
+    this.logger?.warn(
+      {
+        method: options.method,
+        path: options.path,
+        requestId,
+        retryAfterMs: waitMs,
+        rate: this.limiter?.currentRate,
+      },
+      'service throttled; pausing all requests',
+    );
+    if (this.limiter) {
+      this.limiter.throttled();
+      this.limiter.pause(this.clock.now() + waitMs);
+    } else {
+      await this.wait(() => this.sleep(waitMs, options.signal), options.signal);
+    }
+  }
+}
+
+/**
+ * Validates a response body against a contract.ts schema, which checks the fields payouts acts
+ * on; the rest of `T` is trusted as contract.ts declares it. A mismatch is a ServiceError with
+ * the answer's own (2xx) status: the request took effect but payouts cannot read the result.
+ */
+export function parseBody<T>(
+  schema: z.ZodType<Partial<T>>,
+  response: ApiResponse,
+  context: { method: HttpMethod; path: string },
+): T {
+  const parsed = schema.safeParse(response.data);
+  // The one place a light check stands in for the full type (fields we use are checked).
+  if (parsed.success) return parsed.data as T;
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? issue.path.join('.') : 'body';
+  throw new ServiceError({
+    ...context,
+    status: response.status,
+    requestId: response.requestId,
+    serviceMessage: `unexpected answer: ${where}: ${issue?.message ?? 'invalid'}`,
+  });
+}
+
+interface EncodedBody {
+  contentType: string;
+  text: string;
+}
+
+function encodeBody(options: RequestOptions): EncodedBody | undefined {
+  if (options.form) {
+    return {
+      contentType: 'application/x-www-form-urlencoded',
+      text: new URLSearchParams(options.form).toString(),
+    };
+  }
+  if (options.body === undefined) return undefined;
+  return { contentType: 'application/json', text: JSON.stringify(options.body) };
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function toServiceError(
+  attempt: Extract<Attempt, { kind: 'response' }>,
+  context: { method: HttpMethod; path: string; requestId: string | undefined; attempts: number },
+): ServiceError {
+  const body = ErrorBodySchema.safeParse(attempt.data);
+  const fields = body.success ? body.data : {};
+  const reason = fields.error ?? STATUS_CODES[attempt.status];
+  // An answer without a readable message (an HTML 502 from a proxy) is described by its status.
+  const serviceMessage = fields.message ?? fields.error_description ?? reason ?? `status ${attempt.status}`;
+  return new ServiceError({
+    ...context,
+    status: attempt.status,
+    reason,
+    serviceMessage,
+    serviceErrors: fields.errors,
+  });
+}
+
+function header(headers: ApiResponse['headers'], name: string): string | undefined {
+  const value = headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function errorCode(err: unknown): string {
+  let current: unknown = err;
+  // undici and net sometimes put the socket error one level down (`cause`).
+  for (let depth = 0; depth < 3 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = current.cause;
+  }
+  return err instanceof Error && err.name === 'AbortError' ? 'ABORTED' : 'UNKNOWN';
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}

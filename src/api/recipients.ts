@@ -1,0 +1,48 @@
+/** Recipients, the payment destinations (SPEC.md 2.3, 2.4; paths assumed in contract.ts). */
+import type { RecipientRequest } from '../rows/types.js';
+import type { CreateOptions } from './beneficiaries.js';
+import { PATHS, type Recipient, RecipientSchema } from './contract.js';
+import type { CallOptions, HttpClient } from './http.js';
+
+export interface RecipientsApi {
+  /** POST /v1/recipients (201). A 400 carries one SPEC.md 7.2 message. */
+  create(request: RecipientRequest, options?: CreateOptions): Promise<Recipient>;
+  /** PUT /v1/recipients/{id} (200): replaces the recipient. */
+  update(id: string, request: RecipientRequest, options?: CallOptions): Promise<Recipient>;
+  /** GET /v1/recipients/{id}. */
+  get(id: string, options?: CallOptions): Promise<Recipient>;
+}
+
+/** The recipient endpoints over `http`. */
+export function recipientsApi(http: HttpClient): RecipientsApi {
+  return {
+    create: (request, { idempotencyKey, signal } = {}) =>
+      http.requestAs<Recipient>(RecipientSchema, {
+        method: 'POST',
+        path: PATHS.recipients,
+        auth: true,
+        body: request,
+        idempotencyKey,
+        signal,
+      }),
+
+    // A PUT replaces the record with the same body each time: safe to retry.
+    update: (id, request, { signal } = {}) =>
+      http.requestAs<Recipient>(RecipientSchema, {
+        method: 'PUT',
+        path: PATHS.recipient(id),
+        auth: true,
+        body: request,
+        safeToRepeat: true,
+        signal,
+      }),
+
+    get: (id, { signal } = {}) =>
+      http.requestAs<Recipient>(RecipientSchema, {
+        method: 'GET',
+        path: PATHS.recipient(id),
+        auth: true,
+        signal,
+      }),
+  };
+}

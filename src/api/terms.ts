@@ -1,0 +1,24 @@
+/** Terms and conditions acceptance (SPEC.md 4: 204, no body; path prefix assumed). */
+import { PATHS } from './contract.js';
+import type { CallOptions, HttpClient } from './http.js';
+
+export interface TermsApi {
+  /** POST .../terms-and-conditions for the integrator. */
+  accept(integratorId: string, options?: CallOptions): Promise<void>;
+}
+
+/** The terms endpoint over `http`. */
+export function termsApi(http: HttpClient): TermsApi {
+  return {
+    async accept(integratorId, options = {}) {
+      // Accepting twice leaves them accepted: safe to retry.
+      await http.request({
+        method: 'POST',
+        path: PATHS.termsAndConditions(integratorId),
+        auth: true,
+        safeToRepeat: true,
+        signal: options.signal,
+      });
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Transactions (SPEC.md 4: created from a simulation). The only call that moves money, so its
+ * POST always carries an Idempotency-Key (PRODUCT.md "Never pay twice"): the same key on every
+ * attempt and on every run of the batch, which makes retrying it safe.
+ */
+import { ServiceError } from '../errors.js';
+import {
+  HEADERS,
+  MESSAGES,
+  PATHS,
+  type Transaction,
+  type TransactionRequest,
+  TransactionSchema,
+} from './contract.js';
+import { type CallOptions, type HttpClient, parseBody } from './http.js';
+
+export interface CreateTransactionOptions extends CallOptions {
+  /** Required: from checkpoint/fingerprint.ts `idempotencyKey(batchId, reference)`. */
+  idempotencyKey: string;
+}
+
+export interface CreatedTransaction {
+  transaction: Transaction;
+  /** The service answered from its idempotency store: an earlier attempt or run created it. */
+  replayed: boolean;
+  requestId: string | undefined;
+}
+
+export interface TransactionsApi {
+  /** POST /v1/transactions with an Idempotency-Key. */
+  create(request: TransactionRequest, options: CreateTransactionOptions): Promise<CreatedTransaction>;
+  /** GET /v1/transactions/{id}: the status check. */
+  get(id: string, options?: CallOptions): Promise<Transaction>;
+}
+
+/** The transaction endpoints over `http`. */
+export function transactionsApi(http: HttpClient): TransactionsApi {
+  return {
+    async create(request, options) {
+      if (!options?.idempotencyKey) {
+        // A programming error, not a user's: sending money without a key could pay twice.
+        throw new TypeError('transactions.create needs an idempotencyKey');
+      }
+      const ctx = { method: 'POST', path: PATHS.transactions } as const;
+      const res = await http.request({
+        ...ctx,
+        auth: true,
+        body: request,
+        idempotencyKey: options.idempotencyKey,
+        signal: options.signal,
+      });
+      const replayed =
+        String(res.headers[HEADERS.idempotentReplayed.toLowerCase()] ?? '').toLowerCase() === 'true';
+      return {
+        transaction: parseBody<Transaction>(TransactionSchema, res, ctx),
+        replayed,
+        requestId: res.requestId,
+      };
+    },
+
+    get: (id, { signal } = {}) =>
+      http.requestAs<Transaction>(TransactionSchema, {
+        method: 'GET',
+        path: PATHS.transaction(id),
+        auth: true,
+        signal,
+      }),
+  };
+}
+
+/** A 422 saying the simulation expired: a new simulation may be made (issue 4, item 3). */
+export function isSimulationExpired(err: unknown): err is ServiceError {
+  return serviceMessageStarts(err, 422, MESSAGES.simulationExpiredPrefix);
+}
+
+/** A 422 saying the simulation already paid for another transaction. */
+export function isSimulationUsed(err: unknown): err is ServiceError {
+  return serviceMessageStarts(err, 422, MESSAGES.simulationUsedPrefix);
+}
+
+/** The Idempotency-Key was already used with a different request body. */
+export function isIdempotencyConflict(err: unknown): err is ServiceError {
+  return err instanceof ServiceError && err.serviceMessage.startsWith(MESSAGES.idempotencyConflictPrefix);
+}
+
+function serviceMessageStarts(err: unknown, status: number, prefix: string): err is ServiceError {
+  return err instanceof ServiceError && err.status === status && err.serviceMessage.startsWith(prefix);
+}
