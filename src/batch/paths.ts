@@ -16,8 +16,3 @@ export function resultsPathFor(sheetPath: string, format: SheetFormat): string {
 export function checkpointPathFor(sheetPath: string): string {
   return `${stemOf(sheetPath)}.checkpoint.jsonl`;
 }
-
-/** The lock that keeps two runs off one sheet: `<sheet dir>/<sheet name>.lock`. */
-export function lockPathFor(sheetPath: string): string {
-  return `${stemOf(sheetPath)}.lock`;
-}

@@ -6,7 +6,9 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { parseExpectTotals } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
+import { connectionFromArgs, connectionOptions } from './connection.js';
 import { type CliIo, println, processIo } from './io.js';
+import { runCommand } from './run.js';
 import { sandboxCommand, sandboxFlags } from './sandbox.js';
 import { templateCommand } from './template.js';
 import { validateCommand } from './validate.js';
@@ -102,6 +104,82 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       (y) => sheetOptions(y),
       async (args) => {
         exitCode = await validateCommand(commonSheetOptions(args as unknown as SheetArgs, io), io);
+      },
+    )
+    .command(
+      'run <file>',
+      'validate, then pay every valid row: beneficiary, recipient, simulation, transaction (resumable)',
+      (y) =>
+        connectionOptions(sheetOptions(y))
+          .option('sandbox', {
+            type: 'boolean',
+            default: false,
+            describe: 'start an embedded sandbox on a free loopback port and run against it',
+          })
+          .option('checkpoint', {
+            type: 'string',
+            describe: 'checkpoint journal (default <sheet dir>/<sheet name>.checkpoint.jsonl)',
+          })
+          .option('approve', {
+            type: 'string',
+            describe: 'refuse to send unless the batch digest matches DIGEST',
+          })
+          .option('retry-unknown', {
+            type: 'boolean',
+            default: false,
+            describe: 're-send rows whose earlier outcome is unknown, with the same Idempotency-Key',
+          })
+          .option('concurrency', { type: 'number', default: 4, describe: 'rows in flight at once' })
+          .option('rate', {
+            type: 'number',
+            default: 20,
+            describe: 'requests per second, all endpoints together',
+          })
+          .option('wait', {
+            type: 'number',
+            default: 0,
+            describe:
+              'after sending, check transaction statuses for up to this many seconds (completed/failed)',
+          })
+          .option('log-format', {
+            choices: ['json', 'text'] as const,
+            describe: 'default: text on a terminal, else json',
+          })
+          .option('log-file', { type: 'string', describe: 'write logs to this file instead of stderr' })
+          .option('log-level', {
+            choices: ['debug', 'info', 'warn', 'error'] as const,
+            default: 'info',
+            describe: 'least important log level shown',
+          }),
+      async (args) => {
+        const sheet = commonSheetOptions(args as unknown as SheetArgs, io);
+        for (const [name, value] of [
+          ['--concurrency', args.concurrency],
+          ['--rate', args.rate],
+        ] as const) {
+          if (!Number.isFinite(value) || value <= 0)
+            throw new UsageError(`${name} must be a positive number, got ${value}`);
+        }
+        if (!Number.isInteger(args.concurrency)) throw new UsageError('--concurrency must be a whole number');
+        if (!Number.isFinite(args.wait) || args.wait < 0)
+          throw new UsageError('--wait must be 0 or more seconds');
+        exitCode = await runCommand(
+          {
+            ...sheet,
+            connection: () => connectionFromArgs(args, io.env),
+            sandbox: args.sandbox,
+            checkpointPath: args.checkpoint ? resolveFrom(io.cwd, args.checkpoint) : undefined,
+            approve: args.approve,
+            retryUnknown: args['retry-unknown'],
+            concurrency: args.concurrency,
+            rate: args.rate,
+            waitSeconds: args.wait,
+            logFormat: args['log-format'],
+            logFile: args['log-file'] ? resolveFrom(io.cwd, args['log-file']) : undefined,
+            logLevel: args['log-level'],
+          },
+          io,
+        );
       },
     )
     .command(

@@ -1,0 +1,328 @@
+/**
+ * The per-row steps of `payouts run` (STYLE.md pipeline: beneficiary → recipient → simulation →
+ * transaction), each recorded in the checkpoint as it happens. The transaction's intent is
+ * on disk before its request leaves (PRODUCT.md "Never pay twice").
+ */
+import type { PayoutsClient } from '../api/client.js';
+import { isSimulationExpired } from '../api/transactions.js';
+import { hashDedupeKey, idempotencyKey } from '../checkpoint/fingerprint.js';
+import type { Journal, JournalState } from '../checkpoint/journal.js';
+import { NetworkError, PayoutsError, RateLimitError, ServiceError } from '../errors.js';
+import { NEW_BENEFICIARY_PLACEHOLDER } from '../rows/map.js';
+import type { PayoutRow } from '../rows/types.js';
+import type { RowStatus } from './summary.js';
+
+/** What a row came to in this run: its results-file columns. */
+export interface RowResult {
+  status: RowStatus;
+  errors: string[];
+  beneficiaryId?: string;
+  recipientId?: string;
+  simulationId?: string;
+  transactionId?: string;
+}
+
+/** How often an expired quote is replaced before the row is given up (issue 4, item 3). */
+const MAX_REQUOTES = 3;
+
+/** Runs concurrent requests for one key once: rows naming the same payee wait on one creation. */
+class OncePerKey {
+  private readonly inFlight = new Map<string, Promise<string>>();
+
+  run(key: string, create: () => Promise<string>): Promise<string> {
+    let promise = this.inFlight.get(key);
+    if (!promise) {
+      promise = create();
+      this.inFlight.set(key, promise);
+      // A failed creation may be tried again by a later row (the failure may have been passing).
+      promise.catch(() => this.inFlight.delete(key));
+    }
+    return promise;
+  }
+}
+
+/** A step that failed: the row's status and the messages for the results file. */
+class StepFailure extends Error {
+  constructor(
+    readonly status: 'failed' | 'unknown' | 'skipped',
+    readonly messages: string[],
+  ) {
+    super(messages.join('; '));
+  }
+}
+
+export interface RowStepsOptions {
+  client: PayoutsClient;
+  journal: Journal;
+  /** The checkpoint as it was when the run started. */
+  resumed: JournalState;
+  batchId: string;
+  keySalt: string;
+  retryUnknown: boolean;
+  signal: AbortSignal;
+}
+
+/** Carries one batch's rows through the service; shared state is the dedupe of creations. */
+export class RowSteps {
+  private readonly beneficiaries = new OncePerKey();
+  private readonly recipients = new OncePerKey();
+
+  constructor(private readonly options: RowStepsOptions) {}
+
+  /**
+   * Sends one valid row, or skips it when an earlier run finished it. Row-level failures become
+   * its result; only errors that end the whole run (refused credentials, a bug) are thrown.
+   */
+  async process(payout: PayoutRow, rowNumber: number): Promise<RowResult> {
+    const earlier = this.earlierOutcome(payout);
+    if (earlier) return earlier;
+    const result: RowResult = { status: 'failed', errors: [] };
+    try {
+      this.stopIfInterrupted();
+      result.beneficiaryId = await this.beneficiary(payout, rowNumber);
+      this.stopIfInterrupted();
+      result.recipientId = await this.recipient(payout, rowNumber, result.beneficiaryId);
+      this.stopIfInterrupted();
+      const resend = this.options.resumed.rows.get(payout.reference)?.intent;
+      await this.transaction(payout, rowNumber, result, resend?.simulationId);
+      return result;
+    } catch (error) {
+      const failure = asStepFailure(error);
+      return { ...result, status: failure.status, errors: failure.messages };
+    }
+  }
+
+  /**
+   * What an earlier run of this batch already did with the row: a transaction created or
+   * refused (skipped), or one whose outcome is unknown (left alone unless --retry-unknown).
+   */
+  private earlierOutcome(payout: PayoutRow): RowResult | undefined {
+    const row = this.options.resumed.rows.get(payout.reference);
+    if (!row?.intent) return undefined;
+    const ids = {
+      beneficiaryId: row.steps.beneficiary?.id,
+      recipientId: row.steps.recipient?.id,
+      simulationId: row.intent.simulationId,
+      transactionId: row.outcome?.transactionId,
+    };
+    const outcome = row.outcome?.status;
+    if (outcome === 'submitted' || outcome === 'completed') {
+      return {
+        status: 'skipped',
+        errors: [
+          `already ${outcome} by an earlier run of this batch (transaction ${ids.transactionId ?? '?'})`,
+        ],
+        ...ids,
+      };
+    }
+    if (outcome === 'failed') return undefined; // refused before: nothing was paid, so try again
+    if (this.options.retryUnknown) return undefined;
+    return {
+      status: 'unknown',
+      errors: [
+        'the transaction request was being sent when an earlier run stopped, so its outcome is unknown; check the payments dashboard, or run again with --retry-unknown to re-send it with the same Idempotency-Key (the service then answers with the existing transaction instead of paying twice)',
+      ],
+      ...ids,
+    };
+  }
+
+  private async beneficiary(payout: PayoutRow, row: number): Promise<string | undefined> {
+    const ref = payout.beneficiary;
+    if (ref.kind === 'existing') return ref.id;
+    if (ref.kind !== 'new') return undefined;
+    const known = this.options.resumed.beneficiaryId(ref.key);
+    if (known) return known;
+    const id = await this.beneficiaries.run(ref.key, async () => {
+      const created = await this.options.client.beneficiaries.create(ref.request, {
+        idempotencyKey: this.creationKey('beneficiary', ref.key),
+      });
+      await this.options.journal.append({
+        type: 'beneficiary',
+        key: ref.key,
+        id: created.id,
+        row,
+        reference: payout.reference,
+      });
+      return created.id;
+    });
+    await this.step(payout, row, 'beneficiary', id);
+    return id;
+  }
+
+  private async recipient(
+    payout: PayoutRow,
+    row: number,
+    beneficiaryId: string | undefined,
+  ): Promise<string> {
+    const ref = payout.recipient;
+    if (ref.kind === 'existing') return ref.id;
+    const known = this.options.resumed.recipientId(ref.key);
+    if (known) return known;
+    const request = { ...ref.request };
+    if (request.beneficiaryId === NEW_BENEFICIARY_PLACEHOLDER || payout.beneficiary.kind === 'new') {
+      request.beneficiaryId = beneficiaryId;
+    }
+    const id = await this.recipients.run(ref.key, async () => {
+      const created = await this.options.client.recipients.create(request, {
+        idempotencyKey: this.creationKey('recipient', ref.key),
+      });
+      await this.options.journal.append({
+        type: 'recipient',
+        key: ref.key,
+        id: created.id,
+        row,
+        reference: payout.reference,
+      });
+      return created.id;
+    });
+    await this.step(payout, row, 'recipient', id);
+    return id;
+  }
+
+  /**
+   * Quote, then pay: intent on disk, then the POST with the row's Idempotency-Key, then the
+   * outcome. An expired quote is replaced and sent again under the same key (the service
+   * releases a key on a 4xx answer; docs/api-assumptions.md).
+   */
+  private async transaction(payout: PayoutRow, row: number, result: RowResult, resendSimulationId?: string) {
+    const { client, journal } = this.options;
+    const key = idempotencyKey(this.options.batchId, payout.reference);
+    let simulationId = resendSimulationId;
+    for (let quote = 0; ; quote += 1) {
+      if (simulationId === undefined) {
+        this.stopIfInterrupted();
+        const simulation = await client.simulations.create({
+          recipientId: result.recipientId!,
+          amount: payout.amount!.text,
+          currency: payout.currency!,
+        });
+        simulationId = simulation.id;
+        await this.step(payout, row, 'simulation', simulationId);
+      }
+      result.simulationId = simulationId;
+      await journal.append({
+        type: 'intent',
+        row,
+        reference: payout.reference,
+        idempotencyKey: key,
+        simulationId,
+      });
+      try {
+        const created = await client.transactions.create(
+          { simulationId, reference: payout.reference },
+          { idempotencyKey: key },
+        );
+        result.transactionId = created.transaction.id;
+        result.status = created.transaction.status === 'COMPLETED' ? 'completed' : 'submitted';
+        if (created.transaction.status === 'FAILED') {
+          result.status = 'failed';
+          result.errors = [created.transaction.failureReason ?? 'the transaction failed'];
+        }
+        await journal.append({
+          type: 'outcome',
+          row,
+          reference: payout.reference,
+          idempotencyKey: key,
+          status:
+            result.status === 'failed' ? 'failed' : result.status === 'completed' ? 'completed' : 'submitted',
+          transactionId: created.transaction.id,
+          ...(result.status === 'failed' ? { error: result.errors.join('; ') } : {}),
+          requestId: created.requestId,
+        });
+        return;
+      } catch (error) {
+        if (isSimulationExpired(error) && quote < MAX_REQUOTES) {
+          simulationId = undefined;
+          continue;
+        }
+        const failure = transactionFailure(error);
+        await journal.append({
+          type: 'outcome',
+          row,
+          reference: payout.reference,
+          idempotencyKey: key,
+          status: failure.status === 'unknown' ? 'unknown' : 'failed',
+          error: failure.messages.join('; '),
+          ...(error instanceof PayoutsError && error.requestId ? { requestId: error.requestId } : {}),
+        });
+        throw failure;
+      }
+    }
+  }
+
+  /**
+   * SIGINT/SIGTERM: requests under way finish (their answers are recorded), but a row does not
+   * start its next step, so nothing new is sent after the signal.
+   */
+  private stopIfInterrupted(): void {
+    if (this.options.signal.aborted) throw new StepFailure('skipped', [notSentInterrupted]);
+  }
+
+  private async step(
+    payout: PayoutRow,
+    row: number,
+    step: 'beneficiary' | 'recipient' | 'simulation',
+    id: string,
+  ) {
+    await this.options.journal.append({ type: 'step', row, reference: payout.reference, step, ok: true, id });
+  }
+
+  /** Idempotency-Key of a creation: the batch and the hashed dedupe key, so retries replay. */
+  private creationKey(kind: string, key: string): string {
+    return idempotencyKey(this.options.batchId, `${kind}:${hashDedupeKey(this.options.keySalt, key)}`);
+  }
+}
+
+const notSentInterrupted = 'not sent: the run was interrupted before this row was paid; run again to send it';
+
+/** How a failed transaction request ends the row: unknown when it may have taken effect. */
+function transactionFailure(error: unknown): StepFailure {
+  if (error instanceof ServiceError && error.status < 300) {
+    return new StepFailure('unknown', [
+      `the service accepted the transaction request${requestIdText(error)} but its answer could not be read, so the transaction id is unknown; run again with --retry-unknown to fetch it with the same Idempotency-Key`,
+    ]);
+  }
+  if (error instanceof ServiceError && error.status >= 500) {
+    return new StepFailure('unknown', [
+      `the service answered ${error.status} to the transaction request${requestIdText(error)} and it may have taken effect; run again with --retry-unknown to re-send it with the same Idempotency-Key`,
+    ]);
+  }
+  if (error instanceof NetworkError && error.mayHaveTakenEffect) {
+    return new StepFailure('unknown', [
+      `the connection was lost while the transaction was being sent (${error.errorCode}), so it may have been paid; run again with --retry-unknown to re-send it with the same Idempotency-Key`,
+    ]);
+  }
+  return asStepFailure(error);
+}
+
+/** Any step's error as the row's status and messages; service messages stay word for word. */
+function asStepFailure(error: unknown): StepFailure {
+  if (error instanceof StepFailure) return error;
+  if (error instanceof ServiceError) {
+    return new StepFailure('failed', [
+      ...error.serviceErrors,
+      ...(error.status >= 500
+        ? [
+            `the service answered ${error.status}${requestIdText(error)}; nothing was paid, run again to retry`,
+          ]
+        : []),
+    ]);
+  }
+  if (error instanceof RateLimitError) {
+    return new StepFailure('failed', [
+      `not sent: the service kept answering 429 Too Many Requests; nothing was paid, run again later (or lower --rate)`,
+    ]);
+  }
+  if (error instanceof NetworkError) {
+    return new StepFailure('failed', [
+      `not sent: the service could not be reached (${error.errorCode}); nothing was paid for this row, run again to retry`,
+    ]);
+  }
+  if (error instanceof PayoutsError && error.code === 'INTERRUPTED')
+    return new StepFailure('skipped', [notSentInterrupted]);
+  throw error;
+}
+
+function requestIdText(error: ServiceError): string {
+  return error.requestId ? ` (request id ${error.requestId})` : '';
+}

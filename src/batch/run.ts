@@ -1,0 +1,266 @@
+/**
+ * `payouts run`: validate the whole sheet, check the batch guards, then pay its valid rows
+ * with bounded concurrency under a rate limit, journaling every step, and write the results
+ * file rebuilt from what the checkpoint knows. PRODUCT.md "Never pay twice" and issue 4.
+ */
+import pLimit from 'p-limit';
+import type { Logger } from 'pino';
+import { createClient, type PayoutsClient } from '../api/client.js';
+import type { Credentials } from '../api/token.js';
+import { fingerprintSheet } from '../checkpoint/fingerprint.js';
+import { type Journal, openJournal } from '../checkpoint/journal.js';
+import { acquireLock } from '../checkpoint/lock.js';
+import { GuardError } from '../errors.js';
+import { openResultsWriter } from '../sheet/results.js';
+import type { SheetFormat } from '../sheet/types.js';
+import { BatchDigest } from './digest.js';
+import { type ControlTotals, checkControlTotals } from './guards.js';
+import { checkpointPathFor, resultsPathFor } from './paths.js';
+import { type PreparedRow, prepareSheet, type SheetOptions } from './prepare.js';
+import { type RowResult, RowSteps } from './row-steps.js';
+import { BatchSummary } from './summary.js';
+import { type RowSample, tally } from './validate.js';
+import { awaitOutcomes } from './wait.js';
+
+/** Where the service is and who we are to it (PRODUCT.md `--base-url`, `--auth-url`, env). */
+export interface Connection {
+  baseUrl: string;
+  authUrl: string;
+  credentials: Partial<Credentials>;
+}
+
+export interface RunOptions extends SheetOptions {
+  connection: Connection;
+  outPath?: string;
+  checkpointPath?: string;
+  controls?: ControlTotals;
+  /** `--approve DIGEST`: refuse unless the batch digest matches. */
+  approve?: string;
+  /** `--retry-unknown`: re-send rows whose outcome is unknown, with the same key. */
+  retryUnknown?: boolean;
+  concurrency: number;
+  /** Requests per second, all endpoints together; unlimited when omitted. */
+  rate?: number;
+  /** After sending, check transaction statuses for up to this many seconds (0: don't). */
+  waitSeconds?: number;
+  logger: Logger;
+  /** Aborted on SIGINT/SIGTERM: stop taking rows, finish those under way, write results. */
+  signal?: AbortSignal;
+  /** Progress as rows finish: done of total valid rows. */
+  onProgress?: (done: number, total: number) => void;
+  /** Replaces the client (tests); by default one is built from `connection`. */
+  client?: PayoutsClient;
+}
+
+export interface RunReport {
+  sheetPath: string;
+  format: SheetFormat;
+  summary: BatchSummary;
+  digest: string;
+  batchId: string;
+  resultsPath: string;
+  checkpointPath: string;
+  unknownColumns: string[];
+  samples: RowSample[];
+  interrupted: boolean;
+}
+
+/**
+ * Runs the batch. Throws before sending anything for an unreadable sheet (exit 2), a batch
+ * guard (exit 4: control totals, approval, foreign checkpoint, lock) or refused credentials
+ * (exit 3). Row failures are in the report and the results file.
+ */
+export async function runBatch(options: RunOptions): Promise<RunReport> {
+  const { logger } = options;
+  const signal = options.signal ?? new AbortController().signal;
+  const fingerprint = await fingerprintSheet(options.sheetPath);
+  const lock = await acquireLock(options.sheetPath);
+  let journal: Journal | undefined;
+  let client: PayoutsClient | undefined;
+  try {
+    // Pass 1: the dry run of the whole sheet, so the guards see every row before any is sent.
+    const checked = await checkSheet(options);
+    if (options.controls) checkControlTotals(checked.summary, options.controls);
+    if (options.approve !== undefined && options.approve.trim().toLowerCase() !== checked.digest) {
+      throw new GuardError(
+        `--approve ${options.approve.trim()} does not match this sheet's batch digest ${checked.digest}: the sheet changed since it was approved (or another sheet was approved); validate it again and approve the new digest. Nothing was sent.`,
+      );
+    }
+
+    const checkpointPath = options.checkpointPath ?? checkpointPathFor(options.sheetPath);
+    journal = await openJournal(checkpointPath, fingerprint);
+    const resumed = journal.replay();
+    if (!journal.created)
+      logger.info({ checkpoint: checkpointPath, rows: resumed.rows.size }, 'resuming from the checkpoint');
+
+    client =
+      options.client ??
+      createClient({
+        ...options.connection,
+        rate: options.rate,
+        concurrency: options.concurrency,
+        logger,
+      });
+    // Credentials first: refused ones end the run (exit 3) before any row is touched.
+    await client.tokens.getToken();
+
+    const steps = new RowSteps({
+      client,
+      journal,
+      resumed,
+      batchId: fingerprint.batchId,
+      keySalt: fingerprint.keySalt,
+      retryUnknown: options.retryUnknown ?? false,
+      signal,
+    });
+    // Pass 2: send, at most `concurrency` rows in flight, fed from the sheet stream.
+    const results = await sendRows(options, steps, checked.validRows, signal);
+    if (options.waitSeconds && !signal.aborted) {
+      await awaitOutcomes(client, journal, results, { seconds: options.waitSeconds, logger, signal });
+    }
+    await journal.flush();
+
+    // Pass 3: the results file, in sheet order, from the row outcomes.
+    const written = await writeResults(options, results, signal.aborted);
+    return {
+      sheetPath: options.sheetPath,
+      format: written.format,
+      summary: written.summary,
+      digest: checked.digest,
+      batchId: fingerprint.batchId,
+      resultsPath: written.resultsPath,
+      checkpointPath,
+      unknownColumns: written.unknownColumns,
+      samples: written.samples,
+      interrupted: signal.aborted,
+    };
+  } finally {
+    await journal?.close();
+    if (!options.client) await client?.close();
+    await lock.release();
+  }
+}
+
+/** A row's result with its sheet row number, for the checkpoint records written after sending. */
+type SentRow = RowResult & { rowNumber: number };
+
+interface CheckedSheet {
+  summary: BatchSummary;
+  digest: string;
+  validRows: number;
+}
+
+async function checkSheet(options: RunOptions): Promise<CheckedSheet> {
+  const prepared = await prepareSheet(options);
+  const summary = new BatchSummary();
+  const digest = new BatchDigest();
+  for await (const row of prepared.rows) {
+    const valid = row.issues.length === 0;
+    tally(summary, row, valid ? 'valid' : 'invalid');
+    if (valid) digest.add(row.payout);
+  }
+  return { summary, digest: digest.finish(), validRows: summary.byStatus.valid };
+}
+
+async function sendRows(
+  options: RunOptions,
+  steps: RowSteps,
+  total: number,
+  signal: AbortSignal,
+): Promise<Map<string, SentRow>> {
+  const prepared = await prepareSheet(options);
+  const results = new Map<string, SentRow>();
+  const limit = pLimit(options.concurrency);
+  const inFlight = new Set<Promise<void>>();
+  let done = 0;
+  for await (const row of prepared.rows) {
+    if (signal.aborted) break;
+    if (row.issues.length > 0) continue;
+    const task = limit(async () => {
+      const result = await steps.process(row.payout, row.raw.rowNumber);
+      results.set(row.payout.reference, { ...result, rowNumber: row.raw.rowNumber });
+      logRow(options.logger, row, result);
+      done += 1;
+      options.onProgress?.(done, total);
+    });
+    const tracked: Promise<void> = task.finally(() => inFlight.delete(tracked));
+    inFlight.add(tracked);
+    // Backpressure (STYLE.md): read the next row only when a slot is free.
+    if (inFlight.size >= options.concurrency) await Promise.race(inFlight);
+  }
+  await Promise.all(inFlight);
+  return results;
+}
+
+function logRow(logger: Logger, row: PreparedRow, result: RowResult): void {
+  const fields = { row: row.raw.rowNumber, reference: row.payout.reference, status: result.status };
+  if (result.status === 'failed' || result.status === 'unknown')
+    logger.warn({ ...fields, errors: result.errors }, 'row not paid');
+  else logger.debug({ ...fields, transactionId: result.transactionId }, 'row done');
+}
+
+const interruptedResult: RowResult = {
+  status: 'skipped',
+  errors: ['not sent: the run was interrupted before this row was paid; run again to send it'],
+};
+
+async function writeResults(options: RunOptions, results: Map<string, SentRow>, interrupted: boolean) {
+  const prepared = await prepareSheet(options);
+  const resultsPath = options.outPath ?? resultsPathFor(options.sheetPath, prepared.sheet.format);
+  const writer = await openResultsWriter({
+    path: resultsPath,
+    format: prepared.sheet.format,
+    inputHeaders: prepared.sheet.headers,
+    delimiter: prepared.sheet.dialect.delimiter,
+  });
+  const summary = new BatchSummary();
+  const samples: RowSample[] = [];
+  try {
+    for await (const row of prepared.rows) {
+      const result: RowResult =
+        row.issues.length > 0
+          ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
+          : (results.get(row.payout.reference) ?? (interrupted ? interruptedResult : missingResult));
+      tally(summary, row, result.status);
+      if (
+        (result.status === 'invalid' || result.status === 'failed' || result.status === 'unknown') &&
+        samples.length < 20
+      ) {
+        samples.push({
+          rowNumber: row.raw.rowNumber,
+          reference: row.payout.reference,
+          messages: result.errors,
+        });
+      }
+      await writer.write({
+        cells: row.raw.cells,
+        rowNumber: row.raw.rowNumber,
+        status: result.status,
+        errors: result.errors,
+        errorColumns: result.status === 'invalid' ? row.errorColumns : [],
+        beneficiaryId: result.beneficiaryId,
+        recipientId: result.recipientId,
+        simulationId: result.simulationId,
+        transactionId: result.transactionId,
+      });
+    }
+    await writer.commit();
+  } catch (error) {
+    await writer.abort();
+    throw error;
+  }
+  return {
+    format: prepared.sheet.format,
+    resultsPath,
+    summary,
+    samples,
+    unknownColumns: prepared.header.unknown,
+  };
+}
+
+// A valid row the send pass never reached without an interruption cannot happen; if the sheet
+// changed under the run it would, and the row must not look paid.
+const missingResult: RowResult = {
+  status: 'unknown',
+  errors: ['this row was not found in the send pass (did the sheet change during the run?); run again'],
+};

@@ -1,0 +1,72 @@
+import type { Logger } from 'pino';
+import type { PayoutsClient } from '../api/client.js';
+import { idempotencyKey } from '../checkpoint/fingerprint.js';
+import type { Journal } from '../checkpoint/journal.js';
+import { PayoutsError } from '../errors.js';
+import type { RowResult } from './row-steps.js';
+
+export interface WaitOptions {
+  seconds: number;
+  logger: Logger;
+  signal: AbortSignal;
+  /** Pause between rounds of status checks (ms). */
+  pollMs?: number;
+}
+
+/**
+ * The status check of PRODUCT.md (`completed`: "a webhook (or a status check) confirmed"):
+ * asks the service for each transaction this run submitted until it is COMPLETED or FAILED,
+ * or the time is up. Rows still pending stay `submitted`. Outcomes go to the checkpoint.
+ */
+export async function awaitOutcomes(
+  client: PayoutsClient,
+  journal: Journal,
+  results: Map<string, RowResult & { rowNumber: number }>,
+  options: WaitOptions,
+): Promise<void> {
+  const deadline = Date.now() + options.seconds * 1000;
+  const pollMs = options.pollMs ?? 500;
+  const batchId = journal.header.batchId;
+  let pending = [...results.entries()].filter(([, r]) => r.status === 'submitted' && r.transactionId);
+  while (pending.length > 0 && Date.now() < deadline && !options.signal.aborted) {
+    const still: typeof pending = [];
+    for (const [reference, result] of pending) {
+      try {
+        const transaction = await client.transactions.get(result.transactionId!);
+        if (transaction.status === 'PENDING') {
+          still.push([reference, result]);
+          continue;
+        }
+        result.status = transaction.status === 'COMPLETED' ? 'completed' : 'failed';
+        if (result.status === 'failed')
+          result.errors = [transaction.failureReason ?? 'the transaction failed'];
+        await journal.append({
+          type: 'outcome',
+          row: result.rowNumber,
+          reference,
+          idempotencyKey: idempotencyKey(batchId, reference),
+          status: result.status,
+          transactionId: result.transactionId,
+          ...(result.status === 'failed' ? { error: result.errors.join('; ') } : {}),
+        });
+      } catch (error) {
+        // A status check that fails leaves the row `submitted`: the transaction exists.
+        if (!(error instanceof PayoutsError)) throw error;
+        options.logger.warn({ reference, error: error.message }, 'status check failed');
+        still.push([reference, result]);
+      }
+    }
+    pending = still;
+    if (pending.length > 0) await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
+  }
+  if (pending.length > 0) {
+    options.logger.info(
+      { pending: pending.length },
+      'transactions still pending when --wait ran out; they stay submitted',
+    );
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,128 @@
+import type { ControlTotals } from '../batch/guards.js';
+import type { SheetOptions } from '../batch/prepare.js';
+import { runBatch } from '../batch/run.js';
+import { EXIT } from '../errors.js';
+import { type SandboxHandle, startSandbox } from '../sandbox/index.js';
+import type { Connection } from './connection.js';
+import type { CliIo } from './io.js';
+import { createLogger, type LogFormat } from './logging.js';
+import { RunProgress } from './run-progress.js';
+import { printHumanSummary, type SummaryFacts, summaryJson } from './summary.js';
+
+export interface RunCommandOptions extends SheetOptions {
+  outPath?: string;
+  json: boolean;
+  controls: ControlTotals;
+  /** The service; built lazily so `--sandbox` needs none. */
+  connection: () => Connection;
+  /** `--sandbox`: start an embedded sandbox on a free loopback port and run against it. */
+  sandbox: boolean;
+  checkpointPath?: string;
+  approve?: string;
+  retryUnknown: boolean;
+  concurrency: number;
+  rate?: number;
+  waitSeconds: number;
+  logFormat?: LogFormat;
+  logFile?: string;
+  logLevel?: string;
+  /** Aborted to stop the run as SIGINT/SIGTERM would (tests); the real signals otherwise. */
+  signal?: AbortSignal;
+}
+
+/** `payouts run <sheet>`: pays the sheet and reports it; returns the exit code. */
+export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<number> {
+  const logger = createLogger({
+    format: options.logFormat,
+    level: options.logLevel,
+    file: options.logFile,
+    stderr: io.stderr,
+  });
+  const stop = options.signal
+    ? { signal: options.signal, dispose: () => {} }
+    : stopOnSignals(logger.warn.bind(logger));
+  let sandbox: SandboxHandle | undefined;
+  try {
+    let connection: Connection;
+    if (options.sandbox) {
+      sandbox = await startSandbox({ port: 0 });
+      const c = sandbox.credentials;
+      connection = {
+        baseUrl: sandbox.url,
+        authUrl: sandbox.url,
+        credentials: {
+          clientId: c.clientId,
+          clientSecret: c.clientSecret,
+          username: c.username,
+          password: c.password,
+        },
+      };
+      logger.info({ url: sandbox.url }, 'embedded sandbox started');
+    } else {
+      connection = options.connection();
+    }
+    const progress = new RunProgress(io.stderr, logger);
+    const report = await runBatch({
+      ...options,
+      connection,
+      logger,
+      signal: stop.signal,
+      onProgress: (done, total) => progress.update(done, total),
+    });
+    progress.finish();
+    const facts: SummaryFacts = {
+      command: 'run',
+      sheetPath: report.sheetPath,
+      format: report.format,
+      summary: report.summary,
+      digest: report.digest,
+      resultsPath: report.resultsPath,
+      checkpointPath: report.checkpointPath,
+      unknownColumns: report.unknownColumns,
+      samples: report.samples,
+    };
+    printHumanSummary(io, facts);
+    const exitCode = report.interrupted ? EXIT.interrupted : report.summary.allOk ? EXIT.ok : EXIT.rowsNotOk;
+    if (report.interrupted)
+      io.stderr.write(
+        'payouts: interrupted: rows under way finished, the rest were not sent; run again to resume\n',
+      );
+    if (options.json)
+      io.stdout.write(
+        `${JSON.stringify({ ...summaryJson(facts), batchId: report.batchId, interrupted: report.interrupted, exitCode })}\n`,
+      );
+    return exitCode;
+  } finally {
+    stop.dispose();
+    await sandbox?.close();
+    logger.flush();
+  }
+}
+
+/**
+ * SIGINT/SIGTERM (issue 4, item 7): the first stops taking new rows while those under way
+ * finish and the results are written; a second one ends the process at once (the checkpoint
+ * already holds every intent, so the rows in flight become `unknown`, never paid twice).
+ */
+function stopOnSignals(warn: (obj: object, msg: string) => void): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onSignal = (name: NodeJS.Signals) => {
+    if (controller.signal.aborted) {
+      process.exit(EXIT.interrupted);
+    }
+    warn(
+      { signal: name },
+      'stopping: finishing the rows under way, then writing the results (signal again to stop now)',
+    );
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
