@@ -1,0 +1,94 @@
+/**
+ * Where the payments service is and who we are to it (PRODUCT.md "Options that scripts rely
+ * on"): `--base-url`, `--auth-url` and the four credentials, shared by every command that calls
+ * the service. Secrets come from the environment only: a flag would show in `ps` and in shell
+ * history.
+ */
+import type { Argv } from 'yargs';
+import { type ClientOptions, createClient, type PayoutsClient } from '../api/client.js';
+import { parseServiceUrl } from '../api/http.js';
+import { type Credentials, checkCredentials } from '../api/token.js';
+import { ConfigError } from '../errors.js';
+
+/** Environment variables read for the connection. */
+export const CONNECTION_ENV = {
+  baseUrl: 'PAYOUTS_BASE_URL',
+  authUrl: 'PAYOUTS_AUTH_URL',
+  clientId: 'PAYOUTS_CLIENT_ID',
+  clientSecret: 'PAYOUTS_CLIENT_SECRET',
+  username: 'PAYOUTS_USERNAME',
+  password: 'PAYOUTS_PASSWORD',
+} as const;
+
+/** The connection flags as yargs hands them over. */
+export interface ConnectionArgs {
+  'base-url'?: string;
+  'auth-url'?: string;
+  'client-id'?: string;
+  username?: string;
+}
+
+/** Everything needed to build the API client. */
+export interface Connection {
+  /** {base_url}, checked: https, or http to loopback only. */
+  baseUrl: string;
+  /** {auth_url}; the base URL unless given. */
+  authUrl: string;
+  credentials: Credentials;
+}
+
+/** Declares `--base-url`, `--auth-url`, `--client-id` and `--username`. */
+export function connectionOptions<T>(y: Argv<T>): Argv<T & ConnectionArgs> {
+  return y
+    .option('base-url', {
+      type: 'string',
+      describe: `service root {base_url}, https:// (plain http:// to loopback only); or ${CONNECTION_ENV.baseUrl}`,
+    })
+    .option('auth-url', {
+      type: 'string',
+      describe: `identity endpoint host {auth_url} (default: the base URL); or ${CONNECTION_ENV.authUrl}`,
+    })
+    .option('client-id', {
+      type: 'string',
+      describe: `API client id (default ${CONNECTION_ENV.clientId}); the secrets come from ${CONNECTION_ENV.clientSecret} and ${CONNECTION_ENV.password} only`,
+    })
+    .option('username', {
+      type: 'string',
+      describe: `dashboard user (default ${CONNECTION_ENV.username})`,
+    }) as Argv<T & ConnectionArgs>;
+}
+
+/**
+ * The connection from flags, then the environment. Throws ConfigError (exit 2) for a missing
+ * or refused URL and for missing credentials, naming the variables to set, never a value.
+ */
+export function connectionFromArgs(args: ConnectionArgs, env: NodeJS.ProcessEnv): Connection {
+  const baseUrl = pick(args['base-url'], env[CONNECTION_ENV.baseUrl]);
+  if (baseUrl === undefined) {
+    throw new ConfigError(
+      `no service URL: pass --base-url https://... or set ${CONNECTION_ENV.baseUrl} (for a local sandbox: --base-url http://127.0.0.1:8787)`,
+    );
+  }
+  const authUrl = pick(args['auth-url'], env[CONNECTION_ENV.authUrl]) ?? baseUrl;
+  // Checked here, before anything is sent, so a refused URL is a configuration error up front.
+  parseServiceUrl(baseUrl, '--base-url');
+  parseServiceUrl(authUrl, '--auth-url');
+  const credentials = checkCredentials({
+    clientId: pick(args['client-id'], env[CONNECTION_ENV.clientId]),
+    clientSecret: pick(undefined, env[CONNECTION_ENV.clientSecret]),
+    username: pick(args.username, env[CONNECTION_ENV.username]),
+    password: pick(undefined, env[CONNECTION_ENV.password]),
+  });
+  return { baseUrl, authUrl, credentials };
+}
+
+/** The API client for a connection; the caller closes it. */
+export function clientFor(connection: Connection, options: Partial<ClientOptions> = {}): PayoutsClient {
+  return createClient({ ...options, ...connection });
+}
+
+/** The flag, else the variable; blank counts as unset. Values are kept as given (a password may end in a space). */
+function pick(flag: string | undefined, fromEnv: string | undefined): string | undefined {
+  const value = flag ?? fromEnv;
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
