@@ -1,3 +1,4 @@
+import { SheetError } from '../errors.js';
 import type { ColumnIndex } from '../rows/columns.js';
 import { mapRow, type PayoutRow } from '../rows/map.js';
 import type { RowIssue } from '../rows/types.js';
@@ -42,15 +43,27 @@ export async function prepareSheet(options: SheetOptions): Promise<PreparedSheet
     encoding: options.encoding,
     sheetName: options.sheetName,
   });
-  const header = matchHeaders(sheet.headers, { file: options.sheetPath, columnsMap });
-  return { sheet, header, rows: checkRows(sheet.rows, header.index) };
+  let header: HeaderMatch;
+  try {
+    header = matchHeaders(sheet.headers, { file: options.sheetPath, columnsMap });
+  } catch (error) {
+    await sheet.close?.();
+    throw error;
+  }
+  return { sheet, header, rows: checkRows(options.sheetPath, sheet.rows, header.index) };
 }
 
-async function* checkRows(rows: AsyncIterable<RawRow>, index: ColumnIndex): AsyncGenerator<PreparedRow> {
+async function* checkRows(
+  file: string,
+  rows: AsyncIterable<RawRow>,
+  index: ColumnIndex,
+): AsyncGenerator<PreparedRow> {
   // First row of each reference. PRODUCT.md: reference is unique within the sheet; the
   // idempotency key is derived from it, so a repeat would be refused as a payment anyway.
   const firstRowOf = new Map<string, number>();
+  let sawRow = false;
   for await (const raw of rows) {
+    sawRow = true;
     const payout = mapRow(raw, index);
     const issues: RowIssue[] = raw.problems.map((message) => ({ message }));
     issues.push(...payout.issues);
@@ -64,6 +77,11 @@ async function* checkRows(rows: AsyncIterable<RawRow>, index: ColumnIndex): Asyn
         });
     }
     yield { raw, payout, issues, errorColumns: errorColumnsOf(issues, index) };
+  }
+  // A sheet of headers alone pays nobody: most likely the wrong file or an export gone wrong,
+  // and a cron job should alert rather than report success.
+  if (!sawRow) {
+    throw new SheetError(file, 'has column headers but no payout rows: is this the right file?');
   }
 }
 

@@ -31,6 +31,12 @@ export interface OpenedSheet {
   /** For CSV: encoding and delimiter found; for XLSX: the worksheet name. */
   dialect: { encoding?: string; delimiter?: string; worksheet?: string };
   rows: AsyncIterable<RawRow>;
+  /**
+   * Releases the file when the caller stops before the end of `rows` without iterating them
+   * (for example when the headers are refused). Reading `rows` to the end, or leaving a
+   * `for await` early, releases it too. Safe to call more than once.
+   */
+  close?: () => Promise<void>;
 }
 
 export const EMPTY_CELL: Cell = Object.freeze({ text: '', kind: 'empty' }) as Cell;

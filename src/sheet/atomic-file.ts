@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { open, readdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { SheetError } from '../errors.js';
+
+/**
+ * A file written beside its target under a temporary name, then renamed over it (issue 2: a
+ * failure never leaves a half-written results file; an older file stays until the rename).
+ */
+export class AtomicFile {
+  /** Rejects with the first error of the stream; never settles otherwise. */
+  readonly failed: Promise<never>;
+  private error: Error | undefined;
+  private settled = false;
+
+  private constructor(
+    readonly target: string,
+    readonly tempPath: string,
+    readonly stream: WriteStream,
+  ) {
+    this.failed = new Promise<never>((_resolve, reject) => {
+      stream.on('error', (error) => {
+        this.error ??= error;
+        reject(this.wrap(error));
+      });
+    });
+    this.failed.catch(() => {});
+  }
+
+  /** Creates the temporary file `.name.tmp-<pid>-<random>` in the target's directory. */
+  static async create(target: string): Promise<AtomicFile> {
+    const dir = path.dirname(target);
+    const prefix = `.${path.basename(target)}.tmp-`;
+    await removeStaleTemps(dir, prefix);
+    const tempPath = path.join(dir, `${prefix}${process.pid}-${randomBytes(6).toString('hex')}`);
+    // flush: the data reaches the disk before close, so the rename never publishes an empty file.
+    const stream = createWriteStream(tempPath, { flags: 'wx', flush: true });
+    const file = new AtomicFile(target, tempPath, stream);
+    try {
+      await Promise.race([once(stream, 'open'), file.failed]);
+    } catch (error) {
+      await rm(tempPath, { force: true });
+      throw error;
+    }
+    return file;
+  }
+
+  /** The stream's error, as a SheetError naming the target; undefined while all is well. */
+  get failure(): SheetError | undefined {
+    return this.error === undefined ? undefined : this.wrap(this.error);
+  }
+
+  /**
+   * Waits for the stream to close, then renames the file into place. The writer ends the stream
+   * (a pipe or exceljs does), so nothing still on its way is cut off.
+   */
+  async commit(): Promise<void> {
+    if (this.settled) throw new SheetError(this.target, 'the results file was already committed or aborted');
+    this.settled = true;
+    try {
+      if (!this.stream.closed) await Promise.race([once(this.stream, 'close'), this.failed]);
+      if (this.error !== undefined) throw this.wrap(this.error);
+      await rename(this.tempPath, this.target);
+    } catch (error) {
+      await rm(this.tempPath, { force: true });
+      throw error instanceof SheetError ? error : this.wrap(error as Error);
+    }
+    await syncDirectory(path.dirname(this.target));
+  }
+
+  /** Stops writing and removes the temporary file; the target is left as it was. */
+  async abort(): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    if (!this.stream.closed) {
+      const closed = once(this.stream, 'close').catch(() => {});
+      this.stream.destroy();
+      await closed;
+    }
+    await rm(this.tempPath, { force: true });
+  }
+
+  private wrap(error: Error): SheetError {
+    return new SheetError(this.target, `cannot write the results file: ${error.message}`, { cause: error });
+  }
+}
+
+// A run killed mid-write (SIGKILL, power loss) leaves its temporary file; the next writer of the
+// same target removes it once its process is gone, so none are left behind for long.
+async function removeStaleTemps(dir: string, prefix: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return; // creating the temporary file reports a missing directory better
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(/^(\d+)-[0-9a-f]+$/.exec(name.slice(prefix.length))?.[1]);
+    if (Number.isInteger(pid) && pid !== process.pid && !isRunning(pid)) {
+      await rm(path.join(dir, name), { force: true });
+    }
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+// After a rename the directory entry itself must reach the disk too; best effort, as some
+// file systems refuse to fsync a directory.
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // The rename is done; durability of the directory entry is all that is at stake.
+  }
+}

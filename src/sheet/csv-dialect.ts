@@ -1,0 +1,271 @@
+import { isUtf8 } from 'node:buffer';
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { TextDecoder } from 'node:util';
+import { SheetError, UsageError } from '../errors.js';
+
+/** `--encoding` values; without one, UTF-8 (a BOM always wins). */
+export type CsvEncoding = 'utf8' | 'utf16le' | 'latin1';
+
+/** What the first bytes of a CSV file tell: its text encoding, BOM length and delimiter. */
+export interface CsvDialect {
+  /** WHATWG label: `utf-8`, `utf-16le`, `utf-16be` or `windows-1252`. */
+  encoding: 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+  bomLength: number;
+  delimiter: string;
+}
+
+const SNIFF_CHUNK = 64 * 1024;
+// A header line longer than this is not a payout sheet; the delimiter is guessed from what was read.
+const SNIFF_LIMIT = 4 * 1024 * 1024;
+const EMPTY_SHEET = 'the sheet is empty: the first row must hold the column headers';
+
+/** `--delimiter` as typed: one character, or `tab` / `\t` for a tab. */
+export function parseDelimiterOption(value: string): string {
+  const delimiter = value === 'tab' || value === '\\t' ? '\t' : value;
+  if ([...delimiter].length !== 1 || /["\r\n]/.test(delimiter)) {
+    throw new UsageError(
+      `--delimiter ${JSON.stringify(value)}: give one character such as , or ; (or "tab"); quotes and line breaks cannot be delimiters`,
+    );
+  }
+  return delimiter;
+}
+
+/** The word for a delimiter in messages. */
+export function delimiterName(delimiter: string): string {
+  return delimiter === '\t' ? 'tab' : `"${delimiter}"`;
+}
+
+/**
+ * Reads the start of a CSV file to learn its encoding (BOM, or `--encoding`) and its delimiter
+ * (issue 2: comma or semicolon detected from the header line, outside quotes; tab too, as Excel's
+ * "Unicode Text" uses it). Throws SheetError for an empty or binary file.
+ */
+export async function sniffCsvDialect(file: string, encodingOption?: CsvEncoding): Promise<CsvDialect> {
+  const handle = await open(file, 'r');
+  try {
+    let head = Buffer.alloc(0);
+    let ended = false;
+    let dialect: Omit<CsvDialect, 'delimiter'> | undefined;
+    for (;;) {
+      const chunk = Buffer.alloc(SNIFF_CHUNK);
+      const { bytesRead } = await handle.read(chunk, 0, SNIFF_CHUNK, head.length);
+      ended = bytesRead < SNIFF_CHUNK;
+      head = Buffer.concat([head, chunk.subarray(0, bytesRead)]);
+      if (dialect === undefined) {
+        if (head.length === 0) throw new SheetError(file, EMPTY_SHEET);
+        dialect = encodingOf(head, encodingOption);
+        if (!dialect.encoding.startsWith('utf-16')) refuseBinary(file, head, encodingOption);
+      }
+      const text = new TextDecoder(dialect.encoding, { ignoreBOM: true }).decode(
+        head.subarray(dialect.bomLength),
+      );
+      const found = delimiterOfHeaderLine(text);
+      if (found.complete || ended || head.length >= SNIFF_LIMIT) {
+        if (!found.hasContent && ended) throw new SheetError(file, EMPTY_SHEET);
+        return { ...dialect, delimiter: found.delimiter };
+      }
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function encodingOf(head: Buffer, option?: CsvEncoding): Omit<CsvDialect, 'delimiter'> {
+  if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return { encoding: 'utf-8', bomLength: 3 };
+  if (head[0] === 0xff && head[1] === 0xfe) return { encoding: 'utf-16le', bomLength: 2 };
+  if (head[0] === 0xfe && head[1] === 0xff) return { encoding: 'utf-16be', bomLength: 2 };
+  if (option === 'utf16le') return { encoding: 'utf-16le', bomLength: 0 };
+  // WHATWG maps the label latin1 onto windows-1252, which is what Excel's "CSV" writes on Windows.
+  if (option === 'latin1') return { encoding: 'windows-1252', bomLength: 0 };
+  return { encoding: 'utf-8', bomLength: 0 };
+}
+
+// NUL bytes never occur in CSV text; they mean a binary file (or UTF-16 without its BOM).
+function refuseBinary(file: string, head: Buffer, option?: CsvEncoding): void {
+  if (head.indexOf(0) === -1) return;
+  const sample = head.subarray(0, 1024);
+  let oddNuls = 0;
+  for (let i = 1; i < sample.length; i += 2) if (sample[i] === 0) oddNuls++;
+  if (option !== 'utf16le' && oddNuls > sample.length / 4) {
+    throw new SheetError(
+      file,
+      'the file looks like UTF-16 text without a byte order mark: save it as "CSV UTF-8 (Comma delimited)", or pass --encoding utf16le',
+    );
+  }
+  throw new SheetError(
+    file,
+    'does not look like a CSV or XLSX file (it holds binary data): save the sheet as "CSV UTF-8 (Comma delimited)" or as an Excel workbook (.xlsx)',
+  );
+}
+
+/**
+ * The delimiter of the first non-blank line: the most frequent of comma, semicolon and tab
+ * outside quotes (ties go to comma, then semicolon). `complete` is false while the line may go on.
+ */
+export function delimiterOfHeaderLine(text: string): {
+  delimiter: string;
+  complete: boolean;
+  hasContent: boolean;
+} {
+  let commas = 0;
+  let semicolons = 0;
+  let tabs = 0;
+  let quoted = false;
+  let hasContent = false;
+  let complete = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 34 /* " */) {
+      quoted = !quoted;
+      hasContent = true;
+    } else if (quoted) {
+    } else if (ch === 10 || ch === 13) {
+      if (hasContent) {
+        complete = true;
+        break;
+      }
+    } else if (ch === 44) commas++;
+    else if (ch === 59) semicolons++;
+    else if (ch === 9) tabs++;
+    else if (ch > 32 && ch !== 0xfeff) hasContent = true;
+  }
+  hasContent ||= commas + semicolons + tabs > 0;
+  const delimiter = commas >= semicolons && commas >= tabs ? ',' : semicolons >= tabs ? ';' : '\t';
+  return { delimiter, complete, hasContent };
+}
+
+/** Turns file chunks into UTF-8 for the parser, refusing bytes that are not text in the encoding. */
+export interface ChunkDecoder {
+  decode(chunk: Buffer): Promise<Buffer>;
+  end(): Promise<void>;
+}
+
+/** The decoder for a dialect: UTF-8 is checked and passed through, others are transcoded. */
+export function chunkDecoder(file: string, dialect: CsvDialect): ChunkDecoder {
+  return dialect.encoding === 'utf-8'
+    ? new Utf8Check(file, dialect.bomLength)
+    : new Transcoder(file, dialect);
+}
+
+// Checks UTF-8 chunk by chunk with the native isUtf8; a character cut by a chunk boundary is
+// carried over to the next chunk. The parser gets the bytes unchanged (it copes with cut characters).
+class Utf8Check implements ChunkDecoder {
+  private carry: Buffer | undefined;
+  private offset = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly start: number,
+  ) {}
+
+  async decode(chunk: Buffer): Promise<Buffer> {
+    const data = this.carry === undefined ? chunk : Buffer.concat([this.carry, chunk]);
+    this.carry = undefined;
+    const tail = incompleteTail(data);
+    const body = tail === 0 ? data : data.subarray(0, data.length - tail);
+    if (!isUtf8(body)) await this.refuse(this.offset + firstInvalidUtf8(body));
+    if (tail > 0) this.carry = Buffer.from(data.subarray(data.length - tail));
+    this.offset += body.length;
+    return chunk;
+  }
+
+  async end(): Promise<void> {
+    if (this.carry !== undefined) await this.refuse(this.offset);
+  }
+
+  private async refuse(offset: number): Promise<never> {
+    const line = await lineAtOffset(this.file, this.start + offset);
+    throw new SheetError(
+      this.file,
+      `line ${line} is not valid UTF-8 text: the file was probably saved as plain "CSV" (Windows/Latin-1). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding latin1`,
+    );
+  }
+}
+
+class Transcoder implements ChunkDecoder {
+  private readonly decoder: TextDecoder;
+  private offset = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly dialect: CsvDialect,
+  ) {
+    this.decoder = new TextDecoder(dialect.encoding, { fatal: true, ignoreBOM: true });
+  }
+
+  async decode(chunk: Buffer): Promise<Buffer> {
+    const text = this.decodeOrRefuse(chunk);
+    this.offset += chunk.length;
+    return Buffer.from(text, 'utf8');
+  }
+
+  async end(): Promise<void> {
+    this.decodeOrRefuse(undefined);
+  }
+
+  private decodeOrRefuse(chunk: Buffer | undefined): string {
+    try {
+      return chunk === undefined ? this.decoder.decode() : this.decoder.decode(chunk, { stream: true });
+    } catch (error) {
+      throw new SheetError(
+        this.file,
+        `the text near byte ${this.dialect.bomLength + this.offset} is not valid ${this.dialect.encoding.toUpperCase()}: save the sheet as "CSV UTF-8 (Comma delimited)"`,
+        { cause: error },
+      );
+    }
+  }
+}
+
+// Bytes at the end of `data` that begin a UTF-8 character the next chunk completes.
+function incompleteTail(data: Buffer): number {
+  const n = data.length;
+  for (let i = 1; i <= 3 && i <= n; i++) {
+    const byte = data[n - i]!;
+    if (byte < 0x80) return 0;
+    if (byte >= 0xc0) {
+      const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2;
+      return length > i ? i : 0;
+    }
+  }
+  return 0;
+}
+
+/** Offset of the first byte that breaks UTF-8 (only called once isUtf8 said no). */
+export function firstInvalidUtf8(data: Uint8Array): number {
+  let i = 0;
+  while (i < data.length) {
+    const byte = data[i]!;
+    if (byte < 0x80) {
+      i++;
+      continue;
+    }
+    let length: number;
+    let min: number;
+    if (byte >= 0xc2 && byte <= 0xdf) [length, min] = [2, 0x80];
+    else if (byte >= 0xe0 && byte <= 0xef) [length, min] = [3, 0x800];
+    else if (byte >= 0xf0 && byte <= 0xf4) [length, min] = [4, 0x10000];
+    else return i;
+    if (i + length > data.length) return i;
+    let codePoint = byte & (0xff >> (length + 1));
+    for (let k = 1; k < length; k++) {
+      const next = data[i + k]!;
+      if ((next & 0xc0) !== 0x80) return i;
+      codePoint = (codePoint << 6) | (next & 0x3f);
+    }
+    if (codePoint < min || codePoint > 0x10ffff || (codePoint >= 0xd800 && codePoint <= 0xdfff)) return i;
+    i += length;
+  }
+  return data.length;
+}
+
+// Only on the error path: count line feeds up to the bad byte, so the message can say where.
+async function lineAtOffset(file: string, offset: number): Promise<number> {
+  let line = 1;
+  if (offset === 0) return line;
+  for await (const chunk of createReadStream(file, { start: 0, end: offset - 1 })) {
+    const bytes = chunk as Buffer;
+    for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) line++;
+  }
+  return line;
+}

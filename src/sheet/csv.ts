@@ -1,0 +1,257 @@
+import { createReadStream } from 'node:fs';
+import { CsvError, Parser } from 'csv-parse';
+import { SheetError } from '../errors.js';
+import {
+  type CsvDialect,
+  type CsvEncoding,
+  chunkDecoder,
+  delimiterName,
+  parseDelimiterOption,
+  sniffCsvDialect,
+} from './csv-dialect.js';
+import { MAX_CELL_CHARS, MAX_COLUMNS, oversizedCell } from './limits.js';
+import { type Cell, EMPTY_CELL, type OpenedSheet, type RawRow } from './types.js';
+
+export type { CsvEncoding } from './csv-dialect.js';
+
+/** Options of `openCsv`: `--delimiter` and `--encoding`. */
+export interface CsvOptions {
+  delimiter?: string;
+  encoding?: CsvEncoding;
+}
+
+// A record this large is almost always an unclosed quote swallowing the rest of the file; stop
+// before it takes the memory. A 10 MB cell (issue 2) still passes and becomes a row problem.
+const MAX_RECORD_BYTES = 32 * 1024 * 1024;
+const READ_CHUNK = 64 * 1024;
+
+const EMPTY_SHEET = 'the sheet is empty: the first row must hold the column headers';
+
+/** The core of csv-parse, without its stream wrapper (STYLE.md: core separate from adapters). */
+interface CsvParserCore {
+  parse(
+    chunk: Buffer | undefined,
+    end: boolean,
+    push: (record: string[]) => void,
+    close: () => void,
+  ): CsvError | undefined;
+}
+
+/**
+ * Opens a CSV sheet and reads its header row; `rows` streams the data rows with the row numbers
+ * a spreadsheet shows (header = row 1, one row per record, blank lines counted but skipped).
+ */
+export async function openCsv(file: string, opts: CsvOptions = {}): Promise<OpenedSheet> {
+  const forced = opts.delimiter === undefined ? undefined : parseDelimiterOption(opts.delimiter);
+  let dialect: CsvDialect;
+  try {
+    dialect = await sniffCsvDialect(file, opts.encoding);
+  } catch (error) {
+    throw asSheetError(file, error, 1);
+  }
+  if (forced !== undefined) dialect = { ...dialect, delimiter: forced };
+
+  const cursor = new RecordCursor(file, recordBatches(file, dialect));
+  let headers: string[] | undefined;
+  try {
+    while (headers === undefined) {
+      const record = await cursor.next();
+      if (record === undefined) throw new SheetError(file, EMPTY_SHEET);
+      if (!isBlank(record)) headers = record;
+    }
+    if (headers.length > MAX_COLUMNS) {
+      throw new SheetError(
+        file,
+        `the header row has ${headers.length} columns; a payout sheet has at most ${MAX_COLUMNS}. Is this the right file, and is ${delimiterName(dialect.delimiter)} its delimiter?`,
+      );
+    }
+  } catch (error) {
+    await cursor.close();
+    throw error;
+  }
+
+  return {
+    path: file,
+    format: 'csv',
+    headers,
+    dialect: { encoding: dialect.encoding, delimiter: dialect.delimiter },
+    rows: cursor.rows(headers, dialect.delimiter),
+    close: () => cursor.close(),
+  };
+}
+
+// Records come in batches, one per chunk of the file, so that a row costs no extra promise.
+async function* recordBatches(file: string, dialect: CsvDialect): AsyncGenerator<string[][]> {
+  const core = (
+    new Parser({
+      delimiter: dialect.delimiter,
+      bom: false,
+      relax_column_count: true,
+      skip_empty_lines: false,
+      max_record_size: MAX_RECORD_BYTES,
+    }) as unknown as { api: CsvParserCore }
+  ).api;
+  let batch: string[][] = [];
+  const push = (record: string[]): void => {
+    batch.push(record);
+  };
+  const close = (): void => {};
+  const decoder = chunkDecoder(file, dialect);
+  const stream = createReadStream(file, { start: dialect.bomLength, highWaterMark: READ_CHUNK });
+  try {
+    for await (const chunk of stream) {
+      const error = core.parse(await decoder.decode(chunk as Buffer), false, push, close);
+      if (batch.length > 0) {
+        yield batch;
+        batch = [];
+      }
+      if (error !== undefined) throw error;
+    }
+    await decoder.end();
+    const error = core.parse(undefined, true, push, close);
+    if (batch.length > 0) yield batch;
+    if (error !== undefined) throw error;
+  } finally {
+    stream.destroy();
+  }
+}
+
+class RecordCursor {
+  private batch: string[][] = [];
+  private position = 0;
+  private done = false;
+  /** Row number of the record last handed out (header = 1). */
+  private rowNumber = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly batches: AsyncGenerator<string[][]>,
+  ) {}
+
+  async next(): Promise<string[] | undefined> {
+    if (this.position >= this.batch.length && !(await this.fill())) return undefined;
+    this.rowNumber++;
+    return this.batch[this.position++];
+  }
+
+  async *rows(headers: readonly string[], delimiter: string): AsyncGenerator<RawRow> {
+    try {
+      for (;;) {
+        const batch = this.batch;
+        while (this.position < batch.length) {
+          const record = batch[this.position++]!;
+          this.rowNumber++;
+          if (!isBlank(record)) yield toRawRow(record, this.rowNumber, headers, delimiter);
+        }
+        if (!(await this.fill())) return;
+      }
+    } finally {
+      await this.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.done = true;
+    this.batch = [];
+    this.position = 0;
+    await this.batches.return(undefined);
+  }
+
+  private async fill(): Promise<boolean> {
+    if (this.done) return false;
+    try {
+      const next = await this.batches.next();
+      if (next.done) {
+        this.done = true;
+        return false;
+      }
+      this.batch = next.value;
+      this.position = 0;
+      return true;
+    } catch (error) {
+      this.done = true;
+      throw asSheetError(this.file, error, this.rowNumber + 1);
+    }
+  }
+}
+
+// A blank line, or one holding only delimiters and spaces: skipped, but its row number counts.
+function isBlank(record: readonly string[]): boolean {
+  for (let i = 0; i < record.length; i++) {
+    const field = record[i]!;
+    if (field !== '' && (field.charCodeAt(0) > 32 || field.trim() !== '')) return false;
+  }
+  return true;
+}
+
+function toRawRow(
+  record: readonly string[],
+  rowNumber: number,
+  headers: readonly string[],
+  delimiter: string,
+): RawRow {
+  const width = headers.length;
+  const fields = record.length;
+  const problems: string[] = [];
+  if (fields !== width) {
+    // Issue 2: a record with the wrong number of fields is an error on its row, not on the file.
+    problems.push(
+      `row has ${fields} field${fields === 1 ? '' : 's'} but the header has ${width}: check this row for a stray ${delimiterName(delimiter)} or a missing quote`,
+    );
+  }
+  const cells: Cell[] = [];
+  for (let i = 0; i < width; i++) {
+    const text = i < fields ? record[i]! : '';
+    if (text === '') {
+      cells.push(EMPTY_CELL);
+      continue;
+    }
+    cells.push({ text, kind: 'string' });
+    if (text.length > MAX_CELL_CHARS) problems.push(oversizedCell(headers, i, text.length));
+  }
+  return { rowNumber, cells, problems };
+}
+
+function asSheetError(file: string, error: unknown, row: number): SheetError {
+  if (error instanceof SheetError) return error;
+  if (error instanceof CsvError) {
+    const line = (error as CsvError & { lines?: number }).lines;
+    const where = `row ${row}${line === undefined ? '' : ` (line ${line})`}`;
+    switch (error.code) {
+      case 'CSV_QUOTE_NOT_CLOSED':
+        return new SheetError(
+          file,
+          `a quoted cell that starts in row ${row} is never closed, so the rest of the file would be one cell: check the quotes (") in that row`,
+          { cause: error },
+        );
+      case 'INVALID_OPENING_QUOTE':
+        return new SheetError(
+          file,
+          `${where}: a quote (") appears inside a cell that does not start with one; put the whole cell in quotes and double the quote (""), or remove it`,
+          { cause: error },
+        );
+      case 'CSV_INVALID_CLOSING_QUOTE':
+        return new SheetError(
+          file,
+          `${where}: a quoted cell is followed by more text before the next delimiter; put the whole cell in quotes and double any quote inside it ("")`,
+          { cause: error },
+        );
+      case 'CSV_MAX_RECORD_SIZE':
+        return new SheetError(
+          file,
+          `${where} is larger than ${MAX_RECORD_BYTES / 1024 / 1024} MB: a quote (") in it is probably never closed; check the quotes in that row`,
+          { cause: error },
+        );
+      default:
+        return new SheetError(file, `${where}: ${error.message}`, { cause: error });
+    }
+  }
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT') return new SheetError(file, 'file not found', { cause: error });
+  if (code === 'EISDIR') return new SheetError(file, 'is a directory, not a sheet file', { cause: error });
+  if (code === 'EACCES' || code === 'EPERM')
+    return new SheetError(file, 'cannot be read: permission denied', { cause: error });
+  return new SheetError(file, `cannot be read as CSV: ${(error as Error)?.message ?? String(error)}`, {
+    cause: error,
+  });
+}

@@ -1,0 +1,298 @@
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import { type Stringifier, stringify } from 'csv-stringify';
+import ExcelJS from 'exceljs';
+import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../rows/columns.js';
+import { AtomicFile } from './atomic-file.js';
+import { canonicalColumnOf, isResultHeader } from './headers.js';
+import { MAX_CELL_CHARS } from './limits.js';
+import type { Cell, SheetFormat } from './types.js';
+
+/** The columns appended to every input column (PRODUCT.md "The results file"). */
+export const RESULT_COLUMNS = [
+  'result.row',
+  'result.status',
+  'result.errors',
+  'result.beneficiaryId',
+  'result.recipientId',
+  'result.simulationId',
+  'result.transactionId',
+] as const;
+
+/** One row of the results file. */
+export interface ResultRecord {
+  /** The input cells, in input order (as the reader gave them). */
+  cells: readonly Cell[];
+  rowNumber: number;
+  status: string;
+  /** Every message of the row; joined with "; " in `result.errors`. */
+  errors: readonly string[];
+  beneficiaryId?: string;
+  recipientId?: string;
+  simulationId?: string;
+  transactionId?: string;
+  /** Input column indexes whose cells the row's messages are about (marked in XLSX). */
+  errorColumns: readonly number[];
+}
+
+/** Writes a results file atomically: nothing appears at `path` before `commit()`. */
+export interface ResultsWriter {
+  readonly path: string;
+  /** Adds a row; returns a promise when the caller should wait (backpressure). */
+  write(row: ResultRecord): Promise<void> | void;
+  /** Flushes, syncs and renames the temporary file onto `path`. */
+  commit(): Promise<void>;
+  /** Removes the temporary file; `path` keeps whatever it held before. */
+  abort(): Promise<void>;
+}
+
+/** What `openResultsWriter` needs: the target, its format and the input's header row. */
+export interface ResultsWriterOptions {
+  path: string;
+  format: SheetFormat;
+  /** The header row of the input, as the reader gave it. */
+  inputHeaders: readonly string[];
+  /** CSV only: the input's delimiter (default comma). */
+  delimiter?: string;
+  /** CSV only: start with a UTF-8 BOM so Excel reads the text right (default true). */
+  bom?: boolean;
+  /** XLSX only: input columns to format as text; default, the identifier columns by header. */
+  textColumns?: readonly number[];
+}
+
+/** Statuses whose rows are marked in an XLSX results file (PRODUCT.md "Row statuses"). */
+export const MARKED_STATUSES: ReadonlySet<string> = new Set(['invalid', 'failed', 'unknown']);
+
+/** Opens a results writer in the format of the input (CSV gives CSV, XLSX gives XLSX). */
+export async function openResultsWriter(opts: ResultsWriterOptions): Promise<ResultsWriter> {
+  const layout = resultsLayout(opts.inputHeaders);
+  const file = await AtomicFile.create(opts.path);
+  return opts.format === 'xlsx'
+    ? new XlsxResultsWriter(file, layout, opts)
+    : new CsvResultsWriter(file, layout, opts);
+}
+
+/** Where each column of the results file comes from. */
+export interface ResultsLayout {
+  headers: string[];
+  /** Input column indexes copied to the output, in order (`result.*` input columns dropped). */
+  kept: number[];
+  /** Output position of each input column, -1 when dropped. */
+  outputOf: number[];
+}
+
+/** Input columns in order without the old `result.*` ones, then the fresh result columns. */
+export function resultsLayout(inputHeaders: readonly string[]): ResultsLayout {
+  const kept: number[] = [];
+  const outputOf: number[] = [];
+  inputHeaders.forEach((header, i) => {
+    outputOf.push(isResultHeader(header) ? -1 : kept.length);
+    if (!isResultHeader(header)) kept.push(i);
+  });
+  return { headers: [...kept.map((i) => inputHeaders[i]!), ...RESULT_COLUMNS], kept, outputOf };
+}
+
+/**
+ * A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first, or the
+ * full-width forms Apple Numbers turns into them) gets a leading `'` (PRODUCT.md "Cells that a
+ * spreadsheet would run as a formula are neutralised", OWASP "CSV Injection"); plain numbers such
+ * as `-12.50` stay as they are.
+ */
+export function neutraliseFormula(text: string): string {
+  const first = text.charCodeAt(0);
+  if (!FORMULA_STARTS.has(first)) return text;
+  if ((first === 43 || first === 45) && PLAIN_NUMBER.test(text)) return text;
+  return `'${text}`;
+}
+
+// = + - @ TAB CR, and full-width ＝ ＋ － ＠.
+const FORMULA_STARTS: ReadonlySet<number> = new Set([61, 43, 45, 64, 9, 13, 0xff1d, 0xff0b, 0xff0d, 0xff20]);
+const PLAIN_NUMBER = /^[+-](?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+function resultValues(row: ResultRecord): string[] {
+  return [
+    String(row.rowNumber),
+    row.status,
+    row.errors.join('; '),
+    row.beneficiaryId ?? '',
+    row.recipientId ?? '',
+    row.simulationId ?? '',
+    row.transactionId ?? '',
+  ];
+}
+
+class CsvResultsWriter implements ResultsWriter {
+  readonly path: string;
+  private readonly stringifier: Stringifier;
+  private readonly failed: Promise<never>;
+
+  constructor(
+    private readonly file: AtomicFile,
+    private readonly layout: ResultsLayout,
+    opts: ResultsWriterOptions,
+  ) {
+    this.path = opts.path;
+    this.stringifier = stringify({
+      delimiter: opts.delimiter ?? ',',
+      bom: opts.bom ?? true,
+      record_delimiter: '\n',
+    });
+    this.failed = Promise.race([
+      file.failed,
+      once(this.stringifier, 'error').then(([error]) => Promise.reject(error as Error)),
+    ]);
+    this.failed.catch(() => {});
+    this.stringifier.pipe(file.stream as Writable);
+    this.stringifier.write(layout.headers.map(neutraliseFormula));
+  }
+
+  write(row: ResultRecord): Promise<void> | void {
+    const failure = this.file.failure;
+    if (failure) throw failure;
+    const record: string[] = [];
+    const { kept } = this.layout;
+    for (let i = 0; i < kept.length; i++) record.push(neutraliseFormula(row.cells[kept[i]!]?.text ?? ''));
+    for (const value of resultValues(row)) record.push(neutraliseFormula(value));
+    if (!this.stringifier.write(record)) {
+      return Promise.race([once(this.stringifier, 'drain').then(() => {}), this.failed]);
+    }
+  }
+
+  async commit(): Promise<void> {
+    try {
+      const ended = once(this.stringifier, 'end');
+      this.stringifier.end();
+      await Promise.race([ended, this.failed]);
+    } catch (error) {
+      await this.file.abort();
+      throw this.file.failure ?? error;
+    }
+    await this.file.commit();
+  }
+
+  async abort(): Promise<void> {
+    this.stringifier.unpipe();
+    this.stringifier.destroy();
+    await this.file.abort();
+  }
+}
+
+// Excel's "Light red fill" of conditional formatting.
+const MARK_FILL: ExcelJS.Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFFFC7CE' } };
+const HEADER_STYLE: Partial<ExcelJS.Style> = { font: { bold: true } };
+// Identifier columns keep leading zeros only as text (PRODUCT.md "Spreadsheet damage"); the
+// reference and postal codes too.
+const TEXT_COLUMNS: ReadonlySet<CanonicalColumn> = new Set<CanonicalColumn>([
+  ...IDENTIFIER_COLUMNS,
+  'reference',
+  'recipientAddress.postalCode',
+  'bankAddress.postalCode',
+]);
+const TEXT_RESULT_COLUMNS: ReadonlySet<string> = new Set(RESULT_COLUMNS.filter((c) => c !== 'result.row'));
+
+class XlsxResultsWriter implements ResultsWriter {
+  readonly path: string;
+  private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter;
+  private readonly sheet: ExcelJS.Worksheet;
+  // One style object per column and state, shared by all its cells: exceljs caches the style
+  // id of an object it has seen, so shared objects keep styling off the per-cell cost.
+  private readonly plainStyles: Partial<ExcelJS.Style>[];
+  private readonly markedStyles: Partial<ExcelJS.Style>[];
+
+  constructor(
+    private readonly file: AtomicFile,
+    private readonly layout: ResultsLayout,
+    opts: ResultsWriterOptions,
+  ) {
+    this.path = opts.path;
+    this.workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+      stream: file.stream,
+      useStyles: true,
+      // Shared strings would keep every distinct text in memory until the end; inline strings
+      // keep memory flat on any number of rows.
+      useSharedStrings: false,
+    });
+    this.sheet = this.workbook.addWorksheet('Results', { views: [{ state: 'frozen', ySplit: 1 }] });
+    const textInputs = new Set(
+      opts.textColumns ??
+        opts.inputHeaders.flatMap((header, i) => {
+          const column = canonicalColumnOf(header);
+          return column !== undefined && TEXT_COLUMNS.has(column) ? [i] : [];
+        }),
+    );
+    const headers = layout.headers;
+    const isText = headers.map((header, out) => {
+      const input = layout.kept[out];
+      return input === undefined ? TEXT_RESULT_COLUMNS.has(header) : textInputs.has(input);
+    });
+    this.plainStyles = isText.map((text) => (text ? { numFmt: '@' } : {}));
+    this.markedStyles = isText.map((text) => (text ? { numFmt: '@', fill: MARK_FILL } : { fill: MARK_FILL }));
+    this.sheet.columns = headers.map((header, out) => ({
+      width: Math.min(60, Math.max(10, header.length + 2)),
+      style: { ...this.plainStyles[out] },
+    }));
+    this.sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: 1, column: headers.length } };
+    const headerRow = this.sheet.addRow(headers.map(neutraliseFormula));
+    headerRow.eachCell((cell) => {
+      cell.style = HEADER_STYLE;
+    });
+    headerRow.commit();
+  }
+
+  write(row: ResultRecord): Promise<void> | void {
+    const failure = this.file.failure;
+    if (failure) throw failure;
+    const { kept, outputOf } = this.layout;
+    const values: (string | number | undefined)[] = [];
+    for (let i = 0; i < kept.length; i++) values.push(xlsxValue(row.cells[kept[i]!]));
+    const results = resultValues(row);
+    values.push(row.rowNumber);
+    for (let i = 1; i < results.length; i++)
+      values.push(results[i] === '' ? undefined : neutraliseFormula(results[i]!));
+    const added = this.sheet.addRow(values);
+    const plain = this.plainStyles;
+    added.eachCell((cell, column) => {
+      cell.style = plain[column - 1]!;
+    });
+    if (MARKED_STATUSES.has(row.status)) {
+      const marked = this.markedStyles;
+      const status = kept.length + 1;
+      added.getCell(status + 1).style = marked[status]!;
+      for (const input of row.errorColumns) {
+        const out = outputOf[input];
+        if (out !== undefined && out >= 0) added.getCell(out + 1).style = marked[out]!;
+      }
+    }
+    added.commit();
+    const stream = this.file.stream;
+    if (stream.writableNeedDrain) {
+      return Promise.race([once(stream, 'drain').then(() => {}), this.file.failed]);
+    }
+  }
+
+  async commit(): Promise<void> {
+    try {
+      this.sheet.commit();
+      await Promise.race([this.workbook.commit(), this.file.failed]);
+    } catch (error) {
+      await this.file.abort();
+      throw this.file.failure ?? error;
+    }
+    await this.file.commit();
+  }
+
+  async abort(): Promise<void> {
+    await this.file.abort();
+  }
+}
+
+// Numbers stay numbers; everything else is text, neutralised and within Excel's cell limit.
+function xlsxValue(cell: Cell | undefined): string | number | undefined {
+  if (cell === undefined || cell.kind === 'empty') return undefined;
+  if (cell.kind === 'number') {
+    const number = Number(cell.text);
+    if (Number.isFinite(number)) return number;
+  }
+  const text = neutraliseFormula(cell.text);
+  return text.length > MAX_CELL_CHARS ? text.slice(0, MAX_CELL_CHARS) : text;
+}

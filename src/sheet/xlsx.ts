@@ -1,0 +1,507 @@
+import type { Readable } from 'node:stream';
+import { SheetError } from '../errors.js';
+import { columnLabel } from './headers.js';
+import { MAX_CELL_CHARS, MAX_COLUMNS, oversizedCell } from './limits.js';
+import { type Cell, EMPTY_CELL, type OpenedSheet, type RawRow } from './types.js';
+import {
+  decodeOoxmlEscapes,
+  findWorkbookPart,
+  readDateStyles,
+  readSharedStrings,
+  readWorkbook,
+  type WorkbookSheet,
+  xmlParser,
+} from './xlsx-parts.js';
+import { openZip, type ZipArchive, type ZipEntry } from './zip.js';
+
+/** Options of `openXlsx`: `--sheet NAME`. */
+export interface XlsxOptions {
+  sheetName?: string;
+}
+
+const DAMAGED = 'open it in Excel (or LibreOffice) and save it again as .xlsx';
+
+/**
+ * Opens an XLSX sheet and reads its header row (the first non-empty row); `rows` streams the data
+ * rows with the worksheet's row numbers, empty rows skipped. The zip is read by its central
+ * directory, so shared strings are loaded before the worksheet whatever the part order, and no
+ * temporary file is ever written (issue 2).
+ */
+export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<OpenedSheet> {
+  let zip: ZipArchive;
+  try {
+    zip = await openZip(file);
+  } catch (error) {
+    const message = `is not a readable XLSX workbook: it is damaged, truncated or not a zip file; ${DAMAGED}`;
+    throw new SheetError(file, message, { cause: error });
+  }
+  const { sheet, entry, context } = await readWorkbookParts(file, zip, opts.sheetName);
+  const reader = new WorksheetReader(file, entry, context);
+  let headers: string[] | undefined;
+  try {
+    headers = await reader.readHeader();
+  } catch (error) {
+    await reader.close();
+    throw error;
+  }
+  if (headers === undefined) {
+    const message = `the sheet is empty: the first row of worksheet "${sheet.name}" must hold the column headers`;
+    throw new SheetError(file, message);
+  }
+  return {
+    path: file,
+    format: 'xlsx',
+    headers,
+    dialect: { worksheet: sheet.name },
+    rows: reader.rows(),
+    close: () => reader.close(),
+  };
+}
+
+interface SheetContext {
+  sharedStrings: string[];
+  dateStyles: boolean[];
+  date1904: boolean;
+  partPath: string;
+}
+
+async function readWorkbookParts(
+  file: string,
+  zip: ZipArchive,
+  sheetName: string | undefined,
+): Promise<{ sheet: WorkbookSheet; entry: ZipEntry; context: SheetContext }> {
+  const workbookPath = await damagedIfThrows(file, 'the workbook', () => findWorkbookPart(zip));
+  if (workbookPath === undefined) {
+    throw new SheetError(
+      file,
+      'is a zip archive but not an Excel workbook (it has no xl/workbook.xml); save the sheet as .xlsx or CSV UTF-8',
+    );
+  }
+  const workbook = await damagedIfThrows(file, workbookPath, () => readWorkbook(zip, workbookPath));
+  const sheet = chooseSheet(file, workbook.sheets, sheetName);
+  const entry = sheet.partPath === undefined ? undefined : zip.entry(sheet.partPath);
+  if (entry === undefined) {
+    throw new SheetError(
+      file,
+      `the workbook is damaged: the part of worksheet "${sheet.name}" is missing; ${DAMAGED}`,
+    );
+  }
+  const sharedStrings = await damagedIfThrows(file, workbook.sharedStringsPath, () =>
+    readSharedStrings(zip, workbook.sharedStringsPath),
+  );
+  const dateStyles = await damagedIfThrows(file, workbook.stylesPath, () =>
+    readDateStyles(zip, workbook.stylesPath),
+  );
+  return {
+    sheet,
+    entry,
+    context: { sharedStrings, dateStyles, date1904: workbook.date1904, partPath: entry.path },
+  };
+}
+
+// `--sheet NAME`, else the first visible worksheet in the workbook's own order (not the zip's).
+function chooseSheet(file: string, sheets: WorkbookSheet[], sheetName: string | undefined): WorkbookSheet {
+  const worksheets = sheets.filter((s) => s.partPath !== undefined);
+  if (worksheets.length === 0) throw new SheetError(file, 'the workbook has no worksheets');
+  if (sheetName === undefined) return worksheets.find((s) => s.state === 'visible') ?? worksheets[0]!;
+  const wanted = sheetName.trim().toLowerCase();
+  const found =
+    sheets.find((s) => s.name === sheetName) ?? sheets.find((s) => s.name.trim().toLowerCase() === wanted);
+  if (found === undefined) {
+    throw new SheetError(
+      file,
+      `the workbook has no sheet named "${sheetName}"; its sheets are ${sheets.map((s) => `"${s.name}"`).join(', ')}`,
+    );
+  }
+  if (found.partPath === undefined)
+    throw new SheetError(file, `the sheet "${found.name}" is a chart, not a worksheet`);
+  return found;
+}
+
+async function damagedIfThrows<T>(
+  file: string,
+  part: string | undefined,
+  read: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw damaged(file, part, error);
+  }
+}
+
+function damaged(file: string, part: string | undefined, error: unknown): SheetError {
+  if (error instanceof SheetError) return error;
+  const reason = (error as Error)?.message?.split('\n')[0] ?? String(error);
+  return new SheetError(file, `the workbook is damaged (${part ?? 'zip'}: ${reason}); ${DAMAGED}`, {
+    cause: error,
+  });
+}
+
+const TRUE_CELL: Cell = Object.freeze({ text: 'true', kind: 'boolean' }) as Cell;
+const FALSE_CELL: Cell = Object.freeze({ text: 'false', kind: 'boolean' }) as Cell;
+
+// Error values a cell can hold (ECMA-376 18.17.3 and newer Excel).
+const ERROR_VALUES = new Set([
+  '#NULL!',
+  '#DIV/0!',
+  '#VALUE!',
+  '#REF!',
+  '#NAME?',
+  '#NUM!',
+  '#N/A',
+  '#GETTING_DATA',
+  '#SPILL!',
+  '#CALC!',
+  '#FIELD!',
+  '#BLOCKED!',
+  '#CONNECT!',
+  '#BUSY!',
+  '#UNKNOWN!',
+]);
+
+/**
+ * Reads worksheet XML with a SAX parser and builds RawRows directly: no object per event and
+ * none per empty cell. Rows are produced in batches, one per chunk of the part.
+ */
+class WorksheetReader {
+  private readonly stream: Readable;
+  private readonly iterator: AsyncIterator<unknown>;
+  private readonly parser: ReturnType<typeof xmlParser>;
+  private readonly decoder = new TextDecoder('utf-8');
+  private batch: RawRow[] = [];
+  private ended = false;
+  private closed = false;
+
+  // The header, once read; until then rows are collected without a known width.
+  private headers: string[] | undefined;
+  private width = 0;
+
+  // Where the parser is.
+  private inSheetData = false;
+  private rowNumber = 0;
+  private rowCells: Cell[] = [];
+  private headerCells: (Cell | undefined)[] = [];
+  private rowProblems: string[] | undefined;
+  private rowHasValue = false;
+  private nextColumn = 0;
+  private column = 0;
+  private cellType = 'n';
+  private cellStyle = 0;
+  private hasFormula = false;
+  private hasValue = false;
+  private inInline = false;
+  private inPhonetic = false;
+  private capturing = false;
+  private value = '';
+
+  constructor(
+    private readonly file: string,
+    entry: ZipEntry,
+    private readonly context: SheetContext,
+  ) {
+    this.stream = entry.stream();
+    this.iterator = this.stream[Symbol.asyncIterator]();
+    this.parser = xmlParser({
+      open: (name, attributes) => this.openTag(name, attributes),
+      text: (text) => {
+        if (this.capturing) this.value += text;
+      },
+      close: (name) => this.closeTag(name),
+    });
+  }
+
+  /** Reads up to the first non-empty row and returns its texts (trailing blanks dropped). */
+  async readHeader(): Promise<string[] | undefined> {
+    while (this.headers === undefined && (await this.pump()));
+    return this.headers;
+  }
+
+  async *rows(): AsyncGenerator<RawRow> {
+    try {
+      for (;;) {
+        const batch = this.batch;
+        this.batch = [];
+        for (const row of batch) yield row;
+        if (!(await this.pump())) {
+          for (const row of this.batch) yield row;
+          return;
+        }
+      }
+    } finally {
+      await this.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stream.destroy();
+  }
+
+  // Feeds one chunk to the parser; false when the part (or its sheetData) has ended.
+  private async pump(): Promise<boolean> {
+    if (this.ended || this.closed) return false;
+    try {
+      const next = await this.iterator.next();
+      if (next.done) {
+        this.parser.write(this.decoder.decode());
+        this.parser.close();
+        this.ended = true;
+      } else {
+        this.parser.write(this.decoder.decode(next.value as Buffer, { stream: true }));
+      }
+    } catch (error) {
+      this.ended = true;
+      await this.close();
+      throw damaged(this.file, this.context.partPath, error);
+    }
+    if (this.ended) await this.close();
+    return !this.ended;
+  }
+
+  private openTag(name: string, a: Record<string, string>): void {
+    switch (name) {
+      case 'c': {
+        const ref = a['r'];
+        this.column = ref === undefined ? this.nextColumn : columnIndexOf(ref);
+        this.nextColumn = this.column + 1;
+        this.cellType = a['t'] ?? 'n';
+        const style = a['s'];
+        this.cellStyle = style === undefined ? 0 : Number(style);
+        this.hasFormula = false;
+        this.hasValue = false;
+        this.value = '';
+        return;
+      }
+      case 'v':
+        this.hasValue = true;
+        this.capturing = true;
+        return;
+      case 'f':
+        this.hasFormula = true;
+        return;
+      case 'row': {
+        const r = a['r'];
+        this.rowNumber = r === undefined ? this.rowNumber + 1 : Number(r);
+        this.nextColumn = 0;
+        this.rowProblems = undefined;
+        this.rowHasValue = false;
+        if (this.headers === undefined) this.headerCells = [];
+        else this.rowCells = new Array<Cell>(this.width).fill(EMPTY_CELL);
+        return;
+      }
+      case 'is':
+        this.inInline = true;
+        this.hasValue = true;
+        return;
+      case 't':
+        this.capturing = this.inInline && !this.inPhonetic;
+        return;
+      case 'rPh':
+        this.inPhonetic = true;
+        return;
+      case 'sheetData':
+        this.inSheetData = true;
+        return;
+    }
+  }
+
+  private closeTag(name: string): void {
+    switch (name) {
+      case 'c':
+        if (this.inSheetData) this.finishCell();
+        return;
+      case 'v':
+      case 't':
+        this.capturing = false;
+        return;
+      case 'row':
+        if (this.inSheetData) this.finishRow();
+        return;
+      case 'is':
+        this.inInline = false;
+        this.cellType = 'inlineStr';
+        return;
+      case 'rPh':
+        this.inPhonetic = false;
+        return;
+      case 'sheetData':
+        // Nothing after sheetData holds cell values (merged ranges, hyperlinks, print settings).
+        this.inSheetData = false;
+        this.ended = true;
+        return;
+    }
+  }
+
+  private finishCell(): void {
+    const cell = this.cellValue();
+    if (cell === EMPTY_CELL) return;
+    const column = this.column;
+    const blank = cell.kind === 'empty' || (cell.text.charCodeAt(0) <= 32 && cell.text.trim() === '');
+    if (this.headers === undefined) {
+      if (!blank) this.rowHasValue = true;
+      this.headerCells[column] = cell;
+      return;
+    }
+    if (column >= this.width) {
+      if (blank) return;
+      this.rowHasValue = true;
+      this.problem(
+        `cell ${cellRef(column, this.rowNumber)} holds ${JSON.stringify(truncate(cell.text))} but its column has no header: add a header or clear the cell`,
+      );
+      return;
+    }
+    if (!blank) this.rowHasValue = true;
+    this.rowCells[column] = cell;
+    if (cell.text.length > MAX_CELL_CHARS)
+      this.problem(oversizedCell(this.headers, column, cell.text.length));
+  }
+
+  private finishRow(): void {
+    if (!this.rowHasValue) return;
+    if (this.headers === undefined) {
+      this.setHeaders();
+      return;
+    }
+    this.batch.push({ rowNumber: this.rowNumber, cells: this.rowCells, problems: this.rowProblems ?? [] });
+  }
+
+  private setHeaders(): void {
+    const cells = this.headerCells;
+    let width = cells.length;
+    while (width > 0 && (cells[width - 1] === undefined || cells[width - 1]!.text.trim() === '')) width--;
+    if (width > MAX_COLUMNS) {
+      throw new SheetError(
+        this.file,
+        `the header row (row ${this.rowNumber}) has ${width} columns; a payout sheet has at most ${MAX_COLUMNS}. Is this the right file?`,
+      );
+    }
+    const headers: string[] = [];
+    for (let i = 0; i < width; i++) headers.push(cells[i]?.text ?? '');
+    this.headers = headers;
+    this.width = width;
+    this.headerCells = [];
+  }
+
+  // The Cell of the current <c>, from its type, style and captured value (ECMA-376 18.3.1.4).
+  private cellValue(): Cell {
+    const raw = this.value;
+    let cell: Cell;
+    if (this.cellType === 'inlineStr') {
+      cell = raw === '' ? EMPTY_CELL : { text: decodeOoxmlEscapes(raw), kind: 'string' };
+    } else if (!this.hasValue || (raw === '' && this.cellType !== 'str')) {
+      if (!this.hasFormula) return EMPTY_CELL;
+      this.problemInCell(
+        'holds a formula with no saved result; open the file in Excel and save it again, or paste the values',
+      );
+      return { text: '', kind: 'empty', formula: true };
+    } else {
+      switch (this.cellType) {
+        case 's': {
+          const text = this.context.sharedStrings[Number(raw)];
+          if (text === undefined) {
+            this.problemInCell(
+              `refers to shared string ${raw}, which the workbook does not have; ${DAMAGED}`,
+            );
+            return EMPTY_CELL;
+          }
+          cell = text === '' ? EMPTY_CELL : { text, kind: 'string' };
+          break;
+        }
+        case 'str':
+          cell = raw === '' ? EMPTY_CELL : { text: decodeOoxmlEscapes(raw), kind: 'string' };
+          break;
+        case 'b':
+          cell = raw === '1' || raw === 'true' ? TRUE_CELL : FALSE_CELL;
+          break;
+        case 'e':
+          cell = { text: raw, kind: 'string' };
+          this.problemInCell(`holds the error value ${raw}; correct the formula or type the value`);
+          break;
+        case 'd':
+          cell = { text: isoOfDateText(raw), kind: 'date' };
+          break;
+        default:
+          cell = this.numberCell(raw);
+      }
+    }
+    if (this.hasFormula)
+      return cell === EMPTY_CELL ? { text: '', kind: 'empty', formula: true } : { ...cell, formula: true };
+    if (cell.kind === 'string' && cell.text.charCodeAt(0) === 35 /* # */ && ERROR_VALUES.has(cell.text)) {
+      this.problemInCell(`holds the error value ${cell.text}; correct it or type the value`);
+    }
+    return cell;
+  }
+
+  private numberCell(raw: string): Cell {
+    const number = Number(raw);
+    if (!Number.isFinite(number)) return { text: raw, kind: 'string' };
+    if (this.context.dateStyles[this.cellStyle] === true) {
+      const iso = isoOfSerial(number, this.context.date1904);
+      if (iso !== undefined) return { text: iso, kind: 'date' };
+    }
+    return { text: String(number), kind: 'number' };
+  }
+
+  private problemInCell(what: string): void {
+    if (this.headers === undefined) return;
+    const label = this.column < this.width ? ` (${columnLabel(this.headers, this.column)})` : '';
+    this.problem(`cell ${cellRef(this.column, this.rowNumber)}${label} ${what}`);
+  }
+
+  private problem(message: string): void {
+    if (this.rowProblems === undefined) this.rowProblems = [message];
+    else this.rowProblems.push(message);
+  }
+}
+
+/** Zero-based column of a cell reference: `C5` → 2, `AA1` → 26. */
+export function columnIndexOf(ref: string): number {
+  let column = 0;
+  for (let i = 0; i < ref.length; i++) {
+    const code = ref.charCodeAt(i);
+    if (code >= 65 && code <= 90) column = column * 26 + (code - 64);
+    else if (code >= 97 && code <= 122) column = column * 26 + (code - 96);
+    else break;
+  }
+  return column - 1;
+}
+
+/** Column letters of a zero-based index: 0 → `A`, 26 → `AA`. */
+export function columnLetters(index: number): string {
+  let letters = '';
+  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26))
+    letters = String.fromCharCode(65 + ((n - 1) % 26)) + letters;
+  return letters;
+}
+
+function cellRef(column: number, row: number): string {
+  return `${columnLetters(column)}${row}`;
+}
+
+function truncate(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}...` : text;
+}
+
+const DAY_MS = 86_400_000;
+const EPOCH_1900 = Date.UTC(1899, 11, 30);
+const EPOCH_1904 = Date.UTC(1904, 0, 1);
+
+/** ISO text of an Excel date serial: `YYYY-MM-DD`, with `THH:MM:SS` when it has a time. */
+export function isoOfSerial(serial: number, date1904: boolean): string | undefined {
+  // Excel counts 1900-02-29, which never was: serials before it are one day off (1900 system).
+  const epoch = date1904 ? EPOCH_1904 : serial < 60 ? EPOCH_1900 + DAY_MS : EPOCH_1900;
+  const ms = epoch + Math.round(serial * 86_400) * 1000;
+  const date = new Date(ms);
+  if (Number.isNaN(date.getTime())) return undefined;
+  const iso = date.toISOString();
+  return iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso.slice(0, 19);
+}
+
+// `t="d"` cells hold ISO 8601 text already; keep the date alone when there is no time.
+function isoOfDateText(text: string): string {
+  const match = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}:\d{2})(?:\.\d+)?Z?)?$/.exec(text);
+  if (!match) return text;
+  return match[2] === undefined || match[2] === '00:00:00' ? match[1]! : `${match[1]}T${match[2]}`;
+}
