@@ -24,12 +24,14 @@ export class BatchDigest {
 }
 
 function digestLine(row: PayoutRow): string {
+  // The requests themselves rather than their dedupe keys: the same content, without hashing
+  // twice per row (the whole line is hashed into the digest anyway).
   const beneficiary =
     row.beneficiary.kind === 'existing'
       ? `id:${row.beneficiary.id}`
       : row.beneficiary.kind === 'new'
-        ? `new:${row.beneficiary.key}`
+        ? row.beneficiary.request
         : row.beneficiary.kind;
-  const recipient = row.recipient.kind === 'existing' ? `id:${row.recipient.id}` : `new:${row.recipient.key}`;
+  const recipient = row.recipient.kind === 'existing' ? `id:${row.recipient.id}` : row.recipient.request;
   return `${JSON.stringify([row.reference, row.amount?.text, row.currency, row.rail, beneficiary, recipient])}\n`;
 }

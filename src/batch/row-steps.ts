@@ -115,6 +115,18 @@ export class RowSteps {
         ...ids,
       };
     }
+    if (outcome === 'failed' && ids.transactionId !== undefined) {
+      // The transaction exists and failed (the bank refused it). Its Idempotency-Key would only
+      // replay the original answer, which would make the row look submitted: it stays failed.
+      return {
+        status: 'failed',
+        errors: [
+          row.outcome?.error ?? 'the transaction failed',
+          `transaction ${ids.transactionId} failed in an earlier run of this batch and is not sent again; to pay it, fix the recipient and add the payout under a new reference`,
+        ],
+        ...ids,
+      };
+    }
     if (outcome === 'failed') return undefined; // refused before: nothing was paid, so try again
     if (this.options.retryUnknown) return undefined;
     return {

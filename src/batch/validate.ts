@@ -61,7 +61,7 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
       tally(summary, row, status);
       if (status === 'valid') digest.add(row.payout);
       else if (invalidSamples.length < sampleSize) invalidSamples.push(sampleOf(row));
-      await writer.write({
+      const pending = writer.write({
         cells: row.raw.cells,
         rowNumber: row.raw.rowNumber,
         status,
@@ -70,6 +70,8 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
         beneficiaryId: row.payout.beneficiary.kind === 'existing' ? row.payout.beneficiary.id : undefined,
         recipientId: row.payout.recipient.kind === 'existing' ? row.payout.recipient.id : undefined,
       });
+      // write() returns a promise only when the output stream asks us to wait (backpressure).
+      if (pending) await pending;
       options.onProgress?.(summary.rows);
     }
     await writer.commit();

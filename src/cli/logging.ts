@@ -33,9 +33,12 @@ const SECRET_KEYS = [
   'credentials',
 ];
 
-/** Masks runs of 8 or more digits (account, CLABE, document numbers) but their last 4. */
+/**
+ * Masks runs of 8 or more digits (account, CLABE, document numbers) but their last 4. Runs
+ * that touch hex letters or hyphens are parts of ids (UUIDs), not account numbers.
+ */
 export function maskAccountNumbers(text: string): string {
-  return text.replace(/\d{8,}/g, (digits) => `${'*'.repeat(digits.length - 4)}${digits.slice(-4)}`);
+  return text.replace(/(?<![0-9A-Fa-f-])\d{8,}(?![0-9A-Fa-f-])/g, (digits) => `${'*'.repeat(digits.length - 4)}${digits.slice(-4)}`);
 }
 
 function scrub(value: unknown, depth = 0): unknown {

@@ -6,12 +6,8 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { parseExpectTotals } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
-import { connectionFromArgs, connectionOptions } from './connection.js';
 import { type CliIo, println, processIo } from './io.js';
-import { runCommand } from './run.js';
-import { sandboxCommand, sandboxFlags } from './sandbox.js';
-import { templateCommand } from './template.js';
-import { validateCommand } from './validate.js';
+import { sandboxFlags } from './sandbox-flags.js';
 
 /** Exit code for a bug in payouts itself (BSD EX_SOFTWARE); never used for bad input. */
 const EXIT_INTERNAL = 70;
@@ -95,6 +91,14 @@ function resolveFrom(cwd: string, file: string): string {
  */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   let exitCode = 0;
+  const setExit = (code: number) => {
+    exitCode = code;
+  };
+  // Commands load their modules when they run (validate need not load the HTTP client, the
+  // sandbox or exceljs). Builders run synchronously, so what a builder needs is loaded first.
+  const command = argv.find((a) => !a.startsWith('-'));
+  const connection = command === 'run' ? await import('./connection.js') : undefined;
+  const webhooks = command === 'webhooks' ? await import('./webhooks.js') : undefined;
   const parser = yargs(argv)
     .scriptName('payouts')
     .usage('$0 <command> [options]\n\nValidate and pay CSV/XLSX payout sheets.')
@@ -103,6 +107,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       'dry run: read, map and pre-validate every row (no network); write the results file',
       (y) => sheetOptions(y),
       async (args) => {
+        const { validateCommand } = await import('./validate.js');
         exitCode = await validateCommand(commonSheetOptions(args as unknown as SheetArgs, io), io);
       },
     )
@@ -110,7 +115,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       'run <file>',
       'validate, then pay every valid row: beneficiary, recipient, simulation, transaction (resumable)',
       (y) =>
-        connectionOptions(sheetOptions(y))
+        connection!
+          .connectionOptions(sheetOptions(y))
           .option('sandbox', {
             type: 'boolean',
             default: false,
@@ -163,10 +169,11 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
         if (!Number.isInteger(args.concurrency)) throw new UsageError('--concurrency must be a whole number');
         if (!Number.isFinite(args.wait) || args.wait < 0)
           throw new UsageError('--wait must be 0 or more seconds');
+        const { runCommand } = await import('./run.js');
         exitCode = await runCommand(
           {
             ...sheet,
-            connection: () => connectionFromArgs(args, io.env),
+            connection: () => connection!.connectionFromArgs(args, io.env),
             sandbox: args.sandbox,
             checkpointPath: args.checkpoint ? resolveFrom(io.cwd, args.checkpoint) : undefined,
             approve: args.approve,
@@ -194,6 +201,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
           })
           .option('dir', { type: 'string', default: '.', describe: 'folder to write the templates to' }),
       async (args) => {
+        const { templateCommand } = await import('./template.js');
         exitCode = await templateCommand({ rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir) }, io);
       },
     )
@@ -207,8 +215,17 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
           describe: 'print {url, port, seed} as JSON on stdout',
         }),
       async (args) => {
-        exitCode = await sandboxCommand({ flags: args as Record<string, unknown>, json: args.json }, io);
+        const { sandboxCommand } = await import('./sandbox.js');
+        exitCode = await sandboxCommand(
+          { flags: args as Record<string, unknown>, json: Boolean(args.json) },
+          io,
+        );
       },
+    )
+    .command(
+      'webhooks',
+      'receive and verify webhook events; set the callback URL; show, rotate and fetch the webhook secret',
+      (y) => webhooks!.webhooksCommands(y, io, setExit),
     )
     .demandCommand(1, 'name a command: validate, run, template, sandbox or webhooks')
     .strict()

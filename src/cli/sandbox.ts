@@ -1,4 +1,3 @@
-import type { Argv } from 'yargs';
 import {
   SANDBOX_FLAGS,
   type SandboxHandle,
@@ -6,20 +5,7 @@ import {
   startSandbox,
 } from '../sandbox/index.js';
 import { type CliIo, println } from './io.js';
-
-/** Declares every sandbox flag of SANDBOX_FLAGS as a yargs option, so --help documents them all. */
-export function sandboxFlags<T>(y: Argv<T>): Argv<T> {
-  let out = y;
-  for (const flag of SANDBOX_FLAGS) {
-    out = out.option(flag.name, {
-      type: flag.type,
-      describe: flag.help,
-      ...(flag.default === undefined ? {} : { default: flag.default }),
-      ...(flag.choices ? { choices: [...flag.choices] } : {}),
-    }) as Argv<T>;
-  }
-  return out;
-}
+import { untilSignalled } from './signals.js';
 
 export interface SandboxCommandOptions {
   flags: Record<string, unknown>;
@@ -53,16 +39,4 @@ function printBanner(sandbox: SandboxHandle, io: CliIo, json: boolean): void {
     'Stop with Ctrl-C.',
   ];
   for (const line of lines) println(io.stderr, line);
-}
-
-function untilSignalled(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { SheetError } from '../errors.js';
 import { type CsvEncoding, openCsv } from './csv.js';
 import type { OpenedSheet } from './types.js';
-import { openXlsx } from './xlsx.js';
 
 /** Options of `openSheet`: `--delimiter`, `--encoding` (CSV) and `--sheet` (XLSX). */
 export interface OpenSheetOptions {
@@ -48,7 +47,7 @@ export async function openSheet(file: string, opts: OpenSheetOptions = {}): Prom
         `has the ${extension} extension but is not an Excel workbook (it looks like a text file): if it is a CSV, rename it to .csv`,
       );
     }
-    return openXlsx(file, { sheetName: opts.sheetName });
+    return (await import('./xlsx.js')).openXlsx(file, { sheetName: opts.sheetName });
   }
   if (isZip) {
     if (CSV_EXTENSIONS.has(extension)) {
@@ -57,7 +56,7 @@ export async function openSheet(file: string, opts: OpenSheetOptions = {}): Prom
         `has the ${extension} extension but is an Excel workbook: rename it to .xlsx`,
       );
     }
-    return openXlsx(file, { sheetName: opts.sheetName });
+    return (await import('./xlsx.js')).openXlsx(file, { sheetName: opts.sheetName });
   }
   return openCsv(file, { delimiter: opts.delimiter, encoding: opts.encoding });
 }

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { type Stringifier, stringify } from 'csv-stringify';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../rows/columns.js';
 import { AtomicFile } from './atomic-file.js';
 import { canonicalColumnOf, isResultHeader } from './headers.js';
@@ -67,9 +67,10 @@ export const MARKED_STATUSES: ReadonlySet<string> = new Set(['invalid', 'failed'
 export async function openResultsWriter(opts: ResultsWriterOptions): Promise<ResultsWriter> {
   const layout = resultsLayout(opts.inputHeaders);
   const file = await AtomicFile.create(opts.path);
-  return opts.format === 'xlsx'
-    ? new XlsxResultsWriter(file, layout, opts)
-    : new CsvResultsWriter(file, layout, opts);
+  if (opts.format !== 'xlsx') return new CsvResultsWriter(file, layout, opts);
+  // exceljs costs ~30 MB of memory to load: only XLSX results pay for it.
+  const excel = (await import('exceljs')).default;
+  return new XlsxResultsWriter(excel, file, layout, opts);
 }
 
 /** Where each column of the results file comes from. */
@@ -200,12 +201,13 @@ class XlsxResultsWriter implements ResultsWriter {
   private readonly markedStyles: Partial<ExcelJS.Style>[];
 
   constructor(
+    excel: typeof ExcelJS,
     private readonly file: AtomicFile,
     private readonly layout: ResultsLayout,
     opts: ResultsWriterOptions,
   ) {
     this.path = opts.path;
-    this.workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+    this.workbook = new excel.stream.xlsx.WorkbookWriter({
       stream: file.stream,
       useStyles: true,
       // Shared strings would keep every distinct text in memory until the end; inline strings

@@ -76,12 +76,12 @@ describe('mapRow: a complete row', () => {
     expect(payout.rail).toBe('ACH');
     expect(payout.beneficiary).toEqual({
       kind: 'new',
-      key: expect.stringMatching(/^beneficiary:[0-9a-f]{64}$/),
+      key: expect.stringMatching(/^beneficiary:[A-Za-z0-9_-]{43}$/),
       request: { type: 'INDIVIDUAL', name: 'Ada Lovelace', email: 'ada@example.com', country: 'US' },
     });
     expect(payout.recipient).toEqual({
       kind: 'new',
-      key: expect.stringMatching(/^recipient:[0-9a-f]{64}$/),
+      key: expect.stringMatching(/^recipient:[A-Za-z0-9_-]{43}$/),
       request: {
         individualName: 'Ada Lovelace',
         nickname: 'Ada main',

@@ -1,0 +1,194 @@
+/**
+ * The events file: one JSON line per webhook event received, `{ receivedAt, event }` with the
+ * SPEC.md 2.2 payload as it arrived. The receiver appends to it (fsynced before the delivery is
+ * acknowledged) and reads it back on start to keep de-duplicating; reconcile.ts reads it to
+ * turn `submitted` rows into `completed` or `failed`.
+ */
+import { constants } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import path from 'node:path';
+import type { WebhookPayload } from '../api/contract.js';
+import { toWebhookPayload } from './payload.js';
+
+/** One line of the events file. */
+export interface EventRecord {
+  /** When payouts received it (ISO 8601 UTC). */
+  receivedAt: string;
+  event: WebhookPayload;
+}
+
+/** An event read back, with the line it came from. */
+export interface StoredEvent extends EventRecord {
+  line: number;
+}
+
+export interface ReadEventsOptions {
+  /** Called for each line that is not an event (a torn last line after a crash, an edit). */
+  onBadLine?: (line: number, problem: string) => void;
+}
+
+/**
+ * Reads the events file line by line, in order; a missing file reads as empty. A line may also
+ * be a bare SPEC.md 2.2 payload (a file put together by hand); its `receivedAt` is then ''.
+ */
+export async function* readEvents(
+  file: string,
+  options: ReadEventsOptions = {},
+): AsyncGenerator<StoredEvent> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    let line = 0;
+    for await (const text of handle.readLines({ encoding: 'utf8' })) {
+      line += 1;
+      if (text.trim() === '') continue;
+      const read = parseLine(text);
+      if (typeof read === 'string') options.onBadLine?.(line, read);
+      else yield { ...read, line };
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseLine(text: string): EventRecord | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return 'not JSON (a line cut short by a crash?)';
+  }
+  const record = value as Partial<Record<keyof EventRecord, unknown>> | null;
+  const wrapped = typeof record === 'object' && record !== null && 'event' in record;
+  const parsed = toWebhookPayload(wrapped ? record.event : value);
+  if (!parsed.ok) return parsed.problem;
+  const receivedAt = wrapped && typeof record.receivedAt === 'string' ? record.receivedAt : '';
+  return { receivedAt, event: parsed.payload };
+}
+
+interface Pending {
+  text: string;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The events file open for appending. Appends are queued and written in groups, one write and
+ * one fsync per group, so a burst of deliveries costs a few fsyncs, not one each.
+ */
+export class EventLog {
+  private pending: Pending[] = [];
+  private draining: Promise<void> | undefined;
+  private failure: Error | undefined;
+  private closed = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly file: FileHandle,
+    /** The file's last line has no newline (a crash cut it): start on a fresh line. */
+    private needsNewline: boolean,
+  ) {}
+
+  /** Opens `file` for appending, creating it with mode 0600 (events carry payment details). */
+  static async open(file: string): Promise<EventLog> {
+    let created = false;
+    let handle: FileHandle;
+    try {
+      handle = await open(
+        file,
+        constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL,
+        0o600,
+      );
+      created = true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      handle = await open(file, 'a');
+    }
+    try {
+      if (created) await syncDirectory(path.dirname(file));
+      return new EventLog(file, handle, await endsWithoutNewline(file));
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /** Appends one event; resolves once it is on disk. */
+  append(record: EventRecord): Promise<void> {
+    if (this.closed) return Promise.reject(new Error(`events file ${this.path} is closed`));
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ text: `${JSON.stringify(record)}\n`, resolve, reject });
+      this.startDrain();
+    });
+  }
+
+  /** Waits for every append, then closes the file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.draining) await this.draining;
+    await this.file.close();
+  }
+
+  private startDrain(): void {
+    this.draining ??= this.drain().finally(() => {
+      this.draining = undefined;
+      // Lines queued between the loop's last check and this callback must not be stranded.
+      if (this.pending.length > 0 && !this.failure) this.startDrain();
+    });
+  }
+
+  /** The only writer: takes whatever is queued, writes it, fsyncs, repeats. */
+  private async drain(): Promise<void> {
+    while (this.pending.length > 0 && !this.failure) {
+      const group = this.pending;
+      this.pending = [];
+      try {
+        const text = (this.needsNewline ? '\n' : '') + group.map((p) => p.text).join('');
+        await this.file.write(text);
+        this.needsNewline = false;
+        await this.file.datasync();
+      } catch (error) {
+        // The file's tail is unknown after a failed write: refuse everything after it.
+        this.failure = new Error(`events file ${this.path} cannot be written: ${(error as Error).message}`, {
+          cause: error,
+        });
+        for (const p of [...group, ...this.pending.splice(0)]) p.reject(this.failure);
+        return;
+      }
+      for (const p of group) p.resolve();
+    }
+  }
+}
+
+async function endsWithoutNewline(file: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size === 0) return false;
+    const last = Buffer.alloc(1);
+    await handle.read(last, 0, 1, size - 1);
+    return last[0] !== 0x0a;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Makes a newly created file's directory entry durable (not supported everywhere: best effort). */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Windows cannot open a directory; the file's own fsync still holds its data.
+  } finally {
+    await handle?.close();
+  }
+}

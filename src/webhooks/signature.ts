@@ -1,0 +1,35 @@
+/**
+ * Webhook signatures (SPEC.md 6.3): the X-Service-Webhook-Signature header is the Base64 of
+ * HMAC-SHA256 over the raw request body, keyed with the integrator's webhook secret.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** Base64 HMAC-SHA256 of the raw body with the secret: the header value the service sends. */
+export function signBody(rawBody: Buffer | string, secret: string): string {
+  return createHmac('sha256', secret).update(rawBody).digest('base64');
+}
+
+/**
+ * True when `header` is the signature of `rawBody` under one of `secrets` (the current secret
+ * and, during a rotation, the previous one: SPEC.md 6.4). The body must be the bytes as
+ * received, never re-serialised JSON. Comparison is constant-time; every secret is tried, so
+ * the time taken does not tell which one matched. Empty secrets are ignored: anyone can compute
+ * an HMAC under an empty key.
+ */
+export function verifySignature(
+  rawBody: Buffer | string,
+  header: string | readonly string[] | undefined,
+  secrets: string | readonly string[],
+): boolean {
+  // A repeated header arrives as an array (or joined by Node): no sender of SPEC.md 6.3 does that.
+  if (typeof header !== 'string') return false;
+  const given = Buffer.from(header.trim(), 'utf8');
+  let valid = false;
+  for (const secret of typeof secrets === 'string' ? [secrets] : secrets) {
+    if (secret === '') continue;
+    const expected = Buffer.from(signBody(rawBody, secret), 'utf8');
+    // A SHA-256 in Base64 is always 44 characters: comparing lengths first leaks nothing.
+    if (given.length === expected.length && timingSafeEqual(given, expected)) valid = true;
+  }
+  return valid;
+}

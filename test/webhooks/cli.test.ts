@@ -1,0 +1,456 @@
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import yargs from 'yargs';
+import { PATHS } from '../../src/api/contract.js';
+import type { CliIo } from '../../src/cli/io.js';
+import { reportError } from '../../src/cli/main.js';
+import { WEBHOOKS_DESCRIPTION, webhooksCommands, webhooksListenCommand } from '../../src/cli/webhooks.js';
+import { UsageError } from '../../src/errors.js';
+import { SANDBOX_CREDENTIALS, type SandboxHandle } from '../../src/sandbox/index.js';
+import type { WebhookReceiver } from '../../src/webhooks/receiver.js';
+import { secretFingerprint } from '../../src/webhooks/secret.js';
+import { call, quoteFor, sandbox, token } from '../sandbox/helpers.js';
+import { jsonLines, payload, SECRET, sign, tempDir } from './helpers.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function capture(env: NodeJS.ProcessEnv, cwd: string, tty = false) {
+  const stdout = new PassThrough();
+  const stderr = Object.assign(new PassThrough(), { isTTY: tty });
+  const out = { stdout: '', stderr: '' };
+  stdout.on('data', (d: Buffer) => {
+    out.stdout += d.toString('utf8');
+  });
+  stderr.on('data', (d: Buffer) => {
+    out.stderr += d.toString('utf8');
+  });
+  const io: CliIo = { stdout, stderr, env, cwd };
+  return { io, out };
+}
+
+/** `payouts <args>` in-process, wired the way main.ts registers the webhooks command. */
+async function payouts(args: string[], env: NodeJS.ProcessEnv = {}, cwd = process.cwd()): Promise<Run> {
+  const { io, out } = capture(env, cwd);
+  let code = 0;
+  const parser = yargs(args)
+    .scriptName('payouts')
+    .command('webhooks', WEBHOOKS_DESCRIPTION, (y) =>
+      webhooksCommands(y, io, (c) => {
+        code = c;
+      }),
+    )
+    .demandCommand(1)
+    .strict()
+    .exitProcess(false)
+    .fail((message, error) => {
+      if (error) throw error;
+      throw new UsageError(message);
+    });
+  try {
+    await parser.parseAsync();
+  } catch (error) {
+    code = reportError(error, io);
+  }
+  return { code, ...out };
+}
+
+const CREDENTIALS_ENV = {
+  PAYOUTS_CLIENT_ID: SANDBOX_CREDENTIALS.clientId,
+  PAYOUTS_CLIENT_SECRET: SANDBOX_CREDENTIALS.clientSecret,
+  PAYOUTS_USERNAME: SANDBOX_CREDENTIALS.username,
+  PAYOUTS_PASSWORD: SANDBOX_CREDENTIALS.password,
+};
+
+/** Runs a webhooks subcommand against the sandbox with its credentials in the environment. */
+function against(sb: SandboxHandle, cwd?: string) {
+  return (command: string, ...rest: string[]) =>
+    payouts(['webhooks', command, '--base-url', sb.url, ...rest], CREDENTIALS_ENV, cwd);
+}
+
+describe('payouts webhooks set-url / show-url', () => {
+  it('sets the callback URL, shows it, and removes it with --clear', async () => {
+    const sb = await sandbox();
+    const run = against(sb);
+    expect(await run('show-url')).toEqual({
+      code: 0,
+      stdout: '',
+      stderr: 'no webhook callback URL is set\n',
+    });
+
+    const set = await run('set-url', 'https://hooks.example.com/payouts');
+    expect(set).toEqual({ code: 0, stdout: 'https://hooks.example.com/payouts\n', stderr: '' });
+    expect(await run('show-url')).toMatchObject({ code: 0, stdout: 'https://hooks.example.com/payouts\n' });
+    expect(await run('show-url', '--json')).toMatchObject({
+      stdout: `${JSON.stringify({ url: 'https://hooks.example.com/payouts' })}\n`,
+    });
+
+    expect(await run('set-url', '--clear', '--json')).toMatchObject({ code: 0, stdout: '{"url":null}\n' });
+    expect((await run('show-url', '--json')).stdout).toBe('{"url":null}\n');
+  });
+
+  it('refuses a plain-http callback URL beyond loopback, and a URL with --clear, before calling the service', async () => {
+    const sb = await sandbox();
+    const run = against(sb);
+    const plain = await run('set-url', 'http://hooks.example.com/payouts');
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toMatch(/must use https/);
+    expect((await run('set-url', 'https://a.example/h', '--clear')).code).toBe(2);
+    expect((await run('set-url')).code).toBe(2);
+    expect(sb.ledger().requests.total).toBe(0);
+    expect((await run('set-url', 'http://127.0.0.1:9999/webhooks')).code).toBe(0);
+  });
+});
+
+describe('payouts webhooks: connection and credentials', () => {
+  it('exits 2 naming the missing variables, never their values', async () => {
+    const sb = await sandbox();
+    const { PAYOUTS_CLIENT_SECRET: _s, PAYOUTS_PASSWORD: _p, ...partial } = CREDENTIALS_ENV;
+    const result = await payouts(['webhooks', 'show-url', '--base-url', sb.url], partial);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('PAYOUTS_CLIENT_SECRET');
+    expect(result.stderr).toContain('PAYOUTS_PASSWORD');
+    expect(result.stderr).not.toContain(SANDBOX_CREDENTIALS.clientId);
+  });
+
+  it('exits 2 without a base URL, and for plain http:// to a remote host', async () => {
+    const none = await payouts(['webhooks', 'show-url'], CREDENTIALS_ENV);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--base-url');
+    const remote = await payouts(
+      ['webhooks', 'show-url', '--base-url', 'http://payments.example.com'],
+      CREDENTIALS_ENV,
+    );
+    expect(remote.code).toBe(2);
+    expect(remote.stderr).toMatch(/plain http:\/\/, which is refused except to loopback/);
+    const auth = await payouts(
+      [
+        'webhooks',
+        'show-url',
+        '--base-url',
+        'https://payments.example.com',
+        '--auth-url',
+        'http://id.example.com',
+      ],
+      CREDENTIALS_ENV,
+    );
+    expect(auth.code).toBe(2);
+    expect(auth.stderr).toContain('--auth-url');
+  });
+
+  it('exits 3 when the service refuses the credentials', async () => {
+    const sb = await sandbox();
+    const result = await payouts(['webhooks', 'show-url', '--base-url', sb.url], {
+      ...CREDENTIALS_ENV,
+      PAYOUTS_PASSWORD: 'wrong-password-value',
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/refused the credentials/);
+    expect(result.stderr).not.toContain('wrong-password-value');
+  });
+
+  it('takes the URL from PAYOUTS_BASE_URL and the client id and user from flags', async () => {
+    const sb = await sandbox();
+    const { PAYOUTS_CLIENT_ID: _c, PAYOUTS_USERNAME: _u, ...secretsOnly } = CREDENTIALS_ENV;
+    const result = await payouts(
+      [
+        'webhooks',
+        'show-url',
+        '--client-id',
+        SANDBOX_CREDENTIALS.clientId,
+        '--username',
+        SANDBOX_CREDENTIALS.username,
+      ],
+      { ...secretsOnly, PAYOUTS_BASE_URL: sb.url },
+    );
+    expect(result.code).toBe(0);
+    // No flag for the secrets: they come from the environment only.
+    const flag = await payouts(
+      ['webhooks', 'show-url', '--base-url', sb.url, '--password', 'x'],
+      CREDENTIALS_ENV,
+    );
+    expect(flag.code).toBe(2);
+  });
+});
+
+describe('payouts webhooks secret / rotate-secret / fetch-secret', () => {
+  it('shows the secret masked with a fingerprint, and itself only with --reveal', async () => {
+    const sb = await sandbox({ webhookSecret: SECRET });
+    const run = against(sb);
+    const masked = await run('secret');
+    expect(masked.code).toBe(0);
+    expect(masked.stdout).toMatch(/^\*{8}ghij sha256:[0-9a-f]{4}(-[0-9a-f]{4}){3}\n$/);
+    expect(masked.stdout + masked.stderr).not.toContain(SECRET);
+    expect(masked.stderr).toMatch(/--reveal/);
+
+    const json = JSON.parse((await run('secret', '--json')).stdout);
+    expect(json).toEqual({
+      masked: '********ghij',
+      fingerprint: expect.stringMatching(/^sha256:/),
+      secretFile: null,
+    });
+
+    const revealed = await run('secret', '--reveal');
+    expect(revealed).toEqual({ code: 0, stdout: `${SECRET}\n`, stderr: '' });
+    expect((await run('secret', '--reveal', '--json')).stdout).toBe(
+      `${JSON.stringify({ secret: SECRET, fingerprint: json.fingerprint, secretFile: null })}\n`,
+    );
+  });
+
+  it('rotate-secret writes the new secret to --secret-file (0600); fetch-secret then gives the same one', async () => {
+    const sb = await sandbox({ webhookSecret: SECRET });
+    const dir = await tempDir();
+    const run = against(sb, dir);
+    await writeFile(path.join(dir, 'new.secret'), 'an older file, readable by all\n', { mode: 0o644 });
+
+    const rotated = await run('rotate-secret', '--secret-file', 'new.secret');
+    expect(rotated.code).toBe(0);
+    const newSecret = (await readFile(path.join(dir, 'new.secret'), 'utf8')).trim();
+    expect(newSecret).not.toBe(SECRET);
+    expect(newSecret.length).toBeGreaterThanOrEqual(32);
+    if (process.platform !== 'win32')
+      expect((await stat(path.join(dir, 'new.secret'))).mode & 0o777).toBe(0o600);
+    expect(rotated.stdout + rotated.stderr).not.toContain(newSecret);
+    expect(rotated.stderr).toContain(`written to ${path.join(dir, 'new.secret')} (mode 0600)`);
+
+    const fetched = await run('fetch-secret', '--reveal');
+    expect(fetched).toMatchObject({ code: 0, stdout: `${newSecret}\n` });
+    expect((await run('fetch-secret', '--secret-file', 'fetched.secret')).code).toBe(0);
+    expect(await readFile(path.join(dir, 'fetched.secret'), 'utf8')).toBe(`${newSecret}\n`);
+    // The same fingerprint for the same secret, whichever command shows it.
+    expect((await run('secret')).stdout.split(' ')[1]).toBe(rotated.stdout.split(' ')[1]);
+  });
+
+  it('rotate-secret --reveal prints the new secret, and the sandbox signs with it from then on', async () => {
+    const sb = await sandbox({ webhookSecret: SECRET });
+    const run = against(sb);
+    const rotated = await run('rotate-secret', '--reveal');
+    const newSecret = rotated.stdout.trim();
+    expect(newSecret).not.toBe(SECRET);
+    expect((await run('fetch-secret', '--reveal')).stdout.trim()).toBe(newSecret);
+  });
+
+  it('exits 3 when the client secret is refused, without printing it', async () => {
+    const sb = await sandbox();
+    const result = await payouts(['webhooks', 'fetch-secret', '--base-url', sb.url], {
+      ...CREDENTIALS_ENV,
+      PAYOUTS_CLIENT_SECRET: 'not-the-client-secret',
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).not.toContain('not-the-client-secret');
+  });
+});
+
+describe('payouts webhooks verify', () => {
+  it('exits 0 for a valid signature, 1 for an invalid one, 2 without a secret', async () => {
+    const dir = await tempDir();
+    const body = JSON.stringify(payload());
+    await writeFile(path.join(dir, 'body.json'), body);
+    const env = { PAYOUTS_WEBHOOK_SECRET: SECRET };
+    const ok = await payouts(['webhooks', 'verify', 'body.json', '--signature', sign(body)], env, dir);
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toMatch(/^signature valid/);
+    const bad = await payouts(['webhooks', 'verify', 'body.json', '--signature', sign(`${body} `)], env, dir);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/does not match/);
+    const flag = await payouts(
+      ['webhooks', 'verify', 'body.json', '--signature', sign(body, 'other'), '--secret', 'other'],
+      env,
+      dir,
+    );
+    expect(flag.code).toBe(0);
+    const none = await payouts(['webhooks', 'verify', 'body.json', '--signature', sign(body)], {}, dir);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('PAYOUTS_WEBHOOK_SECRET');
+    const missing = await payouts(['webhooks', 'verify', 'nope.json', '--signature', 'x'], env, dir);
+    expect(missing.code).toBe(2);
+    for (const run of [ok, bad, flag, none, missing]) expect(run.stdout + run.stderr).not.toContain(SECRET);
+  });
+
+  it('reads secrets from --secret-file, current and previous', async () => {
+    const dir = await tempDir();
+    const body = JSON.stringify(payload());
+    await writeFile(path.join(dir, 'body.json'), body);
+    await writeFile(path.join(dir, 'current.secret'), 'current-secret\n');
+    await writeFile(path.join(dir, 'previous.secret'), `${SECRET}\n`);
+    const args = ['--secret-file', 'current.secret', '--secret-file', 'previous.secret'];
+    const result = await payouts(
+      ['webhooks', 'verify', 'body.json', '--signature', sign(body), ...args],
+      {},
+      dir,
+    );
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('payouts webhooks listen', () => {
+  async function listen(options: {
+    secrets: string[];
+    eventsFile?: string;
+    tty?: boolean;
+  }): Promise<{ receiver: WebhookReceiver; stop: () => Promise<Run> }> {
+    const { io, out } = capture({}, process.cwd(), options.tty);
+    let stop!: () => void;
+    const stopSignal = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    let started!: (r: WebhookReceiver) => void;
+    const listening = new Promise<WebhookReceiver>((resolve) => {
+      started = resolve;
+    });
+    const done = webhooksListenCommand(
+      {
+        host: '127.0.0.1',
+        port: 0,
+        path: '/webhooks',
+        eventsFile: options.eventsFile,
+        secrets: options.secrets,
+        stopSignal,
+        onListening: started,
+      },
+      io,
+    );
+    const receiver = await Promise.race([
+      listening,
+      done.then(() => Promise.reject(new Error('stopped early'))),
+    ]);
+    return {
+      receiver,
+      stop: async () => {
+        stop();
+        const code = await done;
+        return { code, ...out };
+      },
+    };
+  }
+
+  it('logs one JSON line per event on stderr (no TTY), records duplicates once, and stops cleanly', async () => {
+    const dir = await tempDir();
+    const eventsFile = path.join(dir, 'events.jsonl');
+    const { receiver, stop } = await listen({ secrets: [SECRET], eventsFile });
+    const sb = await sandbox({ webhookSecret: SECRET, webhookUrl: receiver.url, duplicateRate: 1 });
+    const accessToken = await token(sb);
+    const ids = await quoteFor(sb, accessToken, { name: 'FAIL 12345678901234' });
+    await call(sb, 'POST', PATHS.transactions, {
+      token: accessToken,
+      body: { simulationId: ids.simulationId, reference: 'INV-7' },
+    });
+    await sb.whenIdle();
+    await receiver.idle();
+    const result = await stop();
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      msg: 'webhook receiver listening',
+      url: receiver.url,
+      events: eventsFile,
+      secretFingerprints: [secretFingerprint(SECRET)],
+    });
+    const events = lines.filter((l) => l['msg'] === 'webhook event');
+    expect(events.map((l) => l['operation']).sort()).toEqual([
+      'BENEFICIARY_CREATED',
+      'TRANSACTION_CREATED',
+      'TRANSACTION_FAILED',
+    ]);
+    expect(events.find((l) => l['operation'] === 'TRANSACTION_FAILED')).toMatchObject({
+      success: false,
+      status: 'FAILED',
+      reference: 'INV-7',
+      message: expect.stringContaining('****1234'),
+    });
+    expect(lines.filter((l) => l['msg'] === 'duplicate delivery ignored')).toHaveLength(3);
+    expect(lines.at(-1)).toMatchObject({ msg: 'webhook receiver stopped', accepted: 3, duplicates: 3 });
+    // The secret never, and the long digit run of the recipient name never in full.
+    expect(result.stderr).not.toContain(SECRET);
+    expect(result.stderr).not.toContain('12345678901234');
+    expect(await jsonLines(eventsFile)).toHaveLength(3);
+  });
+
+  it('logs readable lines on a terminal and warns when nothing is recorded', async () => {
+    const { receiver, stop } = await listen({ secrets: [SECRET], tty: true });
+    const body = JSON.stringify(payload());
+    const answer = await fetch(receiver.url, {
+      method: 'POST',
+      headers: { 'x-service-webhook-signature': sign(body) },
+      body,
+    });
+    expect(answer.status).toBe(200);
+    await receiver.idle();
+    const result = await stop();
+    expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d warn +no --events file/m);
+    expect(result.stderr).toMatch(
+      /^\d\d:\d\d:\d\d info +webhook event operation=TRANSACTION_COMPLETED resourceId=tx-1 success=true/m,
+    );
+    expect(result.stderr).not.toContain(SECRET);
+  });
+
+  it('refuses to start without a secret (exit 2) through the command line', async () => {
+    const result = await payouts(['webhooks', 'listen', '--port', '0'], {});
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('PAYOUTS_WEBHOOK_SECRET');
+    expect(
+      (await payouts(['webhooks', 'listen', '--port', '70000'], { PAYOUTS_WEBHOOK_SECRET: SECRET })).code,
+    ).toBe(2);
+  });
+});
+
+describe('payouts webhooks: no secret in any output', () => {
+  it('prints no webhook secret, client secret or password in any command without --reveal', async () => {
+    const sb = await sandbox({ webhookSecret: SECRET });
+    const dir = await tempDir();
+    const run = against(sb, dir);
+    const runs: Run[] = [];
+    runs.push(await run('secret'));
+    runs.push(await run('secret', '--json'));
+    runs.push(await run('fetch-secret'));
+    runs.push(await run('fetch-secret', '--secret-file', 'a.secret', '--json'));
+    runs.push(await run('rotate-secret'));
+    const reveal = async () => (await run('fetch-secret', '--reveal')).stdout.trim();
+    const firstRotated = await reveal();
+    runs.push(await run('rotate-secret', '--secret-file', 'b.secret'));
+    runs.push(await run('set-url', 'https://hooks.example.com/x'));
+    runs.push(await run('show-url', '--json'));
+    runs.push(
+      await payouts(['webhooks', 'show-url', '--base-url', sb.url], {
+        ...CREDENTIALS_ENV,
+        PAYOUTS_PASSWORD: 'bad-pass-123',
+      }),
+    );
+    runs.push(
+      await payouts(
+        ['webhooks', 'verify', 'a.secret', '--signature', 'x'],
+        { PAYOUTS_WEBHOOK_SECRET: SECRET },
+        dir,
+      ),
+    );
+
+    // Every secret this test has seen: the first webhook secret, both rotated ones, the credentials.
+    const secondRotated = await reveal();
+    expect((await readFile(path.join(dir, 'b.secret'), 'utf8')).trim()).toBe(secondRotated);
+    expect((await readFile(path.join(dir, 'a.secret'), 'utf8')).trim()).toBe(SECRET);
+    const secrets = [
+      SECRET,
+      firstRotated,
+      secondRotated,
+      SANDBOX_CREDENTIALS.clientSecret,
+      SANDBOX_CREDENTIALS.password,
+      'bad-pass-123',
+    ];
+    expect(new Set(secrets).size).toBe(secrets.length);
+    const everything = runs.map((r) => r.stdout + r.stderr).join('\n');
+    expect(runs.every((r) => r.code === 0 || r.code === 1 || r.code === 3)).toBe(true);
+    for (const secret of secrets)
+      expect(everything, `a secret leaked: ${secret.slice(0, 3)}...`).not.toContain(secret);
+  });
+});

@@ -1,0 +1,280 @@
+import { stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PATHS } from '../../src/api/contract.js';
+import type { EventRecord } from '../../src/webhooks/events-file.js';
+import type { ReceiverNotice } from '../../src/webhooks/receiver.js';
+import { call, quoteFor, sandbox, token } from '../sandbox/helpers.js';
+import { jsonLines, payload, post, receiver, SECRET, sign, tempDir } from './helpers.js';
+
+describe('webhook receiver: signature (SPEC.md 6.3)', () => {
+  it('answers 401 to a missing or wrong signature and neither records nor processes the event', async () => {
+    const dir = await tempDir();
+    const eventsFile = path.join(dir, 'events.jsonl');
+    const events: EventRecord[] = [];
+    const notices: ReceiverNotice[] = [];
+    const r = await receiver({
+      eventsFile,
+      onEvent: (e) => void events.push(e),
+      onNotice: (n) => void notices.push(n),
+    });
+    const body = JSON.stringify(payload());
+
+    expect(await post(r.url, body, { signature: null })).toEqual({
+      status: 401,
+      body: { error: 'missing X-Service-Webhook-Signature header' },
+    });
+    expect((await post(r.url, body, { signature: sign(body, 'not-the-secret') })).status).toBe(401);
+    expect((await post(r.url, body, { signature: 'garbage' })).status).toBe(401);
+    // The right signature of another body: the body was changed on the way.
+    expect((await post(r.url, body.replace('tx-1', 'tx-2'), { signature: sign(body) })).status).toBe(401);
+
+    await r.idle();
+    expect(events).toEqual([]);
+    expect(await jsonLines(eventsFile)).toEqual([]);
+    expect(r.stats).toMatchObject({ accepted: 0, rejected: 4 });
+    expect(notices.map((n) => n.kind === 'rejected' && n.status)).toEqual([401, 401, 401, 401]);
+    expect(JSON.stringify(notices)).not.toContain(SECRET);
+  });
+
+  it('answers 200 to a good signature, records the event (file mode 0600) and hands it to onEvent', async () => {
+    const dir = await tempDir();
+    const eventsFile = path.join(dir, 'events.jsonl');
+    const events: EventRecord[] = [];
+    const r = await receiver({ eventsFile, onEvent: (e) => void events.push(e) });
+    const event = payload({ data: { transactionId: 'tx-1', status: 'COMPLETED', extra: [1, 2] } });
+    // Whitespace the service may put in its JSON: the signature covers the bytes as sent.
+    const body = `${JSON.stringify(event, null, 1)}\n`;
+
+    expect(await post(r.url, body)).toEqual({ status: 200, body: { status: 'received' } });
+    await r.idle();
+
+    expect(events).toEqual([{ receivedAt: expect.any(String), event }]);
+    const lines = await jsonLines(eventsFile);
+    expect(lines).toEqual([{ receivedAt: events[0]!.receivedAt, event }]);
+    expect(new Date(lines[0]!['receivedAt'] as string).toISOString()).toBe(lines[0]!['receivedAt']);
+    if (process.platform !== 'win32') expect((await stat(eventsFile)).mode & 0o777).toBe(0o600);
+  });
+
+  it('accepts the previous secret too while a rotation is under way', async () => {
+    const r = await receiver({ secrets: ['new-secret-value', SECRET] });
+    const a = JSON.stringify(payload({ resourceId: 'a' }));
+    const b = JSON.stringify(payload({ resourceId: 'b' }));
+    expect((await post(r.url, a, { signature: sign(a, 'new-secret-value') })).status).toBe(200);
+    expect((await post(r.url, b, { signature: sign(b, SECRET) })).status).toBe(200);
+    expect(r.stats.accepted).toBe(2);
+  });
+
+  it('refuses to start without a secret, or with an events file it cannot open', async () => {
+    await expect(receiver({ secrets: [] })).rejects.toMatchObject({ code: 'CONFIG' });
+    await expect(receiver({ secrets: '' })).rejects.toMatchObject({ code: 'CONFIG' });
+    const dir = await tempDir();
+    await expect(receiver({ eventsFile: path.join(dir, 'missing', 'events.jsonl') })).rejects.toMatchObject({
+      code: 'CONFIG',
+      message: expect.stringContaining('ENOENT'),
+    });
+  });
+});
+
+describe('webhook receiver: requests it refuses', () => {
+  it('answers 400 to a signed body that is not a SPEC.md 2.2 payload', async () => {
+    const events: EventRecord[] = [];
+    const r = await receiver({ onEvent: (e) => void events.push(e) });
+    const notJson = '{"operation":';
+    expect(await post(r.url, notJson)).toEqual({ status: 400, body: { error: 'the body is not JSON' } });
+    const { resourceId: _omitted, ...withoutId } = payload();
+    const answer = await post(r.url, JSON.stringify(withoutId));
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ error: expect.stringContaining('resourceId') });
+    expect((await post(r.url, JSON.stringify({ ...payload(), success: 'yes' }))).status).toBe(400);
+    expect((await post(r.url, '[]')).status).toBe(400);
+    await r.idle();
+    expect(events).toEqual([]);
+  });
+
+  it('reads a payload without message or data as null and {}', async () => {
+    const events: EventRecord[] = [];
+    const r = await receiver({ onEvent: (e) => void events.push(e) });
+    const { message: _m, data: _d, ...bare } = payload();
+    expect((await post(r.url, JSON.stringify(bare))).status).toBe(200);
+    await r.idle();
+    expect(events[0]?.event).toMatchObject({ message: null, data: {} });
+  });
+
+  it('answers 404 off its path, 405 to other methods, 413 over the size limit', async () => {
+    const r = await receiver({ path: '/hooks/in', maxBodyBytes: 1000 });
+    const body = JSON.stringify(payload());
+    expect(r.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/hooks\/in$/);
+    expect((await post(r.url.replace('/hooks/in', '/other'), body)).status).toBe(404);
+    expect((await post(r.url, body, { method: 'GET' })).status).toBe(405);
+    expect((await post(r.url, body, { method: 'PUT' })).status).toBe(405);
+    const big = JSON.stringify(payload({ data: { padding: 'x'.repeat(2000) } }));
+    expect((await post(r.url, big)).status).toBe(413);
+    expect((await post(`${r.url}?from=service`, body)).status).toBe(200);
+    expect(r.stats).toMatchObject({ accepted: 1, rejected: 4 });
+  });
+});
+
+describe('webhook receiver: answer first, process afterwards (SPEC.md 6.1 item 3)', () => {
+  it('answers 200 while onEvent is still busy, and processes events one at a time in order', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const order: string[] = [];
+    const r = await receiver({
+      onEvent: async (e) => {
+        order.push(`start ${e.event.resourceId}`);
+        if (e.event.resourceId === 'first') await gate;
+        order.push(`end ${e.event.resourceId}`);
+      },
+    });
+    const first = JSON.stringify(payload({ resourceId: 'first' }));
+    const second = JSON.stringify(payload({ resourceId: 'second' }));
+    expect((await post(r.url, first)).status).toBe(200);
+    expect((await post(r.url, second)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(order).toEqual(['start first']);
+    release();
+    await r.idle();
+    expect(order).toEqual(['start first', 'end first', 'start second', 'end second']);
+  });
+
+  it('keeps answering when onEvent throws, and reports it', async () => {
+    const notices: ReceiverNotice[] = [];
+    const r = await receiver({
+      onEvent: () => {
+        throw new Error('handler broke');
+      },
+      onNotice: (n) => void notices.push(n),
+    });
+    const body = JSON.stringify(payload());
+    expect((await post(r.url, body)).status).toBe(200);
+    await r.idle();
+    expect(notices).toEqual([
+      expect.objectContaining({ kind: 'failed', reason: 'processing TRANSACTION_COMPLETED tx-1 failed' }),
+    ]);
+  });
+});
+
+describe('webhook receiver: duplicates (SPEC.md 6.1 item 4)', () => {
+  it('answers 200 to a second delivery of resourceId + operation but records and processes it once', async () => {
+    const dir = await tempDir();
+    const eventsFile = path.join(dir, 'events.jsonl');
+    const events: EventRecord[] = [];
+    const r = await receiver({ eventsFile, onEvent: (e) => void events.push(e) });
+    const body = JSON.stringify(payload());
+    expect(await post(r.url, body)).toEqual({ status: 200, body: { status: 'received' } });
+    expect(await post(r.url, body)).toEqual({ status: 200, body: { status: 'duplicate' } });
+    // Same pair, another body (a later createdAt): still the same event.
+    const again = JSON.stringify(payload({ createdAt: '2026-01-02T03:04:06.000' }));
+    expect(await post(r.url, again)).toEqual({ status: 200, body: { status: 'duplicate' } });
+    // Same resource, another operation: a new event.
+    const other = JSON.stringify(payload({ operation: 'TRANSACTION_CREATED' }));
+    expect(await post(r.url, other)).toEqual({ status: 200, body: { status: 'received' } });
+    await r.idle();
+    expect(events.map((e) => e.event.operation)).toEqual(['TRANSACTION_COMPLETED', 'TRANSACTION_CREATED']);
+    expect(await jsonLines(eventsFile)).toHaveLength(2);
+    expect(r.stats).toMatchObject({ accepted: 2, duplicates: 2 });
+  });
+
+  it('records one of two copies that arrive at the same time', async () => {
+    const dir = await tempDir();
+    const eventsFile = path.join(dir, 'events.jsonl');
+    const r = await receiver({ eventsFile });
+    const body = JSON.stringify(payload());
+    const answers = await Promise.all(Array.from({ length: 8 }, () => post(r.url, body)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(answers.filter((a) => (a.body as { status: string }).status === 'received')).toHaveLength(1);
+    expect(await jsonLines(eventsFile)).toHaveLength(1);
+  });
+
+  it('still de-duplicates after a restart, from the events file', async () => {
+    const dir = await tempDir();
+    const eventsFile = path.join(dir, 'events.jsonl');
+    const body = JSON.stringify(payload());
+    const first = await receiver({ eventsFile });
+    expect((await post(first.url, body)).status).toBe(200);
+    await first.close();
+
+    const events: EventRecord[] = [];
+    const second = await receiver({ eventsFile, onEvent: (e) => void events.push(e) });
+    expect(second.stats.loaded).toBe(1);
+    expect(await post(second.url, body)).toEqual({ status: 200, body: { status: 'duplicate' } });
+    const next = JSON.stringify(payload({ resourceId: 'tx-2' }));
+    expect(await post(second.url, next)).toEqual({ status: 200, body: { status: 'received' } });
+    await second.idle();
+    expect(events.map((e) => e.event.resourceId)).toEqual(['tx-2']);
+    expect(
+      (await jsonLines(eventsFile)).map((l) => (l['event'] as { resourceId: string }).resourceId),
+    ).toEqual(['tx-1', 'tx-2']);
+  });
+
+  it('skips a line cut short by a crash, reports it, and appends on a fresh line', async () => {
+    const dir = await tempDir();
+    const eventsFile = path.join(dir, 'events.jsonl');
+    const kept = { receivedAt: '2026-01-02T03:04:05.000Z', event: payload({ resourceId: 'kept' }) };
+    await writeFile(eventsFile, `${JSON.stringify(kept)}\n{"receivedAt":"2026-01-02T03:04:06.000Z","ev`);
+    const notices: ReceiverNotice[] = [];
+    const r = await receiver({ eventsFile, onNotice: (n) => void notices.push(n) });
+    expect(r.stats.loaded).toBe(1);
+    expect(notices).toEqual([expect.objectContaining({ kind: 'bad-line', line: 2 })]);
+    const body = JSON.stringify(payload({ resourceId: 'new' }));
+    expect((await post(r.url, body)).status).toBe(200);
+    await r.close();
+    const { readEvents } = await import('../../src/webhooks/events-file.js');
+    const read: string[] = [];
+    for await (const e of readEvents(eventsFile)) read.push(e.event.resourceId);
+    expect(read).toEqual(['kept', 'new']);
+  });
+});
+
+describe('webhook receiver against the sandbox', () => {
+  it('records each event once when the sandbox delivers every event twice (--duplicate-rate 1)', async () => {
+    const dir = await tempDir();
+    const eventsFile = path.join(dir, 'events.jsonl');
+    const r = await receiver({ eventsFile });
+    const sb = await sandbox({ webhookSecret: SECRET, webhookUrl: r.url, duplicateRate: 1 });
+    const accessToken = await token(sb);
+    const ids = await quoteFor(sb, accessToken);
+    const created = await call(sb, 'POST', PATHS.transactions, {
+      token: accessToken,
+      body: { simulationId: ids.simulationId, reference: 'INV-1' },
+    });
+    expect(created.status).toBe(201);
+    await sb.whenIdle();
+    await r.idle();
+
+    const deliveries = sb.ledger().webhookDeliveries;
+    expect(deliveries).toHaveLength(6);
+    expect(deliveries.every((d) => d.status === 'delivered' && d.lastStatus === 200)).toBe(true);
+    const lines = await jsonLines(eventsFile);
+    const recorded = lines.map((l) => {
+      const event = l['event'] as { operation: string; resourceId: string };
+      return `${event.operation} ${event.resourceId}`;
+    });
+    expect(recorded.sort()).toEqual(
+      [
+        `BENEFICIARY_CREATED ${ids.beneficiaryId}`,
+        `TRANSACTION_COMPLETED ${created.body.id}`,
+        `TRANSACTION_CREATED ${created.body.id}`,
+      ].sort(),
+    );
+    expect(r.stats).toMatchObject({ accepted: 3, duplicates: 3, rejected: 0 });
+  });
+
+  it('refuses the sandbox deliveries signed with a secret it does not hold', async () => {
+    const r = await receiver();
+    const sb = await sandbox({ webhookSecret: 'another-secret', webhookUrl: r.url, webhookMaxAttempts: 1 });
+    const accessToken = await token(sb);
+    await call(sb, 'POST', PATHS.beneficiaries, {
+      token: accessToken,
+      body: { type: 'INDIVIDUAL', name: 'A', country: 'US' },
+    });
+    await sb.whenIdle();
+    expect(sb.ledger().webhookDeliveries).toEqual([
+      expect.objectContaining({ status: 'failed', lastStatus: 401 }),
+    ]);
+    expect(r.stats).toMatchObject({ accepted: 0, rejected: 1 });
+  });
+});
