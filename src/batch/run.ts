@@ -20,7 +20,7 @@ import { type PreparedRow, prepareSheet, type SheetOptions } from './prepare.js'
 import { type RowResult, RowSteps } from './row-steps.js';
 import { BatchSummary } from './summary.js';
 import { type RowSample, tally } from './validate.js';
-import { awaitOutcomes } from './wait.js';
+import { applyWebhookOutcomes, awaitOutcomes } from './wait.js';
 
 /** Where the service is and who we are to it (PRODUCT.md `--base-url`, `--auth-url`, env). */
 export interface Connection {
@@ -43,6 +43,8 @@ export interface RunOptions extends SheetOptions {
   rate?: number;
   /** After sending, check transaction statuses for up to this many seconds (0: don't). */
   waitSeconds?: number;
+  /** Webhook events recorded by `payouts webhooks listen --events FILE`: confirm outcomes. */
+  eventsFile?: string;
   logger: Logger;
   /** Aborted on SIGINT/SIGTERM: stop taking rows, finish those under way, write results. */
   signal?: AbortSignal;
@@ -115,6 +117,10 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     });
     // Pass 2: send, at most `concurrency` rows in flight, fed from the sheet stream.
     const results = await sendRows(options, steps, checked.validRows, signal);
+    if (options.eventsFile) {
+      const confirmed = await applyWebhookOutcomes(options.eventsFile, journal, results);
+      logger.info({ events: options.eventsFile, confirmed }, 'webhook outcomes applied');
+    }
     if (options.waitSeconds && !signal.aborted) {
       await awaitOutcomes(client, journal, results, { seconds: options.waitSeconds, logger, signal });
     }

@@ -3,7 +3,10 @@ import type { PayoutsClient } from '../api/client.js';
 import { idempotencyKey } from '../checkpoint/fingerprint.js';
 import type { Journal } from '../checkpoint/journal.js';
 import { PayoutsError } from '../errors.js';
+import { readTransactionOutcomes } from '../webhooks/reconcile.js';
 import type { RowResult } from './row-steps.js';
+
+type SentRow = RowResult & { rowNumber: number };
 
 export interface WaitOptions {
   seconds: number;
@@ -21,7 +24,7 @@ export interface WaitOptions {
 export async function awaitOutcomes(
   client: PayoutsClient,
   journal: Journal,
-  results: Map<string, RowResult & { rowNumber: number }>,
+  results: Map<string, SentRow>,
   options: WaitOptions,
 ): Promise<void> {
   const deadline = Date.now() + options.seconds * 1000;
@@ -69,4 +72,36 @@ export async function awaitOutcomes(
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Webhook confirmations (PRODUCT.md `completed`: "a webhook ... confirmed"): outcomes that
+ * `payouts webhooks listen --events FILE` recorded turn this run's submitted rows, and rows an
+ * earlier run submitted, into completed or failed. Returns how many rows changed.
+ */
+export async function applyWebhookOutcomes(
+  eventsFile: string,
+  journal: Journal,
+  results: Map<string, SentRow>,
+): Promise<number> {
+  const outcomes = await readTransactionOutcomes(eventsFile);
+  const batchId = journal.header.batchId;
+  let changed = 0;
+  for (const [reference, result] of results) {
+    const outcome = result.transactionId ? outcomes.get(result.transactionId) : undefined;
+    if (!outcome || !(result.status === 'submitted' || result.status === 'skipped')) continue;
+    result.status = outcome.status;
+    result.errors = outcome.status === 'failed' ? [outcome.message ?? 'the transaction failed'] : [];
+    changed += 1;
+    await journal.append({
+      type: 'outcome',
+      row: result.rowNumber,
+      reference,
+      idempotencyKey: idempotencyKey(batchId, reference),
+      status: outcome.status,
+      transactionId: result.transactionId,
+      ...(outcome.status === 'failed' ? { error: result.errors.join('; ') } : {}),
+    });
+  }
+  return changed;
 }

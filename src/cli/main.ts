@@ -147,6 +147,11 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             describe:
               'after sending, check transaction statuses for up to this many seconds (completed/failed)',
           })
+          .option('events', {
+            type: 'string',
+            describe:
+              'webhook events file of "payouts webhooks listen --events": rows it confirms become completed or failed',
+          })
           .option('log-format', {
             choices: ['json', 'text'] as const,
             describe: 'default: text on a terminal, else json',
@@ -181,6 +186,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             concurrency: args.concurrency,
             rate: args.rate,
             waitSeconds: args.wait,
+            eventsFile: args.events ? resolveFrom(io.cwd, args.events) : undefined,
             logFormat: args['log-format'],
             logFile: args['log-file'] ? resolveFrom(io.cwd, args['log-file']) : undefined,
             logLevel: args['log-level'],

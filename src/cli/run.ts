@@ -23,6 +23,7 @@ export interface RunCommandOptions extends SheetOptions {
   concurrency: number;
   rate?: number;
   waitSeconds: number;
+  eventsFile?: string;
   logFormat?: LogFormat;
   logFile?: string;
   logLevel?: string;

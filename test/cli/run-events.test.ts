@@ -1,0 +1,63 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { startReceiver } from '../../src/webhooks/receiver.js';
+import { runCli, withTempDir } from '../helpers/cli.js';
+
+const SECRET = 'whsec-run-events-0123456789';
+const ENV = {
+  PAYOUTS_CLIENT_ID: 'sandbox-client',
+  PAYOUTS_CLIENT_SECRET: 'sandbox-secret',
+  PAYOUTS_USERNAME: 'integrator@example.com',
+  PAYOUTS_PASSWORD: 'sandbox-password',
+};
+
+const HEADER =
+  'reference,amount,currency,type,beneficiaryType,beneficiaryName,beneficiaryCountry,individualName,clabe,bankCode,receiverName';
+const spei = (ref: string, name: string) =>
+  `${ref},150.00,MXN,SPEI,INDIVIDUAL,${name},MX,${name},002010077777777771,002,${name}`;
+
+describe('payouts run --events', () => {
+  it('marks rows completed or failed from the webhook events the receiver recorded', async () => {
+    await withTempDir(async (dir) => {
+      const events = path.join(dir, 'events.jsonl');
+      const receiver = await startReceiver({ port: 0, secrets: SECRET, eventsFile: events });
+      const sandbox = await startSandbox({
+        webhookSecret: SECRET,
+        webhookUrl: receiver.url,
+        settleDelayMs: 20,
+        seed: 7,
+      });
+      try {
+        const sheet = path.join(dir, 'spei.csv');
+        // The sandbox fails transactions to recipients named FAIL... (its documented trigger).
+        await writeFile(
+          sheet,
+          `${HEADER}\n${spei('E-1', 'Maria Ruiz')}\n${spei('E-2', 'FAIL Closed Account')}\n`,
+        );
+        const args = ['run', sheet, '--base-url', sandbox.url, '--json', '--rate', '100'];
+        const first = await runCli(args, { env: ENV });
+        expect(JSON.parse(first.stdout).statuses.submitted).toBe(2);
+        await sandbox.whenIdle();
+        await receiver.idle();
+
+        const second = await runCli([...args, '--events', events], { env: ENV });
+        const summary = JSON.parse(second.stdout);
+        expect(summary.statuses).toMatchObject({ completed: 1, failed: 1, submitted: 0 });
+        expect(second.code).toBe(1);
+        const rows = parse(await readFile(summary.results), { columns: true, bom: true }) as Record<
+          string,
+          string
+        >[];
+        expect(rows.map((r) => r['result.status'])).toEqual(['completed', 'failed']);
+        expect(rows[1]!['result.errors']).not.toBe('');
+        expect(sandbox.ledger().transactions).toHaveLength(2);
+      } finally {
+        await sandbox.close();
+        await receiver.close();
+      }
+    });
+  });
+});
