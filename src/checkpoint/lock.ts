@@ -54,6 +54,13 @@ export function lockPathOf(sheetPath: string): string {
 }
 
 /** A held lock. */
+/**
+ * Nonces of the locks this process holds now. A lock file naming our own pid is ours only if
+ * its nonce is here; otherwise it was left by an earlier process that had the same pid, as
+ * every container's node has pid 1 (a container restarted after an OOM kill, for example).
+ */
+const heldHere = new Set<string>();
+
 export class SheetLock {
   private heartbeat: NodeJS.Timeout | undefined;
   private released = false;
@@ -72,6 +79,7 @@ export class SheetLock {
       });
     }, heartbeatMs);
     this.heartbeat.unref();
+    heldHere.add(holder.nonce);
     // Released on a normal exit too; a kill -9 leaves it for the stale-lock recovery.
     process.once('exit', this.onExit);
   }
@@ -98,6 +106,7 @@ export class SheetLock {
 
   private stop(): boolean {
     if (this.released) return false;
+    heldHere.delete(this.holder.nonce);
     this.released = true;
     clearInterval(this.heartbeat);
     process.removeListener('exit', this.onExit);
@@ -200,7 +209,10 @@ function staleness(
     return { stale: age > LOCK_DEFAULTS.unreadableGraceMs, why: 'its lock file is being written' };
   }
   if (holder.hostname === me.hostname) {
-    return { stale: !processAlive(holder.pid, me.pid), why: 'that process is still running' };
+    if (holder.pid === me.pid) {
+      return { stale: !heldHere.has(holder.nonce), why: 'this process holds it already' };
+    }
+    return { stale: !processAlive(holder.pid), why: 'that process is still running' };
   }
   const limit = options.foreignStaleMs ?? LOCK_DEFAULTS.foreignStaleMs;
   return {
@@ -209,9 +221,8 @@ function staleness(
   };
 }
 
-/** Whether `pid` is a live process on this host; our own pid counts as alive. */
-function processAlive(pid: number, self: number): boolean {
-  if (pid === self) return true;
+/** Whether `pid` (not ours) is a live process on this host. */
+function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -92,6 +92,17 @@ describe('stale locks', () => {
     expect(content.nonce).toBe(lock.holder.nonce);
   });
 
+  it('takes over a lock naming our own pid that this process does not hold (a restarted container, pid 1 again)', async () => {
+    await writeLock({
+      pid: process.pid,
+      hostname: hostname(),
+      startedAt: '2025-01-01T00:00:00.000Z',
+      nonce: 'earlier',
+    });
+    const lock = await take();
+    expect(JSON.parse(await readFile(lock.path, 'utf8')).nonce).toBe(lock.holder.nonce);
+  });
+
   it('refuses a holder on this host that is alive (another process)', async () => {
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 10000)'], { stdio: 'ignore' });
     try {
