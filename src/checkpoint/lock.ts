@@ -79,7 +79,6 @@ export class SheetLock {
       });
     }, heartbeatMs);
     this.heartbeat.unref();
-    heldHere.add(holder.nonce);
     // Released on a normal exit too; a kill -9 leaves it for the stale-lock recovery.
     process.once('exit', this.onExit);
   }
@@ -131,16 +130,24 @@ export async function acquireLock(sheetPath: string, options: LockOptions = {}):
   const heartbeatMs = options.heartbeatMs ?? LOCK_DEFAULTS.heartbeatMs;
   const held = () => new SheetLock(path, me, heartbeatMs, clock);
 
-  // A few rounds: a contender may release, or take over, between our steps.
-  for (let round = 0; round < 3; round++) {
-    if (await createExclusive(path, text)) return held();
-    const existing = await readLock(path);
-    if (!existing) continue; // released meanwhile
-    const stale = staleness(existing, me, clock, options);
-    if (!stale.stale) throw new GuardError(refusal(sheetPath, path, existing.holder, stale.why));
-    if (await takeOver(path, existing.text, text, clock)) return held();
+  // Ours from before the file is written: a contender in this process that reads it must not
+  // take it for an earlier incarnation's.
+  heldHere.add(me.nonce);
+  try {
+    // A few rounds: a contender may release, or take over, between our steps.
+    for (let round = 0; round < 3; round++) {
+      if (await createExclusive(path, text)) return held();
+      const existing = await readLock(path);
+      if (!existing) continue; // released meanwhile
+      const stale = staleness(existing, me, clock, options);
+      if (!stale.stale) throw new GuardError(refusal(sheetPath, path, existing.holder, stale.why));
+      if (await takeOver(path, existing.text, text, clock)) return held();
+    }
+    throw new GuardError(`another payouts run is taking the lock ${path} at the same moment; try again`);
+  } catch (error) {
+    heldHere.delete(me.nonce);
+    throw error;
   }
-  throw new GuardError(`another payouts run is taking the lock ${path} at the same moment; try again`);
 }
 
 interface ExistingLock {
