@@ -326,8 +326,12 @@ function asStepFailure(error: unknown): StepFailure {
     ]);
   }
   if (error instanceof NetworkError) {
+    // Before the transaction, a broken connection pays nothing, but it may have created a
+    // beneficiary or recipient: a re-run gets it back by its Idempotency-Key.
     return new StepFailure('failed', [
-      `not sent: the service could not be reached (${error.errorCode}); nothing was paid for this row, run again to retry`,
+      error.mayHaveTakenEffect
+        ? `the connection to the service broke before its answer came, on every attempt (${error.errorCode}); nothing was paid for this row, run again to retry`
+        : `not sent: the service could not be reached (${error.errorCode}); nothing was paid for this row, run again to retry`,
     ]);
   }
   if (error instanceof PayoutsError && error.code === 'INTERRUPTED')

@@ -1,0 +1,181 @@
+/**
+ * `payouts run` through the service's bad days (issue 4 acceptance): a token that expires
+ * mid-run, 429 storms, 5xx, connections reset after the request took effect, and expired
+ * simulations. Every row still ends paid exactly once.
+ */
+
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  expectClearOutcomes,
+  expectOnePaymentPerRow,
+  paymentsOf,
+  resumeUntilDone,
+  runAgainst,
+  summaryOf,
+  testDir,
+  testSandbox,
+} from '../helpers/payouts.js';
+import { FORWARD, scriptedProxy } from '../helpers/proxy.js';
+import { generateRows, readCsv, sampleRows, writeSheet } from '../helpers/sheets.js';
+
+const TOKEN_ROUTE = 'POST /auth/realms/service/protocol/openid-connect/token';
+
+describe('payouts run when the service misbehaves', () => {
+  it('carries on when the token expires mid-run, before the client meant to refresh it', async () => {
+    // The service's clock runs 1.5 times as fast: its 2 s tokens die after 0.7 to 1.3 s, before
+    // the client's refresh at 80% of expires_in, so requests meet 401 and re-authenticate.
+    const t0 = Date.now();
+    const sb = await testSandbox({ tokenTtl: 2, latencyMs: 5, clock: () => t0 + (Date.now() - t0) * 1.5 });
+    const dir = await testDir();
+    const sheet = path.join(dir, 'token.csv');
+    const rows = generateRows(90, { prefix: 'TOK' });
+    await writeSheet(sheet, rows);
+
+    const result = await runAgainst(sb, sheet, ['--json', '--concurrency', '4', '--rate', '80']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(summaryOf(result).statuses).toMatchObject({ submitted: 90 });
+    await expectOnePaymentPerRow(sb, sheet, rows);
+    const { requests } = sb.ledger();
+    expect(requests.byStatus['401']).toBeGreaterThanOrEqual(2);
+    expect(requests.byRoute[TOKEN_ROUTE]).toBeGreaterThanOrEqual(3);
+  });
+
+  it('waits out a 429 storm: a sandbox limit well below --rate', async () => {
+    const sb = await testSandbox({ rateLimit: 40 });
+    const dir = await testDir();
+    const sheet = path.join(dir, 'storm.csv');
+    const rows = generateRows(36, { prefix: 'STORM' });
+    await writeSheet(sheet, rows);
+
+    const result = await runAgainst(sb, sheet, ['--json', '--concurrency', '8', '--rate', '400']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(summaryOf(result).statuses).toMatchObject({ submitted: 36 });
+    await expectOnePaymentPerRow(sb, sheet, rows);
+    const { requests } = sb.ledger();
+    expect(requests.injected.rateLimited).toBeGreaterThan(0);
+    expect(requests.byStatus['429']).toBe(requests.injected.rateLimited);
+  });
+
+  // Retries are bounded (5 attempts), so at these rates a row now and then runs out of them: it
+  // must then say so clearly, and the next run pays it, never twice. Creations cut off after
+  // they took effect are answered again from their Idempotency-Key: each payee is created once.
+  it.each([
+    { fault: '500, 502 and 503 answers', options: { errorRate: 0.2, seed: 7 }, injected: 'errors' },
+    {
+      fault: 'connections cut after the request took effect',
+      options: { resetRate: 0.2, seed: 11 },
+      injected: 'resets',
+    },
+  ] as const)('gets through $fault without paying or creating twice', async ({ options, injected }) => {
+    const sb = await testSandbox(options);
+    const dir = await testDir();
+    const sheet = path.join(dir, `${injected}.csv`);
+    const rows = generateRows(36, { prefix: injected.toUpperCase() });
+    await writeSheet(sheet, rows);
+    const args = ['--json', '--concurrency', '8', '--rate', '400'];
+
+    const first = await expectClearOutcomes(sb, await runAgainst(sb, sheet, args));
+    expect(first.filter((r) => r['result.status'] === 'submitted').length).toBeGreaterThanOrEqual(34);
+    expect(sb.ledger().requests.injected[injected]).toBeGreaterThan(5);
+    if (first.some((r) => r['result.status'] !== 'submitted')) await resumeUntilDone(sb, sheet, args);
+    await expectOnePaymentPerRow(sb, sheet, rows);
+    const { beneficiaries, recipients } = sb.ledger();
+    // 36 rows, 3 per payee; the sample's 12th template is integrator-level (no beneficiary).
+    expect(recipients).toHaveLength(12);
+    expect(beneficiaries).toHaveLength(11);
+  });
+
+  it('re-quotes a simulation that expired before its transaction arrived, under the same key', async () => {
+    const sb = await testSandbox({ simulationTtl: 1 });
+    // The first transaction request of each row is held past the quote's lifetime.
+    const seen = new Set<string>();
+    const proxy = await scriptedProxy(sb.url, ({ method, path: url, body }) => {
+      if (method !== 'POST' || url !== '/v1/transactions') return FORWARD;
+      const { reference } = JSON.parse(body) as { reference: string };
+      if (seen.has(reference)) return FORWARD;
+      seen.add(reference);
+      return { kind: 'forward', holdMs: 1100 };
+    });
+    const dir = await testDir();
+    const sheet = path.join(dir, 'expired.csv');
+    const rows = sampleRows();
+    await writeSheet(sheet, rows);
+
+    const result = await runAgainst(proxy, sheet, ['--json', '--concurrency', '12', '--rate', '400']);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = summaryOf(result);
+    expect(summary.statuses).toMatchObject({ submitted: 12 });
+    const payments = await expectOnePaymentPerRow(sb, sheet, rows);
+    const ledger = sb.ledger();
+    expect(ledger.requests.byStatus['422']).toBe(12);
+    // Two quotes per row: the expired one, unused, and the one paid.
+    expect(ledger.simulations).toHaveLength(24);
+    const results = await readCsv(summary.results);
+    for (const row of results) {
+      const payment = payments.get(row['reference']!)!;
+      expect(row['result.simulationId']).toBe(payment.simulationId);
+      const quotes = ledger.simulations.filter(
+        (q) => q.recipientId === payment.recipientId && q.amount === payment.amount,
+      );
+      expect(quotes.map((q) => q.transactionId ?? 'unused').sort()).toEqual([payment.id, 'unused'].sort());
+    }
+    // The checkpoint holds both intents of each row, with one Idempotency-Key.
+    const journal = (await readFile(summary.checkpoint, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; reference?: string; idempotencyKey?: string });
+    for (const row of rows) {
+      const intents = journal.filter((r) => r.type === 'intent' && r.reference === row['reference']);
+      expect(intents).toHaveLength(2);
+      expect(new Set(intents.map((r) => r.idempotencyKey)).size).toBe(1);
+    }
+    expect(paymentsOf(sb)).toHaveLength(12);
+  });
+
+  it('stops with exit 3 when the credentials are refused mid-run; fixed, the next run pays each row once', async () => {
+    // Tokens die fast (the service's clock runs at 3x); after a second the identity endpoint
+    // refuses the password (rotated while the run was under way).
+    const t0 = Date.now();
+    const sb = await testSandbox({ tokenTtl: 2, latencyMs: 5, clock: () => t0 + (Date.now() - t0) * 3 });
+    const proxy = await scriptedProxy(sb.url, ({ path: url }) =>
+      url.includes('/token') && Date.now() - t0 > 1000
+        ? {
+            kind: 'answer',
+            status: 401,
+            body: { error: 'invalid_grant', error_description: 'Invalid user credentials' },
+          }
+        : FORWARD,
+    );
+    const dir = await testDir();
+    const sheet = path.join(dir, 'rotated.csv');
+    const rows = generateRows(150, { prefix: 'ROT' });
+    await writeSheet(sheet, rows);
+
+    const refused = await runAgainst(proxy, sheet, ['--concurrency', '8', '--rate', '100']);
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.stderr).toContain('refused the credentials (401 invalid_grant: Invalid user credentials)');
+    const paid = paymentsOf(sb).length;
+    expect(paid).toBeGreaterThan(0);
+    expect(paid).toBeLessThan(rows.length);
+    // Nothing more leaves once the run has ended.
+    const requests = sb.ledger().requests.total;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sb.ledger().requests.total).toBe(requests);
+
+    // Rows whose transaction was about to leave are unknown to the next run: --retry-unknown
+    // sends them with their keys, and nothing is paid twice.
+    const resumed = await runAgainst(sb, sheet, [
+      '--json',
+      '--concurrency',
+      '8',
+      '--rate',
+      '400',
+      '--retry-unknown',
+    ]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(summaryOf(resumed).statuses['skipped']).toBeGreaterThanOrEqual(paid);
+    await expectOnePaymentPerRow(sb, sheet, rows);
+  });
+});
