@@ -158,6 +158,9 @@ export interface TransactionRequest {
   reference?: string;
 }
 
+/** Longest `reference` a transaction accepts (SPEC.md 8: payload limits not shown; assumed). */
+export const MAX_REFERENCE_LENGTH = 255;
+
 /** Transaction states (SPEC.md 3: not shown; assumed). */
 export const TRANSACTION_STATUSES = ['PENDING', 'COMPLETED', 'FAILED'] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];

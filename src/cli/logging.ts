@@ -33,12 +33,17 @@ const SECRET_KEYS = [
   'credentials',
 ];
 
-/**
- * Masks runs of 8 or more digits (account, CLABE, document numbers) but their last 4. Runs
- * that touch hex letters or hyphens are parts of ids (UUIDs), not account numbers.
- */
+// A UUID (left alone: ids of the service are not account data), an IBAN, or a run of 8 or
+// more digits (account, routing, CLABE, document numbers).
+const MASKABLE =
+  /\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b|\b[A-Z]{2}\d{2}[A-Z0-9]{11,30}\b|\d{8,}/g;
+const UUID = /^[0-9A-Fa-f]{8}-/;
+
+/** Masks account numbers, IBANs and other long digit runs in log text, keeping their last 4. */
 export function maskAccountNumbers(text: string): string {
-  return text.replace(/(?<![0-9A-Fa-f-])\d{8,}(?![0-9A-Fa-f-])/g, (digits) => `${'*'.repeat(digits.length - 4)}${digits.slice(-4)}`);
+  return text.replace(MASKABLE, (match) =>
+    UUID.test(match) ? match : `${'*'.repeat(match.length - 4)}${match.slice(-4)}`,
+  );
 }
 
 function scrub(value: unknown, depth = 0): unknown {

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
  * messages word for word. Needs no network: it is the dry run of one row (uniqueness of the
  * reference across rows and the reader's record problems are the batch's).
  */
-import type { BeneficiaryRequest } from '../api/contract.js';
+import { type BeneficiaryRequest, MAX_REFERENCE_LENGTH } from '../api/contract.js';
 import type { Cell, RawRow } from '../sheet/types.js';
 import { validateBeneficiary } from './beneficiary.js';
 import {
@@ -68,6 +68,8 @@ export function mapRow(row: RawRow, columns: ColumnIndex): PayoutRow {
 
   const reference = cells.text('reference') ?? '';
   if (reference === '') own.push({ column: 'reference', message: ROW_MESSAGES.referenceRequired });
+  else if (reference.length > MAX_REFERENCE_LENGTH)
+    own.push({ column: 'reference', message: ROW_MESSAGES.referenceTooLong });
 
   let amount: PayoutRow['amount'];
   const amountText = cells.text('amount');

@@ -1,3 +1,4 @@
+import { MAX_REFERENCE_LENGTH } from '../api/contract.js';
 /**
  * Every message the rows stage can give, in one place, so that the sheet pipeline, the
  * sandbox, the tests and the docs all use the same text.
@@ -114,6 +115,7 @@ export const AMOUNT_MESSAGES = {
 /** Messages about a sheet row as a whole or about one of its cells (ours). */
 export const ROW_MESSAGES = {
   referenceRequired: 'reference is required: give every payout a unique reference (invoice or payroll line)',
+  referenceTooLong: `reference is longer than ${MAX_REFERENCE_LENGTH} characters, which the service refuses: shorten it`,
   notABoolean: (column: string, text: string) =>
     `${column} "${text}" is not true or false: write true or false (yes/no and 1/0 also work), or leave the cell empty for false`,
   integratorWithBeneficiary:

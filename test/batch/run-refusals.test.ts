@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { PATHS } from '../../src/api/contract.js';
 import type { SandboxHandle } from '../../src/sandbox/index.js';
 import { duplicates, paymentsOf, runAgainst, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
+import { FORWARD, scriptedProxy } from '../helpers/proxy.js';
 import { readCsv, type SheetRow, sampleRows, writeSheet } from '../helpers/sheets.js';
 import { call, OTHER, recipientBody, token } from '../sandbox/helpers.js';
 
@@ -129,10 +130,11 @@ describe('payouts run when the service refuses rows', () => {
     expect(outcome('REF-422-CURRENCY')).toEqual(
       failed(`Currency MXN does not match currency USD of recipient ${ids.myRecipient}`),
     );
-    // A 400 that the dry run cannot see: the sandbox's limit on the reference's length.
-    expect(outcome(longReference)).toEqual(
-      failed('The field reference must be a string of at most 255 characters'),
-    );
+    // The service's limit on the reference's length is checked by the dry run: never sent.
+    expect(outcome(longReference)).toEqual({
+      status: 'invalid',
+      errors: 'reference is longer than 255 characters, which the service refuses: shorten it',
+    });
     // Paid, then refused by the receiving bank (the sandbox's FAIL trigger), seen by --wait.
     expect(outcome('REF-FAIL').status).toBe('failed');
     expect(outcome('REF-FAIL').errors).toMatch(/^The receiving bank rejected the payment to "FAIL Payee"/);
@@ -162,5 +164,40 @@ describe('payouts run when the service refuses rows', () => {
     );
     expect(duplicates(paymentsOf(sb), (t) => t.reference)).toEqual([]);
     expect(paymentsOf(sb)).toHaveLength(4);
+  });
+
+  it('puts a 400 the dry run did not foresee on its row, every message word for word', async () => {
+    const sb = await testSandbox();
+    const rejected = sampleRows()[2]!;
+    // The service's rules may be stricter than the dry run's copy of them; its 400 answer for
+    // the recipient (SPEC.md 2.5 body, 7.2 messages) must reach the row as it is.
+    const proxy = await scriptedProxy(sb.url, ({ method, path: url, body }) =>
+      method === 'POST' && url === '/v1/recipients' && body.includes(`"${rejected['businessName']}"`)
+        ? {
+            kind: 'answer',
+            status: 400,
+            body: {
+              timestamp: '2026-11-21T03:00:00.000+00:00',
+              status: 400,
+              error: 'Bad Request',
+              message: 'routingNumber is invalid; bankName must be provided',
+              path: '/v1/recipients',
+              errors: ['routingNumber is invalid', 'bankName must be provided'],
+            },
+          }
+        : FORWARD,
+    );
+    const dir = await testDir();
+    const sheet = path.join(dir, 'payouts.csv');
+    await writeSheet(sheet, [rejected, { ...sampleRows()[0]!, reference: 'REF-OK' }]);
+    const result = await runAgainst(proxy, sheet, ['--json', '--rate', '200']);
+    expect(result.code, result.stderr).toBe(1);
+    const rows = new Map((await readCsv(summaryOf(result).results)).map((r) => [r['reference']!, r]));
+    expect(rows.get(rejected['reference']!)?.['result.status']).toBe('failed');
+    expect(rows.get(rejected['reference']!)?.['result.errors']).toBe(
+      'routingNumber is invalid; bankName must be provided',
+    );
+    expect(rows.get('REF-OK')?.['result.status']).toBe('submitted');
+    expect(paymentsOf(sb).map((t) => t.reference)).toEqual(['REF-OK']);
   });
 });

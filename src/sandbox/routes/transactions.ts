@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { MESSAGES, PATHS, type Recipient, type Transaction } from '../../api/contract.js';
+import {
+  MAX_REFERENCE_LENGTH,
+  MESSAGES,
+  PATHS,
+  type Recipient,
+  type Transaction,
+} from '../../api/contract.js';
 import { HttpError, type Reply, validationError } from '../errors.js';
 import { type AuthedRequest, jsonObject, PARAM, param, type Route, type Sandbox } from '../router.js';
 import { owned, type TransactionRecord } from '../state.js';
@@ -19,8 +25,6 @@ export const transactionRoutes: Route[] = [
  * individualName, businessName or details.receiverName starts with this (any case).
  */
 export const FAILURE_TRIGGER = 'FAIL';
-
-const MAX_REFERENCE_LENGTH = 255;
 
 /** Why a payment to the recipient fails in the sandbox, or null when it completes. */
 export function failureReasonFor(recipient: Recipient): string | null {
