@@ -116,7 +116,13 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       signal,
     });
     // Pass 2: send, at most `concurrency` rows in flight, fed from the sheet stream.
-    const results = await sendRows(options, steps, checked.validRows, signal);
+    const { results, fatal } = await sendRows(options, steps, checked.validRows, signal);
+    if (fatal) {
+      // The run cannot go on; the rows that were sent are written down before it ends.
+      await journal.flush();
+      await writeResults(options, results, { stoppedBy: fatal, journal });
+      throw fatal;
+    }
     if (options.eventsFile) {
       const confirmed = await applyWebhookOutcomes(options.eventsFile, journal, results);
       logger.info({ events: options.eventsFile, confirmed }, 'webhook outcomes applied');
@@ -127,7 +133,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     await journal.flush();
 
     // Pass 3: the results file, in sheet order, from the row outcomes.
-    const written = await writeResults(options, results, signal.aborted);
+    const written = await writeResults(options, results, { interrupted: signal.aborted, journal });
     return {
       sheetPath: options.sheetPath,
       format: written.format,
@@ -168,26 +174,37 @@ async function checkSheet(options: RunOptions): Promise<CheckedSheet> {
   return { summary, digest: digest.finish(), validRows: summary.byStatus.valid };
 }
 
+/**
+ * The send pass. A row's own failure is its result; an error that ends the run (refused
+ * credentials mid-run, a checkpoint that cannot be written) stops the feeding, lets the rows
+ * under way settle, and comes back as `fatal` so the results are still written.
+ */
 async function sendRows(
   options: RunOptions,
   steps: RowSteps,
   total: number,
   signal: AbortSignal,
-): Promise<Map<string, SentRow>> {
+): Promise<{ results: Map<string, SentRow>; fatal?: unknown }> {
   const prepared = await prepareSheet(options);
   const results = new Map<string, SentRow>();
   const limit = pLimit(options.concurrency);
   const inFlight = new Set<Promise<void>>();
+  let fatal: { error: unknown } | undefined;
   let done = 0;
   for await (const row of prepared.rows) {
-    if (signal.aborted) break;
+    if (signal.aborted || fatal) break;
     if (row.issues.length > 0) continue;
     const task = limit(async () => {
-      const result = await steps.process(row.payout, row.raw.rowNumber);
-      results.set(row.payout.reference, { ...result, rowNumber: row.raw.rowNumber });
-      logRow(options.logger, row, result);
-      done += 1;
-      options.onProgress?.(done, total);
+      if (fatal) return;
+      try {
+        const result = await steps.process(row.payout, row.raw.rowNumber);
+        results.set(row.payout.reference, { ...result, rowNumber: row.raw.rowNumber });
+        logRow(options.logger, row, result);
+        done += 1;
+        options.onProgress?.(done, total);
+      } catch (error) {
+        fatal ??= { error };
+      }
     });
     const tracked: Promise<void> = task.finally(() => inFlight.delete(tracked));
     inFlight.add(tracked);
@@ -195,7 +212,7 @@ async function sendRows(
     if (inFlight.size >= options.concurrency) await Promise.race(inFlight);
   }
   await Promise.all(inFlight);
-  return results;
+  return fatal ? { results, fatal: fatal.error } : { results };
 }
 
 function logRow(logger: Logger, row: PreparedRow, result: RowResult): void {
@@ -210,7 +227,37 @@ const interruptedResult: RowResult = {
   errors: ['not sent: the run was interrupted before this row was paid; run again to send it'],
 };
 
-async function writeResults(options: RunOptions, results: Map<string, SentRow>, interrupted: boolean) {
+interface StopReason {
+  /** SIGINT/SIGTERM: rows not reached were not sent. */
+  interrupted?: boolean;
+  /** An error that ended the run early. */
+  stoppedBy?: unknown;
+  journal: Journal;
+}
+
+/** The result of a valid row the send pass did not finish, from what the checkpoint knows. */
+function unfinishedResult(reference: string, stop: StopReason): RowResult {
+  if (stop.stoppedBy !== undefined) {
+    const why = stop.stoppedBy instanceof Error ? stop.stoppedBy.message : String(stop.stoppedBy);
+    const sending = stop.journal.replay().rows.get(reference);
+    if (sending?.intent && !sending.outcome) {
+      return {
+        status: 'unknown',
+        simulationId: sending.intent.simulationId,
+        errors: [
+          `the run stopped (${why}) while this row's transaction was being sent; run again with --retry-unknown to settle it with the same Idempotency-Key`,
+        ],
+      };
+    }
+    return {
+      status: 'skipped',
+      errors: [`not sent: the run stopped (${why}) before this row was paid; run again to send it`],
+    };
+  }
+  return stop.interrupted ? interruptedResult : missingResult;
+}
+
+async function writeResults(options: RunOptions, results: Map<string, SentRow>, stop: StopReason) {
   const prepared = await prepareSheet(options);
   const resultsPath = options.outPath ?? resultsPathFor(options.sheetPath, prepared.sheet.format);
   const writer = await openResultsWriter({
@@ -226,7 +273,7 @@ async function writeResults(options: RunOptions, results: Map<string, SentRow>, 
       const result: RowResult =
         row.issues.length > 0
           ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
-          : (results.get(row.payout.reference) ?? (interrupted ? interruptedResult : missingResult));
+          : (results.get(row.payout.reference) ?? unfinishedResult(row.payout.reference, stop));
       tally(summary, row, result.status);
       if (
         (result.status === 'invalid' || result.status === 'failed' || result.status === 'unknown') &&

@@ -159,6 +159,15 @@ describe('payouts run when the service misbehaves', () => {
     const paid = paymentsOf(sb).length;
     expect(paid).toBeGreaterThan(0);
     expect(paid).toBeLessThan(rows.length);
+    // The results file is still written: every row, the paid ones submitted, the rest saying why.
+    const written = await readCsv(path.join(dir, 'rotated.results.csv'));
+    expect(written).toHaveLength(rows.length);
+    const statuses = written.map((r) => r['result.status']);
+    expect(statuses.filter((s) => s === 'submitted').length).toBeLessThanOrEqual(paid);
+    expect(statuses.every((s) => s === 'submitted' || s === 'unknown' || s === 'skipped')).toBe(true);
+    for (const row of written.filter((r) => r['result.status'] !== 'submitted')) {
+      expect(row['result.errors']).toMatch(/the run stopped \(.*credentials/);
+    }
     // Nothing more leaves once the run has ended.
     const requests = sb.ledger().requests.total;
     await new Promise((resolve) => setTimeout(resolve, 300));
