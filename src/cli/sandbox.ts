@@ -1,9 +1,4 @@
-import {
-  SANDBOX_FLAGS,
-  type SandboxHandle,
-  sandboxOptionsFromFlags,
-  startSandbox,
-} from '../sandbox/index.js';
+import { type SandboxHandle, sandboxOptionsFromFlags, startSandbox } from '../sandbox/index.js';
 import { type CliIo, println } from './io.js';
 import { untilSignalled } from './signals.js';
 
