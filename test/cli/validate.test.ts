@@ -206,3 +206,33 @@ describe('sheets that cannot be read', () => {
     expect((await runCli(['validate'])).code).toBe(2);
   });
 });
+
+describe('payouts validate on the XLSX sample', () => {
+  it('gives the same statuses, totals and digest as the CSV sample, and an XLSX results file', async () => {
+    await withTempDir(async (dir) => {
+      const csv = await runCli([
+        'validate',
+        path.join(samples, 'payouts-clean.csv'),
+        '--json',
+        '--out',
+        path.join(dir, 'r.csv'),
+      ]);
+      const xlsx = await runCli([
+        'validate',
+        path.join(samples, 'payouts-clean.xlsx'),
+        '--json',
+        '--out',
+        path.join(dir, 'r.xlsx'),
+      ]);
+      expect(xlsx.code, xlsx.stderr).toBe(0);
+      const a = JSON.parse(csv.stdout);
+      const b = JSON.parse(xlsx.stdout);
+      expect(b.format).toBe('xlsx');
+      expect(b.statuses).toEqual(a.statuses);
+      expect(b.totals).toEqual(a.totals);
+      expect(b.digest).toBe(a.digest);
+      const bytes = await readFile(path.join(dir, 'r.xlsx'));
+      expect(bytes.subarray(0, 2).toString()).toBe('PK');
+    });
+  });
+});

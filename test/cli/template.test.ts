@@ -1,0 +1,81 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import ExcelJS from 'exceljs';
+import { describe, expect, it } from 'vitest';
+import { openSheet } from '../../src/sheet/open.js';
+import { runCli, withTempDir } from '../helpers/cli.js';
+
+const committed = path.resolve(import.meta.dirname, '../../templates');
+const RAILS = ['ach', 'wire', 'swift', 'rtp', 'spei', 'pix', 'cop'];
+
+async function headersOf(file: string): Promise<string[]> {
+  const sheet = await openSheet(file);
+  for await (const _ of sheet.rows) break;
+  return sheet.headers;
+}
+
+describe('payouts template', () => {
+  it('writes a CSV and an XLSX per rail and one with all rails, the same as templates/', async () => {
+    await withTempDir(async (dir) => {
+      const result = await runCli(['template', '--dir', dir]);
+      expect(result.code).toBe(0);
+      const expected = [...RAILS, 'all-rails'].flatMap((r) => [`${r}.csv`, `${r}.xlsx`]).sort();
+      expect((await readdir(dir)).sort()).toEqual(expected);
+      expect((await readdir(committed)).sort()).toEqual(expected);
+      for (const name of expected) {
+        expect(await headersOf(path.join(dir, name)), name).toEqual(
+          await headersOf(path.join(committed, name)),
+        );
+      }
+      for (const rail of RAILS) {
+        expect(await readFile(path.join(dir, `${rail}.csv`), 'utf8')).toBe(
+          await readFile(path.join(committed, `${rail}.csv`), 'utf8'),
+        );
+      }
+    });
+  });
+
+  it('gives each rail its own columns and every template the common ones', async () => {
+    expect(await headersOf(path.join(committed, 'spei.csv'))).toEqual(
+      expect.arrayContaining([
+        'reference',
+        'amount',
+        'currency',
+        'type',
+        'clabe',
+        'bankCode',
+        'receiverName',
+      ]),
+    );
+    expect(await headersOf(path.join(committed, 'spei.csv'))).not.toContain('routingNumber');
+    expect(await headersOf(path.join(committed, 'wire.csv'))).toEqual(
+      expect.arrayContaining(['bankAddress.street1', 'recipientAddress.country', 'routingNumber']),
+    );
+    expect(await headersOf(path.join(committed, 'all-rails.csv'))).toHaveLength(42);
+  });
+
+  it('formats identifier columns of the XLSX as text and explains every column', async () => {
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.readFile(path.join(committed, 'ach.xlsx'));
+    const sheet = workbook.getWorksheet('Payouts')!;
+    const headers = (sheet.getRow(1).values as unknown[]).slice(1) as string[];
+    const column = (name: string) => sheet.getColumn(headers.indexOf(name) + 1);
+    expect(column('routingNumber').numFmt).toBe('@');
+    expect(column('accountNumber').numFmt).toBe('@');
+    expect(column('amount').numFmt).toBeUndefined();
+    const note = sheet.getRow(1).getCell(headers.indexOf('routingNumber') + 1).note;
+    expect(JSON.stringify(note)).toContain('9 digits');
+    const notes = workbook.getWorksheet('Columns')!;
+    const documented = new Set<string>();
+    notes.eachRow((row, n) => {
+      if (n > 1) documented.add(String(row.getCell(1).value));
+    });
+    for (const header of headers) expect(documented, header).toContain(header);
+  });
+
+  it('refuses an unknown rail with exit 2', async () => {
+    const result = await runCli(['template', 'CHEQUE', '--dir', '/tmp']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('"CHEQUE" is not a rail');
+  });
+});
