@@ -1,11 +1,15 @@
 // `npm run bench`: measures payouts against floors on the same files in the same run.
-// Sections: sheet (validate vs csv-parse/exceljs floors). Run one with: npm run bench -- sheet
-// Sizes: BENCH_CSV_ROWS (default 1,000,000), BENCH_XLSX_ROWS (default 100,000).
+// Sections: sheet (validate vs csv-parse/exceljs floors), sandbox (mixed API traffic at
+// `payouts sandbox`, bench/sandbox.mjs). Run one with: npm run bench -- sheet
+// Sizes: BENCH_CSV_ROWS (default 1,000,000), BENCH_XLSX_ROWS (default 100,000); the sandbox
+// section's knobs are in bench/sandbox.mjs.
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateCsv, generateXlsx } from './generate.mjs';
+import { runSection } from './run-bench.mjs';
+import { sandboxSection } from './sandbox.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -78,7 +82,7 @@ async function sheetSection(results) {
   await rm(xlsx, { force: true });
 }
 
-const SECTIONS = { sheet: sheetSection };
+const SECTIONS = { sheet: sheetSection, sandbox: sandboxSection, run: runSection };
 
 async function main() {
   const only = process.argv.slice(2);
