@@ -1,19 +1,34 @@
 import { createHash, type Hash } from 'node:crypto';
-import type { PayoutRow } from '../rows/map.js';
+import { CANONICAL_COLUMNS, type ColumnIndex } from '../rows/columns.js';
+import type { PreparedRow } from './prepare.js';
+
+/** Columns the digest takes from the payout itself, normalised (rail upper-case, amount x.yy). */
+const NORMALISED = new Set<string>(['reference', 'amount', 'currency', 'type']);
 
 /**
  * The batch digest: SHA-256 over the normalised valid rows, in sheet order. `validate` prints
  * it; `run --approve DIGEST` refuses to send unless the sheet still hashes to it, so what was
- * approved is exactly what is paid (amounts, currencies, rails, payees and references).
+ * approved is exactly what is paid. A row contributes its reference, amount (normalised to
+ * x.yy), currency and rail, then the trimmed text of every other canonical column, in
+ * canonical order: the same rows give the same digest however the headers are spelt or ordered.
  */
 export class BatchDigest {
-  private readonly hash: Hash = createHash('sha256').update('payouts-batch-digest:v1\n');
+  private readonly hash: Hash = createHash('sha256').update('payouts-batch-digest:v2\n');
+  private readonly positions: number[];
   private count = 0;
 
+  constructor(index: ColumnIndex) {
+    this.positions = CANONICAL_COLUMNS.filter((c) => !NORMALISED.has(c)).map((c) => index.get(c) ?? -1);
+  }
+
   /** Adds one valid row. */
-  add(row: PayoutRow): void {
+  add({ payout, raw }: PreparedRow): void {
     this.count += 1;
-    this.hash.update(digestLine(row));
+    let line = `${payout.reference}\x1f${payout.amount?.text ?? ''}\x1f${payout.currency ?? ''}\x1f${payout.rail ?? ''}`;
+    for (const position of this.positions) {
+      line += `\x1f${position < 0 ? '' : (raw.cells[position]?.text.trim() ?? '')}`;
+    }
+    this.hash.update(`${line}\n`);
   }
 
   /** The digest as 64 lowercase hex characters; call once, at the end. */
@@ -21,17 +36,4 @@ export class BatchDigest {
     this.hash.update(`rows:${this.count}\n`);
     return this.hash.digest('hex');
   }
-}
-
-function digestLine(row: PayoutRow): string {
-  // The requests themselves rather than their dedupe keys: the same content, without hashing
-  // twice per row (the whole line is hashed into the digest anyway).
-  const beneficiary =
-    row.beneficiary.kind === 'existing'
-      ? `id:${row.beneficiary.id}`
-      : row.beneficiary.kind === 'new'
-        ? row.beneficiary.request
-        : row.beneficiary.kind;
-  const recipient = row.recipient.kind === 'existing' ? `id:${row.recipient.id}` : row.recipient.request;
-  return `${JSON.stringify([row.reference, row.amount?.text, row.currency, row.rail, beneficiary, recipient])}\n`;
 }

@@ -5,6 +5,7 @@ import type { RowIssue } from '../rows/types.js';
 import { type HeaderMatch, loadColumnsMap, matchHeaders } from '../sheet/headers.js';
 import { openSheet } from '../sheet/open.js';
 import type { OpenedSheet, RawRow } from '../sheet/types.js';
+import { ReferenceTable } from './references.js';
 
 /** Where and how to read a sheet (PRODUCT.md options `--sheet`, `--delimiter`, `--columns`). */
 export interface SheetOptions {
@@ -60,23 +61,30 @@ async function* checkRows(
 ): AsyncGenerator<PreparedRow> {
   // First row of each reference. PRODUCT.md: reference is unique within the sheet; the
   // idempotency key is derived from it, so a repeat would be refused as a payment anyway.
-  const firstRowOf = new Map<string, number>();
+  const firstRowOf = new ReferenceTable();
   let sawRow = false;
   for await (const raw of rows) {
     sawRow = true;
     const payout = mapRow(raw, index);
-    const issues: RowIssue[] = raw.problems.map((message) => ({ message }));
-    issues.push(...payout.issues);
+    // Most rows have no findings: share the mapper's (empty) array rather than copy it.
+    const issues: RowIssue[] =
+      raw.problems.length === 0
+        ? payout.issues
+        : [...raw.problems.map((message) => ({ message })), ...payout.issues];
     if (payout.reference !== '') {
-      const first = firstRowOf.get(payout.reference);
-      if (first === undefined) firstRowOf.set(payout.reference, raw.rowNumber);
-      else
+      const first = firstRowOf.claim(payout.reference, raw.rowNumber);
+      if (first !== undefined)
         issues.push({
           column: 'reference',
           message: `reference "${payout.reference}" is already used on row ${first}: every payout needs its own reference, so this row would not be paid`,
         });
     }
-    yield { raw, payout, issues, errorColumns: errorColumnsOf(issues, index) };
+    yield {
+      raw,
+      payout,
+      issues,
+      errorColumns: issues.length === 0 ? NO_COLUMNS : errorColumnsOf(issues, index),
+    };
   }
   // A sheet of headers alone pays nobody: most likely the wrong file or an export gone wrong,
   // and a cron job should alert rather than report success.
@@ -84,6 +92,8 @@ async function* checkRows(
     throw new SheetError(file, 'has column headers but no payout rows: is this the right file?');
   }
 }
+
+const NO_COLUMNS: number[] = [];
 
 function errorColumnsOf(issues: readonly RowIssue[], index: ColumnIndex): number[] {
   const columns: number[] = [];

@@ -165,11 +165,11 @@ interface CheckedSheet {
 async function checkSheet(options: RunOptions): Promise<CheckedSheet> {
   const prepared = await prepareSheet(options);
   const summary = new BatchSummary();
-  const digest = new BatchDigest();
+  const digest = new BatchDigest(prepared.header.index);
   for await (const row of prepared.rows) {
     const valid = row.issues.length === 0;
     tally(summary, row, valid ? 'valid' : 'invalid');
-    if (valid) digest.add(row.payout);
+    if (valid) digest.add(row);
   }
   return { summary, digest: digest.finish(), validRows: summary.byStatus.valid };
 }

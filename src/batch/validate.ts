@@ -52,14 +52,14 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     delimiter: prepared.sheet.dialect.delimiter,
   });
   const summary = new BatchSummary();
-  const digest = new BatchDigest();
+  const digest = new BatchDigest(prepared.header.index);
   const invalidSamples: RowSample[] = [];
   const sampleSize = options.sampleSize ?? 20;
   try {
     for await (const row of prepared.rows) {
       const status: RowStatus = row.issues.length === 0 ? 'valid' : 'invalid';
       tally(summary, row, status);
-      if (status === 'valid') digest.add(row.payout);
+      if (status === 'valid') digest.add(row);
       else if (invalidSamples.length < sampleSize) invalidSamples.push(sampleOf(row));
       const pending = writer.write({
         cells: row.raw.cells,

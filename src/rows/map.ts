@@ -134,7 +134,7 @@ function mapBeneficiary(cells: RowCells): { ref: BeneficiaryRef; issues: RowIssu
   }
   // Only fit to send when the row has no issues (PayoutRow).
   const request = body as unknown as BeneficiaryRequest;
-  return { ref: lazyKeyed('beneficiary', request, () => request), issues };
+  return { ref: new NewBeneficiary(request), issues };
 }
 
 interface RailCells {
@@ -169,11 +169,7 @@ function mapRecipient(
 
   const checked =
     beneficiary.kind === 'new' ? { ...request, beneficiaryId: NEW_BENEFICIARY_PLACEHOLDER } : request;
-  const ref = lazyKeyed('recipient', request, () => ({
-    beneficiary: beneficiary.kind === 'new' ? beneficiary.key : null,
-    request,
-  }));
-  return { ref, issues: toRowIssues(validateRecipient(checked)) };
+  return { ref: new NewRecipient(request, beneficiary), issues: toRowIssues(validateRecipient(checked)) };
 }
 
 /**
@@ -221,7 +217,8 @@ function mapDetails(cells: RowCells, rail: Rail): RecipientDetails | null {
  */
 class RowCells {
   readonly issues: RowIssue[] = [];
-  private readonly reported = new Set<CanonicalColumn>();
+  // Made on the first report: most rows have none.
+  private reported: Set<CanonicalColumn> | undefined;
 
   constructor(
     private readonly row: RawRow,
@@ -251,6 +248,7 @@ class RowCells {
   }
 
   private report(column: CanonicalColumn, message: string): void {
+    this.reported ??= new Set();
     if (this.reported.has(column)) return;
     this.reported.add(column);
     this.issues.push({ column, message });
@@ -301,17 +299,32 @@ function dedupeKey(kind: 'beneficiary' | 'recipient', value: unknown): string {
 }
 
 /**
- * A `new` reference whose key is computed on first use: only `run` needs keys, and hashing
- * every row would cost `validate` a fifth of its time on a large sheet.
+ * A new beneficiary to create. Its dedupe key is computed on first use, by a prototype getter:
+ * only `run` needs keys, and hashing (or a closure) on every row would slow `validate` down.
  */
-function lazyKeyed<R>(kind: 'beneficiary' | 'recipient', request: R, keyed: () => unknown) {
-  let key: string | undefined;
-  return {
-    kind: 'new' as const,
-    request,
-    get key(): string {
-      key ??= dedupeKey(kind, keyed());
-      return key;
-    },
-  };
+class NewBeneficiary {
+  readonly kind = 'new';
+  #key: string | undefined;
+  constructor(readonly request: BeneficiaryRequest) {}
+  get key(): string {
+    this.#key ??= dedupeKey('beneficiary', this.request);
+    return this.#key;
+  }
+}
+
+/** A new recipient to create; its key covers its beneficiary's, computed on first use. */
+class NewRecipient {
+  readonly kind = 'new';
+  #key: string | undefined;
+  constructor(
+    readonly request: RecipientRequest,
+    private readonly beneficiary: BeneficiaryRef,
+  ) {}
+  get key(): string {
+    this.#key ??= dedupeKey('recipient', {
+      beneficiary: this.beneficiary.kind === 'new' ? this.beneficiary.key : null,
+      request: this.request,
+    });
+    return this.#key;
+  }
 }

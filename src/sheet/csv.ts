@@ -184,6 +184,9 @@ function isBlank(record: readonly string[]): boolean {
   return true;
 }
 
+// Shared by every row without a problem: nothing may push to it.
+const NO_PROBLEMS: string[] = [];
+
 function toRawRow(
   record: readonly string[],
   rowNumber: number,
@@ -192,8 +195,9 @@ function toRawRow(
 ): RawRow {
   const width = headers.length;
   const fields = record.length;
-  const problems: string[] = [];
+  let problems = NO_PROBLEMS;
   if (fields !== width) {
+    problems = [];
     // Issue 2: a record with the wrong number of fields is an error on its row, not on the file.
     problems.push(
       `row has ${fields} field${fields === 1 ? '' : 's'} but the header has ${width}: check this row for a stray ${delimiterName(delimiter)} or a missing quote`,
@@ -207,7 +211,10 @@ function toRawRow(
       continue;
     }
     cells.push({ text, kind: 'string' });
-    if (text.length > MAX_CELL_CHARS) problems.push(oversizedCell(headers, i, text.length));
+    if (text.length > MAX_CELL_CHARS) {
+      if (problems === NO_PROBLEMS) problems = [];
+      problems.push(oversizedCell(headers, i, text.length));
+    }
   }
   return { rowNumber, cells, problems };
 }
