@@ -29,7 +29,10 @@ export interface PreparedRow {
 export interface PreparedSheet {
   sheet: OpenedSheet;
   header: HeaderMatch;
+  /** The rows one by one. Iterate either `rows` or `batches`, never both: they share one reader. */
   rows: AsyncIterable<PreparedRow>;
+  /** The same rows in the reader's batches: one promise per batch rather than per row. */
+  batches: AsyncIterable<PreparedRow[]>;
 }
 
 /**
@@ -51,20 +54,70 @@ export async function prepareSheet(options: SheetOptions): Promise<PreparedSheet
     await sheet.close?.();
     throw error;
   }
-  return { sheet, header, rows: checkRows(options.sheetPath, sheet.rows, header.index) };
+  const file = options.sheetPath;
+  return {
+    sheet,
+    header,
+    rows: checkRows(new RowChecker(file, header.index), sheet.rows),
+    batches: checkBatches(new RowChecker(file, header.index), rawBatches(sheet)),
+  };
 }
 
-async function* checkRows(
-  file: string,
-  rows: AsyncIterable<RawRow>,
-  index: ColumnIndex,
-): AsyncGenerator<PreparedRow> {
+async function* checkRows(checker: RowChecker, rows: AsyncIterable<RawRow>): AsyncGenerator<PreparedRow> {
+  for await (const raw of rows) yield checker.check(raw);
+  checker.finish();
+}
+
+async function* checkBatches(
+  checker: RowChecker,
+  batches: AsyncIterable<RawRow[]>,
+): AsyncGenerator<PreparedRow[]> {
+  for await (const batch of batches) {
+    const prepared: PreparedRow[] = new Array(batch.length);
+    for (let i = 0; i < batch.length; i++) prepared[i] = checker.check(batch[i]!);
+    if (prepared.length > 0) yield prepared;
+  }
+  checker.finish();
+}
+
+/** The sheet's rows in batches: the reader's own, or its rows grouped. */
+export function rawBatches(sheet: OpenedSheet): AsyncIterable<RawRow[]> {
+  return sheet.batches ?? batchesOf(sheet.rows);
+}
+
+const BATCH_SIZE = 512;
+
+/** Rows grouped into batches, for a reader that only streams rows one by one. */
+async function* batchesOf(rows: AsyncIterable<RawRow>): AsyncGenerator<RawRow[]> {
+  let batch: RawRow[] = [];
+  for await (const row of rows) {
+    batch.push(row);
+    if (batch.length >= BATCH_SIZE) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/**
+ * Maps and checks rows one at a time, in sheet order: the row's own findings, then the
+ * sheet-level rules (a reference used twice). `finish` refuses a sheet that had no row.
+ */
+export class RowChecker {
   // First row of each reference. PRODUCT.md: reference is unique within the sheet; the
   // idempotency key is derived from it, so a repeat would be refused as a payment anyway.
-  const firstRowOf = new ReferenceTable();
-  let sawRow = false;
-  for await (const raw of rows) {
-    sawRow = true;
+  private readonly firstRowOf = new ReferenceTable();
+  private sawRow = false;
+
+  constructor(
+    private readonly file: string,
+    private readonly index: ColumnIndex,
+  ) {}
+
+  check(raw: RawRow): PreparedRow {
+    this.sawRow = true;
+    const index = this.index;
     const payout = mapRow(raw, index);
     // Most rows have no findings: share the mapper's (empty) array rather than copy it.
     const issues: RowIssue[] =
@@ -72,24 +125,28 @@ async function* checkRows(
         ? payout.issues
         : [...raw.problems.map((message) => ({ message })), ...payout.issues];
     if (payout.reference !== '') {
-      const first = firstRowOf.claim(payout.reference, raw.rowNumber);
+      const first = this.firstRowOf.claim(payout.reference, raw.rowNumber);
       if (first !== undefined)
         issues.push({
           column: 'reference',
           message: `reference "${payout.reference}" is already used on row ${first}: every payout needs its own reference, so this row would not be paid`,
         });
     }
-    yield {
+    return {
       raw,
       payout,
       issues,
       errorColumns: issues.length === 0 ? NO_COLUMNS : errorColumnsOf(issues, index),
     };
   }
-  // A sheet of headers alone pays nobody: most likely the wrong file or an export gone wrong,
-  // and a cron job should alert rather than report success.
-  if (!sawRow) {
-    throw new SheetError(file, 'has column headers but no payout rows: is this the right file?');
+
+  /** Called after the last row. */
+  finish(): void {
+    // A sheet of headers alone pays nobody: most likely the wrong file or an export gone wrong,
+    // and a cron job should alert rather than report success.
+    if (!this.sawRow) {
+      throw new SheetError(this.file, 'has column headers but no payout rows: is this the right file?');
+    }
   }
 }
 

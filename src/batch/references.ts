@@ -8,22 +8,42 @@
  * visible refusal, never a payment made twice.
  */
 export class ReferenceTable {
+  // Sixteen tables by the top bits of the hash, each growing on its own: a growth copies a
+  // sixteenth of the references, so memory never holds two copies of the whole table.
+  private readonly shards: Shard[] = [];
+
+  constructor(capacity = 1 << 14) {
+    const perShard = Math.max(4, 2 ** Math.ceil(Math.log2(capacity / SHARDS)));
+    for (let i = 0; i < SHARDS; i++) this.shards.push(new Shard(perShard));
+  }
+
+  /** Records `reference` at `row`; returns the row that used it first, or undefined if new. */
+  claim(reference: string, row: number): number | undefined {
+    const [h1, h2] = hash64(reference);
+    return this.shards[h1 >>> SHARD_SHIFT]!.claim(h1, h2, row);
+  }
+}
+
+const SHARD_BITS = 4;
+const SHARDS = 1 << SHARD_BITS;
+const SHARD_SHIFT = 32 - SHARD_BITS;
+
+/** One open-addressing table (linear probing, at most 3/4 full). */
+class Shard {
   private hi: Uint32Array;
   private lo: Uint32Array;
   /** Row number of the first use; 0 marks an empty slot (sheet rows start at 1). */
   private rows: Uint32Array;
   private size = 0;
 
-  constructor(capacity = 1 << 14) {
+  constructor(capacity: number) {
     this.hi = new Uint32Array(capacity);
     this.lo = new Uint32Array(capacity);
     this.rows = new Uint32Array(capacity);
   }
 
-  /** Records `reference` at `row`; returns the row that used it first, or undefined if new. */
-  claim(reference: string, row: number): number | undefined {
+  claim(h1: number, h2: number, row: number): number | undefined {
     if ((this.size + 1) * 4 > this.rows.length * 3) this.grow();
-    const [h1, h2] = hash64(reference);
     const slot = this.find(h1, h2);
     const first = this.rows[slot]!;
     if (first !== 0) return first;

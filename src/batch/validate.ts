@@ -1,11 +1,18 @@
+import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { PayoutsError } from '../errors.js';
-import { openResultsWriter } from '../sheet/results.js';
-import type { SheetFormat } from '../sheet/types.js';
-import { BatchDigest } from './digest.js';
+import { openResultsWriter, type ResultRecord, type ResultsWriter } from '../sheet/results.js';
+import type { OpenedSheet, RawRow, SheetFormat } from '../sheet/types.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
+import { outOfStep, type VerdictBatch, VerdictSource, verdictAt, WINDOW } from './parallel.js';
 import { resultsPathFor } from './paths.js';
-import { type PreparedRow, prepareSheet, type SheetOptions } from './prepare.js';
-import { BatchSummary, type RowStatus } from './summary.js';
+import { type PreparedSheet, prepareSheet, rawBatches, type SheetOptions } from './prepare.js';
+import type { BatchSummary } from './summary.js';
+import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
+
+export { type RowSample, tally } from './verdicts.js';
 
 export interface ValidateOptions extends SheetOptions {
   /** Results file; default `<sheet dir>/<sheet name>.results.<ext>` (PRODUCT.md `--out`). */
@@ -15,13 +22,11 @@ export interface ValidateOptions extends SheetOptions {
   onProgress?: (rowsDone: number) => void;
   /** How many invalid rows to keep for the human summary. */
   sampleSize?: number;
-}
-
-/** One invalid row, for the summary a person reads. */
-export interface RowSample {
-  rowNumber: number;
-  reference: string;
-  messages: string[];
+  /**
+   * Map and check the rows on a worker thread while this one reads and writes (parallel.ts).
+   * Default: for CSV sheets of 8 MB or more, on a machine with two cores or more.
+   */
+  worker?: boolean;
 }
 
 /** What `payouts validate` found: the data behind the human summary and `--json`. */
@@ -51,42 +56,27 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     inputHeaders: prepared.sheet.headers,
     delimiter: prepared.sheet.dialect.delimiter,
   });
-  const summary = new BatchSummary();
-  const digest = new BatchDigest(prepared.header.index);
-  const invalidSamples: RowSample[] = [];
   const sampleSize = options.sampleSize ?? 20;
+  let findings: SheetFindings;
   try {
-    for await (const row of prepared.rows) {
-      const status: RowStatus = row.issues.length === 0 ? 'valid' : 'invalid';
-      tally(summary, row, status);
-      if (status === 'valid') digest.add(row);
-      else if (invalidSamples.length < sampleSize) invalidSamples.push(sampleOf(row));
-      const pending = writer.write({
-        cells: row.raw.cells,
-        rowNumber: row.raw.rowNumber,
-        status,
-        errors: row.issues.map((i) => i.message),
-        errorColumns: row.errorColumns,
-        beneficiaryId: row.payout.beneficiary.kind === 'existing' ? row.payout.beneficiary.id : undefined,
-        recipientId: row.payout.recipient.kind === 'existing' ? row.payout.recipient.id : undefined,
-      });
-      // write() returns a promise only when the output stream asks us to wait (backpressure).
-      if (pending) await pending;
-      options.onProgress?.(summary.rows);
-    }
+    findings = (await useWorker(options, prepared.sheet))
+      ? await checkOnWorker(options, prepared, writer, sampleSize)
+      : await checkHere(options, prepared, writer, sampleSize);
     await writer.commit();
   } catch (error) {
     await writer.abort();
+    await prepared.sheet.close?.();
     throw error;
   }
+  const { summary } = findings;
   const report: ValidateReport = {
     sheetPath: options.sheetPath,
     format: prepared.sheet.format,
     summary,
-    digest: digest.finish(),
+    digest: findings.digest,
     resultsPath,
     unknownColumns: prepared.header.unknown,
-    invalidSamples,
+    invalidSamples: findings.invalidSamples,
   };
   if (options.controls) {
     try {
@@ -98,20 +88,95 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
   return report;
 }
 
-/** Counts a row and adds its amount to the sheet's (and, if valid, the valid) totals. */
-export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus): void {
-  summary.count(status);
-  const { amount, currency } = row.payout;
-  if (amount && currency) {
-    BatchSummary.add(summary.sheetTotals, currency, amount.minor);
-    if (status !== 'invalid') BatchSummary.add(summary.validTotals, currency, amount.minor);
+/** Maps, checks and writes the rows on this thread. */
+async function checkHere(
+  options: ValidateOptions,
+  prepared: PreparedSheet,
+  writer: ResultsWriter,
+  sampleSize: number,
+): Promise<SheetFindings> {
+  const tally = new ValidationTally(prepared.header.index, sampleSize);
+  for await (const batch of prepared.batches) {
+    // write() returns a promise only when the output asks us to wait (backpressure); a batch
+    // is small, so the wait comes after it.
+    let pending: Promise<void> | undefined;
+    for (const row of batch) pending = writer.write(resultOf(row.raw, tally.add(row))) ?? pending;
+    if (pending) await pending;
+    options.onProgress?.(tally.summary.rows);
+  }
+  return tally.finish();
+}
+
+/**
+ * Reads and writes the rows on this thread while a worker maps and checks them (parallel.ts):
+ * each row read here is paired with the worker's verdict on the same row number.
+ */
+async function checkOnWorker(
+  options: ValidateOptions,
+  prepared: PreparedSheet,
+  writer: ResultsWriter,
+  sampleSize: number,
+): Promise<SheetFindings> {
+  const { sheetPath, sheetName, delimiter, encoding, columnsFile } = options;
+  const source = new VerdictSource(WORKER_URL, {
+    sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile },
+    sampleSize,
+    window: WINDOW,
+  });
+  try {
+    let verdicts: VerdictBatch = { rowNumbers: new Uint32Array(0), verdicts: [] };
+    let at = 0;
+    let rows = 0;
+    for await (const batch of rawBatches(prepared.sheet)) {
+      let pending: Promise<void> | undefined;
+      for (const raw of batch) {
+        if (at === verdicts.verdicts.length) {
+          verdicts = await source.nextBatch();
+          at = 0;
+        }
+        if (verdicts.rowNumbers[at] !== raw.rowNumber) {
+          throw outOfStep(sheetPath, `row ${raw.rowNumber} was paired with row ${verdicts.rowNumbers[at]}`);
+        }
+        pending = writer.write(resultOf(raw, verdictAt(verdicts, at++))) ?? pending;
+      }
+      if (pending) await pending;
+      rows += batch.length;
+      options.onProgress?.(rows);
+    }
+    if (at !== verdicts.verdicts.length) throw outOfStep(sheetPath, 'more rows were checked than read');
+    return await source.finish();
+  } finally {
+    await source.close();
   }
 }
 
-function sampleOf(row: PreparedRow): RowSample {
+/** The worker thread's script, beside this module once built. */
+const WORKER_URL = new URL('./validate-worker.js', import.meta.url);
+
+/** Below this size the rows take less time than starting a worker. */
+const WORKER_MIN_BYTES = 8 * 1024 * 1024;
+
+/** Whether to check rows on a worker thread: `options.worker`, else large CSV sheets on 2+ cores. */
+async function useWorker(options: ValidateOptions, sheet: OpenedSheet): Promise<boolean> {
+  if (options.worker !== undefined) return options.worker;
+  if (sheet.format !== 'csv' || sheet.batches === undefined || availableParallelism() < 2) return false;
+  // Run from the TypeScript sources (tests), there is no built worker script.
+  if (!existsSync(fileURLToPath(WORKER_URL))) return false;
+  try {
+    return (await stat(options.sheetPath)).size >= WORKER_MIN_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+function resultOf(raw: RawRow, verdict: RowVerdict): ResultRecord {
   return {
-    rowNumber: row.raw.rowNumber,
-    reference: row.payout.reference,
-    messages: row.issues.map((i) => i.message),
+    cells: raw.cells,
+    rowNumber: raw.rowNumber,
+    status: verdict.status,
+    errors: verdict.errors,
+    errorColumns: verdict.errorColumns,
+    beneficiaryId: verdict.beneficiaryId,
+    recipientId: verdict.recipientId,
   };
 }

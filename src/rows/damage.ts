@@ -22,9 +22,13 @@ const MAX_EXACT_DIGITS = 15;
  * saved by a spreadsheet carries it as text); the other two only in cells stored as numbers.
  */
 export function identifierDamage(column: string, cell: Cell): string | undefined {
-  const text = cell.text.trim();
+  return damageOf(column, cell.text.trim(), cell.kind);
+}
+
+/** identifierDamage of a cell whose text is already trimmed. */
+export function damageOf(column: string, text: string, kind: Cell['kind']): string | undefined {
   if (SCIENTIFIC.test(text)) return ROW_MESSAGES.arrivedInScientificNotation(column, text);
-  if (cell.kind !== 'number') return undefined;
+  if (kind !== 'number') return undefined;
   if (significantDigits(text) > MAX_EXACT_DIGITS) return ROW_MESSAGES.arrivedWithTooManyDigits(column, text);
   return ROW_MESSAGES.arrivedAsNumber(column, text);
 }

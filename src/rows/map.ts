@@ -19,7 +19,7 @@ import {
   RAIL_ADDRESSES,
   RAIL_DETAIL_FIELDS,
 } from './columns.js';
-import { identifierDamage } from './damage.js';
+import { damageOf } from './damage.js';
 import { AMOUNT_MESSAGES, ROW_MESSAGES } from './messages.js';
 import { parseAmount } from './money.js';
 import { parseRail, type Rail } from './rails.js';
@@ -38,8 +38,9 @@ import { validateRecipient, validateTypeAndCurrency } from './validate.js';
 export type { BeneficiaryRef, PayoutRow, RecipientRef } from './types.js';
 
 /**
- * Stands in for the id of a beneficiary the run has yet to create, so that the dry run says
- * "The field recipient.beneficiaryId is required" only for rows that name no beneficiary.
+ * Stands in for the id of a beneficiary the run has yet to create. (The dry run checks such
+ * rows with validateRecipient's `beneficiaryToCreate`, so that it says "The field
+ * recipient.beneficiaryId is required" only for rows that name no beneficiary.)
  */
 export const NEW_BENEFICIARY_PLACEHOLDER = '<new beneficiary>';
 
@@ -60,25 +61,31 @@ const RECIPIENT_TOP_LEVEL_COLUMNS = [
 const canonical: ReadonlySet<string> = new Set(CANONICAL_COLUMNS);
 const identifiers: ReadonlySet<CanonicalColumn> = new Set(IDENTIFIER_COLUMNS);
 
+/** The columns of each address object, in ADDRESS_FIELDS order. */
+const ADDRESS_COLUMNS: Record<'recipientAddress' | 'bankAddress', readonly CanonicalColumn[]> = {
+  recipientAddress: ADDRESS_FIELDS.map((field) => `recipientAddress.${field}` as const),
+  bankAddress: ADDRESS_FIELDS.map((field) => `bankAddress.${field}` as const),
+};
+
 /** Maps one sheet row to a payout with every issue found on it. Never throws on cell content. */
 export function mapRow(row: RawRow, columns: ColumnIndex): PayoutRow {
-  const cells = new RowCells(row, columns);
+  const cells = new RowCells(row.cells, positionsIn(columns));
   // row.problems (record-level findings of the reader) are the caller's to report, not ours.
-  const own: RowIssue[] = [];
+  const issues: RowIssue[] = [];
 
   const reference = cells.text('reference') ?? '';
-  if (reference === '') own.push({ column: 'reference', message: ROW_MESSAGES.referenceRequired });
+  if (reference === '') issues.push({ column: 'reference', message: ROW_MESSAGES.referenceRequired });
   else if (reference.length > MAX_REFERENCE_LENGTH)
-    own.push({ column: 'reference', message: ROW_MESSAGES.referenceTooLong });
+    issues.push({ column: 'reference', message: ROW_MESSAGES.referenceTooLong });
 
   let amount: PayoutRow['amount'];
   const amountText = cells.text('amount');
   if (amountText === undefined) {
-    own.push({ column: 'amount', message: AMOUNT_MESSAGES.required });
+    issues.push({ column: 'amount', message: AMOUNT_MESSAGES.required });
   } else {
     const parsed = parseAmount(amountText);
     if (parsed.ok) amount = { minor: parsed.minor, text: parsed.text };
-    else own.push({ column: 'amount', message: parsed.message });
+    else issues.push({ column: 'amount', message: parsed.message });
   }
 
   const currency = cells.text('currency');
@@ -88,16 +95,20 @@ export function mapRow(row: RawRow, columns: ColumnIndex): PayoutRow {
   const rail = typeText === undefined ? undefined : parseRail(typeText);
   const type = rail ?? typeText;
 
-  const beneficiary = mapBeneficiary(cells);
-  const recipient = mapRecipient(cells, beneficiary.ref, { currency, type, rail });
+  // The beneficiary's findings, then the recipient's.
+  const mapped: RowIssue[] = [];
+  const beneficiary = mapBeneficiary(cells, mapped);
+  const recipient = mapRecipient(cells, beneficiary, currency, type, rail, mapped);
 
+  // Damage first (PRODUCT.md): it explains the spec messages that follow on the same column.
+  for (const issue of cells.issues) issues.push(issue);
+  for (const issue of mapped) issues.push(issue);
   const payout: PayoutRow = {
     rowNumber: row.rowNumber,
     reference,
-    beneficiary: beneficiary.ref,
-    recipient: recipient.ref,
-    // Damage first (PRODUCT.md): it explains the spec messages that follow on the same column.
-    issues: [...own, ...cells.issues, ...beneficiary.issues, ...recipient.issues],
+    beneficiary,
+    recipient,
+    issues,
   };
   if (amount !== undefined) payout.amount = amount;
   if (currency !== undefined) payout.currency = currency;
@@ -106,18 +117,23 @@ export function mapRow(row: RawRow, columns: ColumnIndex): PayoutRow {
 }
 
 /** beneficiaryId → existing; integratorLevel true → integrator; beneficiary columns → new. */
-function mapBeneficiary(cells: RowCells): { ref: BeneficiaryRef; issues: RowIssue[] } {
-  const issues: RowIssue[] = [];
+function mapBeneficiary(cells: RowCells, issues: RowIssue[]): BeneficiaryRef {
   const id = cells.text('beneficiaryId');
   const integratorLevel = cells.boolean('integratorLevel');
-  const namesNew = NEW_BENEFICIARY_COLUMNS.some((column) => cells.text(column) !== undefined);
+  let namesNew = false;
+  for (const column of NEW_BENEFICIARY_COLUMNS) {
+    if (cells.text(column) !== undefined) {
+      namesNew = true;
+      break;
+    }
+  }
 
   if (integratorLevel === true && (id !== undefined || namesNew)) {
     issues.push({ column: 'integratorLevel', message: ROW_MESSAGES.integratorWithBeneficiary });
   }
-  if (id !== undefined) return { ref: { kind: 'existing', id }, issues };
-  if (integratorLevel === true) return { ref: { kind: 'integrator' }, issues };
-  if (!namesNew) return { ref: { kind: 'missing' }, issues };
+  if (id !== undefined) return { kind: 'existing', id };
+  if (integratorLevel === true) return { kind: 'integrator' };
+  if (!namesNew) return { kind: 'missing' };
 
   const body: Record<string, string> = {};
   const type = cells.text('beneficiaryType');
@@ -134,26 +150,27 @@ function mapBeneficiary(cells: RowCells): { ref: BeneficiaryRef; issues: RowIssu
   }
   // Only fit to send when the row has no issues (PayoutRow).
   const request = body as unknown as BeneficiaryRequest;
-  return { ref: new NewBeneficiary(request), issues };
+  return new NewBeneficiary(request);
 }
 
-interface RailCells {
-  currency: string | undefined;
-  type: string | undefined;
-  rail: Rail | undefined;
-}
+/** validateRecipient's view of a row whose beneficiary the run creates first. */
+const BENEFICIARY_TO_CREATE = { beneficiaryToCreate: true } as const;
 
 /** recipientId → existing (only type and currency checked); otherwise the RecipientRequest to create. */
 function mapRecipient(
   cells: RowCells,
   beneficiary: BeneficiaryRef,
-  { currency, type, rail }: RailCells,
-): { ref: RecipientRef; issues: RowIssue[] } {
+  currency: string | undefined,
+  type: string | undefined,
+  rail: Rail | undefined,
+  issues: RowIssue[],
+): RecipientRef {
   const id = cells.text('recipientId');
   if (id !== undefined) {
     // The recipient's own fields are the service's business; the payout still needs a rail
     // and the rail's currency for its simulation (SPEC.md 2.3).
-    return { ref: { kind: 'existing', id }, issues: toRowIssues(validateTypeAndCurrency(type, currency)) };
+    pushRowIssues(issues, validateTypeAndCurrency(type, currency));
+    return { kind: 'existing', id };
   }
 
   const request: RecipientRequest = {};
@@ -167,9 +184,12 @@ function mapRecipient(
   if (type !== undefined) request.type = type;
   request.details = rail === undefined ? null : mapDetails(cells, rail);
 
-  const checked =
-    beneficiary.kind === 'new' ? { ...request, beneficiaryId: NEW_BENEFICIARY_PLACEHOLDER } : request;
-  return { ref: new NewRecipient(request, beneficiary), issues: toRowIssues(validateRecipient(checked)) };
+  // A new beneficiary's id is filled in by the run once it exists: checked as if given.
+  pushRowIssues(
+    issues,
+    validateRecipient(request, beneficiary.kind === 'new' ? BENEFICIARY_TO_CREATE : undefined),
+  );
+  return new NewRecipient(request, beneficiary);
 }
 
 /**
@@ -198,16 +218,34 @@ function mapDetails(cells: RowCells, rail: Rail): RecipientDetails | null {
     filled = true;
   }
   for (const addr of RAIL_ADDRESSES[rail]) {
-    const address: Address = {};
-    for (const field of ADDRESS_FIELDS) {
-      const value = cells.text(`${addr}.${field}`);
-      if (value !== undefined) address[field] = value;
+    const columns = ADDRESS_COLUMNS[addr];
+    let address: Address | undefined;
+    for (let i = 0; i < ADDRESS_FIELDS.length; i++) {
+      const value = cells.text(columns[i]!);
+      if (value === undefined) continue;
+      address ??= {};
+      address[ADDRESS_FIELDS[i]!] = value;
     }
-    if (Object.keys(address).length === 0) continue;
+    if (address === undefined) continue;
     details[addr] = address;
     filled = true;
   }
   return filled ? details : null;
+}
+
+/** Where each canonical column sits in a sheet's cells (-1 when absent): one lookup table per sheet. */
+type Positions = Readonly<Record<CanonicalColumn, number>>;
+const positionsOf = new WeakMap<ColumnIndex, Positions>();
+
+function positionsIn(columns: ColumnIndex): Positions {
+  let positions = positionsOf.get(columns);
+  if (positions === undefined) {
+    const table: Partial<Record<CanonicalColumn, number>> = {};
+    for (const column of CANONICAL_COLUMNS) table[column] = columns.get(column) ?? -1;
+    positions = table as Positions;
+    positionsOf.set(columns, positions);
+  }
+  return positions;
 }
 
 /**
@@ -221,18 +259,22 @@ class RowCells {
   private reported: Set<CanonicalColumn> | undefined;
 
   constructor(
-    private readonly row: RawRow,
-    private readonly columns: ColumnIndex,
+    private readonly cells: readonly Cell[],
+    private readonly positions: Positions,
   ) {}
 
   text(column: CanonicalColumn): string | undefined {
-    const cell = this.cell(column);
-    if (cell === undefined) return undefined;
+    const index = this.positions[column];
+    if (index < 0) return undefined;
+    const cell = this.cells[index];
+    if (cell === undefined || cell.kind === 'empty') return undefined;
+    const text = cell.text.trim();
+    if (text === '') return undefined;
     if (identifiers.has(column)) {
-      const damage = identifierDamage(column, cell);
+      const damage = damageOf(column, text, cell.kind);
       if (damage !== undefined) this.report(column, damage);
     }
-    return cell.text.trim();
+    return text;
   }
 
   /**
@@ -253,13 +295,6 @@ class RowCells {
     this.reported.add(column);
     this.issues.push({ column, message });
   }
-
-  private cell(column: CanonicalColumn): Cell | undefined {
-    const index = this.columns.get(column);
-    const cell = index === undefined ? undefined : this.row.cells[index];
-    if (cell === undefined || cell.kind === 'empty' || cell.text.trim() === '') return undefined;
-    return cell;
-  }
 }
 
 const SHEET_BOOLEANS: ReadonlyMap<string, boolean> = new Map([
@@ -276,11 +311,11 @@ const SHEET_BOOLEANS: ReadonlyMap<string, boolean> = new Map([
  * (`details.recipientAddress.city` → `recipientAddress.city`); a path that is no single column
  * (`details`, a whole address) gives none. Messages are kept word for word.
  */
-function toRowIssues(issues: readonly ValidationIssue[]): RowIssue[] {
-  return issues.map(({ path, message }) => {
+function pushRowIssues(rowIssues: RowIssue[], issues: readonly ValidationIssue[]): void {
+  for (const { path, message } of issues) {
     const column = path.startsWith('details.') ? path.slice('details.'.length) : path;
-    return canonical.has(column) ? { column, message } : { message };
-  });
+    rowIssues.push(canonical.has(column) ? { column, message } : { message });
+  }
 }
 
 /** validateBeneficiary paths (`name`) to the sheet's columns (`beneficiaryName`). */

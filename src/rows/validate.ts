@@ -30,7 +30,6 @@ import { RAIL_CURRENCY, RAILS, type Rail } from './rails.js';
 import type { ValidationIssue } from './types.js';
 
 type JsonObject = Record<string, unknown>;
-type Report = (path: string, message: string) => void;
 
 /** SPEC.md 2.3: nickname limit and allowed characters (letters in any script, digits, ` -(),._'`). */
 const NICKNAME_MAX_LENGTH = 50;
@@ -48,53 +47,63 @@ export const COP_ACCOUNT_TYPES = ['CHECKING', 'SAVINGS'] as const;
 /** SPEC.md 2.4 PIX: the formatting characters removed before counting a CPF/CNPJ. */
 const DOCUMENT_FORMATTING = /[/.-]/g;
 
+/** Options of `validateRecipient`. */
+export interface RecipientValidationOptions {
+  /**
+   * The recipient's beneficiary is one the caller will create first and whose id it fills in
+   * then: the body is checked as if `beneficiaryId` were given (the sheet's dry run).
+   */
+  beneficiaryToCreate?: boolean;
+}
+
 /**
  * All SPEC.md 7.2 messages that apply to a RecipientRequest body, in the order of the spec's
  * lists (common fields, then the rail's details). Never throws, whatever `body` is.
  */
-export function validateRecipient(body: unknown): ValidationIssue[] {
+export function validateRecipient(body: unknown, options?: RecipientValidationOptions): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const report: Report = (path, message) => issues.push({ path, message });
   const recipient: JsonObject = isObject(body) ? body : {};
 
   const hasIndividual = isProvided(recipient['individualName']);
   const hasBusiness = isProvided(recipient['businessName']);
-  if (hasIndividual === hasBusiness) report('individualName', COMMON_MESSAGES.nameRequired);
+  if (hasIndividual === hasBusiness) report(issues, 'individualName', COMMON_MESSAGES.nameRequired);
   if (hasBusiness && !isProvided(recipient['countryOfIncorporation'])) {
-    report('countryOfIncorporation', COMMON_MESSAGES.countryOfIncorporationRequired);
+    report(issues, 'countryOfIncorporation', COMMON_MESSAGES.countryOfIncorporationRequired);
   }
   // SPEC.md 2.3: an integrator-level recipient has no beneficiary.
-  if (recipient['integratorLevel'] !== true && !isProvided(recipient['beneficiaryId'])) {
-    report('beneficiaryId', COMMON_MESSAGES.beneficiaryIdRequired);
+  if (
+    recipient['integratorLevel'] !== true &&
+    options?.beneficiaryToCreate !== true &&
+    !isProvided(recipient['beneficiaryId'])
+  ) {
+    report(issues, 'beneficiaryId', COMMON_MESSAGES.beneficiaryIdRequired);
   }
-  for (const issue of validateTypeAndCurrency(recipient['type'], recipient['currency'])) {
-    report(issue.path, issue.message);
-  }
+  checkTypeAndCurrency(recipient['type'], recipient['currency'], issues);
   const details = recipient['details'];
-  if (!isObject(details)) report('details', COMMON_MESSAGES.detailsRequired);
+  if (!isObject(details)) report(issues, 'details', COMMON_MESSAGES.detailsRequired);
 
   const countryOfIncorporation = recipient['countryOfIncorporation'];
   if (isGiven(countryOfIncorporation)) {
     // SPEC.md 7.2 gives one cause only: "longer than 2 characters".
     if (typeof countryOfIncorporation !== 'string' || countryOfIncorporation.length > 2) {
-      report('countryOfIncorporation', COMMON_MESSAGES.countryOfIncorporationIso);
+      report(issues, 'countryOfIncorporation', COMMON_MESSAGES.countryOfIncorporationIso);
     }
   }
   const nickname = recipient['nickname'];
   if (isGiven(nickname)) {
     if (typeof nickname !== 'string') {
-      report('nickname', COMMON_MESSAGES.nicknameInvalidCharacters);
+      report(issues, 'nickname', COMMON_MESSAGES.nicknameInvalidCharacters);
     } else {
       // Both can apply at once; length counts characters, not UTF-16 units.
-      if ([...nickname].length > NICKNAME_MAX_LENGTH) report('nickname', COMMON_MESSAGES.nicknameMaxLength);
-      if (!NICKNAME_ALLOWED.test(nickname)) report('nickname', COMMON_MESSAGES.nicknameInvalidCharacters);
+      if (longerThan(nickname, NICKNAME_MAX_LENGTH))
+        report(issues, 'nickname', COMMON_MESSAGES.nicknameMaxLength);
+      if (!NICKNAME_ALLOWED.test(nickname))
+        report(issues, 'nickname', COMMON_MESSAGES.nicknameInvalidCharacters);
     }
   }
 
   const rail = asRail(recipient['type']);
-  if (rail !== undefined && isObject(details)) {
-    RAIL_VALIDATORS[rail](details, (path, message) => report(`details.${path}`, message));
-  }
+  if (rail !== undefined && isObject(details)) RAIL_VALIDATORS[rail](details, issues);
   return issues;
 }
 
@@ -105,60 +114,93 @@ export function validateRecipient(body: unknown): ValidationIssue[] {
  */
 export function validateTypeAndCurrency(type: unknown, currency: unknown): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  if (!isGiven(currency)) issues.push({ path: 'currency', message: COMMON_MESSAGES.currencyRequired });
-  if (!isGiven(type)) {
-    issues.push({ path: 'type', message: COMMON_MESSAGES.typeRequired });
-    return issues;
-  }
-  const rail = asRail(type);
-  if (rail === undefined) {
-    issues.push({ path: 'type', message: TYPE_NOT_A_RAIL });
-  } else if (isGiven(currency) && currency !== RAIL_CURRENCY[rail]) {
-    issues.push({ path: 'currency', message: currencyNotTheRails(rail) });
-  }
+  checkTypeAndCurrency(type, currency, issues);
   return issues;
 }
 
-const RAIL_VALIDATORS: Record<Rail, (details: JsonObject, report: Report) => void> = {
-  ACH(d, report) {
-    requireField(d, 'accountNumber', DETAIL_MESSAGES.accountNumberRequired, report);
-    checkUsRoutingNumber(d, report);
-    requireField(d, 'bankName', DETAIL_MESSAGES.bankNameRequired, report);
-    requireField(d, 'bankCountry', DETAIL_MESSAGES.bankCountryRequired, report);
-    if (!isOneOf(d['accountType'], ACH_ACCOUNT_TYPES)) report('accountType', DETAIL_MESSAGES.achAccountType);
+function checkTypeAndCurrency(type: unknown, currency: unknown, issues: ValidationIssue[]): void {
+  if (!isGiven(currency)) report(issues, 'currency', COMMON_MESSAGES.currencyRequired);
+  if (!isGiven(type)) {
+    report(issues, 'type', COMMON_MESSAGES.typeRequired);
+    return;
+  }
+  const rail = asRail(type);
+  if (rail === undefined) {
+    report(issues, 'type', TYPE_NOT_A_RAIL);
+  } else if (isGiven(currency) && currency !== RAIL_CURRENCY[rail]) {
+    report(issues, 'currency', currencyNotTheRails(rail));
+  }
+}
+
+function report(issues: ValidationIssue[], path: string, message: string): void {
+  issues.push({ path, message });
+}
+
+/** A finding inside `details`: its path is `details.<field>`. */
+function reportDetail(issues: ValidationIssue[], field: string, message: string): void {
+  issues.push({ path: `details.${field}`, message });
+}
+
+/** True when `text` has more than `max` characters as `[...text]` counts them (code points). */
+function longerThan(text: string, max: number): boolean {
+  // Never more code points than UTF-16 units: a short text needs no counting (nor an array).
+  if (text.length <= max) return false;
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    count++;
+  }
+  return count > max;
+}
+
+type Issues = ValidationIssue[];
+
+const RAIL_VALIDATORS: Record<Rail, (details: JsonObject, issues: Issues) => void> = {
+  ACH(d, issues) {
+    requireField(d, 'accountNumber', DETAIL_MESSAGES.accountNumberRequired, issues);
+    checkUsRoutingNumber(d, issues);
+    requireField(d, 'bankName', DETAIL_MESSAGES.bankNameRequired, issues);
+    requireField(d, 'bankCountry', DETAIL_MESSAGES.bankCountryRequired, issues);
+    if (!isOneOf(d['accountType'], ACH_ACCOUNT_TYPES))
+      reportDetail(issues, 'accountType', DETAIL_MESSAGES.achAccountType);
     // SPEC.md 7.2: "bankAddress is not required" for ACH.
-    checkAddress(d, 'recipientAddress', report);
+    checkAddress(d, 'recipientAddress', issues);
   },
 
-  WIRE(d, report) {
-    requireField(d, 'accountNumber', DETAIL_MESSAGES.accountNumberRequired, report);
-    checkUsRoutingNumber(d, report);
-    requireField(d, 'bankName', DETAIL_MESSAGES.bankNameRequired, report);
-    checkAddress(d, 'bankAddress', report);
-    checkAddress(d, 'recipientAddress', report);
+  WIRE(d, issues) {
+    requireField(d, 'accountNumber', DETAIL_MESSAGES.accountNumberRequired, issues);
+    checkUsRoutingNumber(d, issues);
+    requireField(d, 'bankName', DETAIL_MESSAGES.bankNameRequired, issues);
+    checkAddress(d, 'bankAddress', issues);
+    checkAddress(d, 'recipientAddress', issues);
   },
 
-  SWIFT(d, report) {
+  SWIFT(d, issues) {
     const swiftCode = d['swiftCode'];
     if (typeof swiftCode !== 'string' || !BIC_PATTERN.test(swiftCode)) {
-      report('swiftCode', DETAIL_MESSAGES.swiftCodeFormat);
+      reportDetail(issues, 'swiftCode', DETAIL_MESSAGES.swiftCodeFormat);
     } else if (!isValidBic(swiftCode)) {
-      report('swiftCode', DETAIL_MESSAGES.swiftCodeInvalid);
+      reportDetail(issues, 'swiftCode', DETAIL_MESSAGES.swiftCodeInvalid);
     }
-    requireField(d, 'bankName', DETAIL_MESSAGES.bankNameRequired, report);
-    checkAddress(d, 'bankAddress', report);
-    checkAddress(d, 'recipientAddress', report);
+    requireField(d, 'bankName', DETAIL_MESSAGES.bankNameRequired, issues);
+    checkAddress(d, 'bankAddress', issues);
+    checkAddress(d, 'recipientAddress', issues);
     const bankAddress = d['bankAddress'];
     if (isObject(bankAddress) && bankAddress['country'] === 'US') {
-      report('bankAddress.country', DETAIL_MESSAGES.swiftBankInUs);
+      reportDetail(issues, 'bankAddress.country', DETAIL_MESSAGES.swiftBankInUs);
     }
     if (!isProvided(d['accountNumber']) && !isProvided(d['iban'])) {
-      report('accountNumber', DETAIL_MESSAGES.accountNumberOrIbanRequired);
+      reportDetail(issues, 'accountNumber', DETAIL_MESSAGES.accountNumberOrIbanRequired);
     }
     const iban = d['iban'];
     if (isGiven(iban)) {
-      if (typeof iban !== 'string' || !IBAN_PATTERN.test(iban)) report('iban', DETAIL_MESSAGES.ibanFormat);
-      else if (!isValidIban(iban)) report('iban', DETAIL_MESSAGES.ibanInvalid);
+      if (typeof iban !== 'string' || !IBAN_PATTERN.test(iban))
+        reportDetail(issues, 'iban', DETAIL_MESSAGES.ibanFormat);
+      else if (!isValidIban(iban)) reportDetail(issues, 'iban', DETAIL_MESSAGES.ibanInvalid);
     }
     // Optional for SWIFT; when given it must be a real US routing number.
     const routingNumber = d['routingNumber'];
@@ -166,66 +208,78 @@ const RAIL_VALIDATORS: Record<Rail, (details: JsonObject, report: Report) => voi
       isGiven(routingNumber) &&
       !(typeof routingNumber === 'string' && isValidRoutingNumber(routingNumber))
     ) {
-      report('routingNumber', DETAIL_MESSAGES.routingNumberInvalid);
+      reportDetail(issues, 'routingNumber', DETAIL_MESSAGES.routingNumberInvalid);
     }
   },
 
-  RTP(d, report) {
-    requireField(d, 'accountNumber', DETAIL_MESSAGES.accountNumberRequired, report);
+  RTP(d, issues) {
+    requireField(d, 'accountNumber', DETAIL_MESSAGES.accountNumberRequired, issues);
     // SPEC.md 7.2 gives RTP no "is invalid" message: only presence and length are checked.
     const routingNumber = d['routingNumber'];
-    if (!isProvided(routingNumber)) report('routingNumber', DETAIL_MESSAGES.routingNumberRequired);
-    else if (routingNumber.length !== 9) report('routingNumber', DETAIL_MESSAGES.routingNumberLength);
+    if (!isProvided(routingNumber))
+      reportDetail(issues, 'routingNumber', DETAIL_MESSAGES.routingNumberRequired);
+    else if (routingNumber.length !== 9)
+      reportDetail(issues, 'routingNumber', DETAIL_MESSAGES.routingNumberLength);
   },
 
-  SPEI(d, report) {
+  SPEI(d, issues) {
     const clabe = d['clabe'];
-    if (!isProvided(clabe)) report('clabe', DETAIL_MESSAGES.clabeRequired);
-    else if (!CLABE_PATTERN.test(clabe)) report('clabe', DETAIL_MESSAGES.clabeLength);
-    else if (!hasValidClabeChecksum(clabe)) report('clabe', DETAIL_MESSAGES.clabeChecksum);
-    requireField(d, 'bankCode', DETAIL_MESSAGES.bankCodeRequired, report);
-    requireField(d, 'receiverName', DETAIL_MESSAGES.receiverNameRequired, report);
+    if (!isProvided(clabe)) reportDetail(issues, 'clabe', DETAIL_MESSAGES.clabeRequired);
+    else if (!CLABE_PATTERN.test(clabe)) reportDetail(issues, 'clabe', DETAIL_MESSAGES.clabeLength);
+    else if (!hasValidClabeChecksum(clabe)) reportDetail(issues, 'clabe', DETAIL_MESSAGES.clabeChecksum);
+    requireField(d, 'bankCode', DETAIL_MESSAGES.bankCodeRequired, issues);
+    requireField(d, 'receiverName', DETAIL_MESSAGES.receiverNameRequired, issues);
   },
 
-  PIX(d, report) {
-    requireField(d, 'pixKey', DETAIL_MESSAGES.pixKeyRequired, report);
+  PIX(d, issues) {
+    requireField(d, 'pixKey', DETAIL_MESSAGES.pixKeyRequired, issues);
     const documentNumber = d['documentNumber'];
     if (!isProvided(documentNumber)) {
-      report('documentNumber', DETAIL_MESSAGES.documentNumberRequired);
+      reportDetail(issues, 'documentNumber', DETAIL_MESSAGES.documentNumberRequired);
     } else {
       const length = [...documentNumber.replace(DOCUMENT_FORMATTING, '')].length;
-      if (length !== 11 && length !== 14) report('documentNumber', DETAIL_MESSAGES.documentNumberLength);
+      if (length !== 11 && length !== 14)
+        reportDetail(issues, 'documentNumber', DETAIL_MESSAGES.documentNumberLength);
     }
   },
 
-  COP(d, report) {
-    if (!isOneOf(d['accountType'], COP_ACCOUNT_TYPES)) report('accountType', DETAIL_MESSAGES.copAccountType);
-    requireField(d, 'bankAccount', DETAIL_MESSAGES.bankAccountRequired, report);
-    requireField(d, 'bankCode', DETAIL_MESSAGES.bankCodeRequired, report);
+  COP(d, issues) {
+    if (!isOneOf(d['accountType'], COP_ACCOUNT_TYPES))
+      reportDetail(issues, 'accountType', DETAIL_MESSAGES.copAccountType);
+    requireField(d, 'bankAccount', DETAIL_MESSAGES.bankAccountRequired, issues);
+    requireField(d, 'bankCode', DETAIL_MESSAGES.bankCodeRequired, issues);
     // SPEC.md 2.4: thirdPartyWithdrawal is a boolean; only a JSON true asks for the three fields.
     if (d['thirdPartyWithdrawal'] === true) {
-      requireField(d, 'documentId', DETAIL_MESSAGES.documentIdThirdParty, report);
-      requireField(d, 'documentType', DETAIL_MESSAGES.documentTypeThirdParty, report);
-      requireField(d, 'email', DETAIL_MESSAGES.emailThirdParty, report);
+      requireField(d, 'documentId', DETAIL_MESSAGES.documentIdThirdParty, issues);
+      requireField(d, 'documentType', DETAIL_MESSAGES.documentTypeThirdParty, issues);
+      requireField(d, 'email', DETAIL_MESSAGES.emailThirdParty, issues);
     }
   },
 };
 
 /** ACH and WIRE: provided, 9 characters, then a known US bank (SPEC.md 7.2). */
-function checkUsRoutingNumber(d: JsonObject, report: Report): void {
+function checkUsRoutingNumber(d: JsonObject, issues: Issues): void {
   const routingNumber = d['routingNumber'];
-  if (!isProvided(routingNumber)) report('routingNumber', DETAIL_MESSAGES.routingNumberRequired);
-  else if (routingNumber.length !== 9) report('routingNumber', DETAIL_MESSAGES.routingNumberLength);
+  if (!isProvided(routingNumber))
+    reportDetail(issues, 'routingNumber', DETAIL_MESSAGES.routingNumberRequired);
+  else if (routingNumber.length !== 9)
+    reportDetail(issues, 'routingNumber', DETAIL_MESSAGES.routingNumberLength);
   else if (!isValidRoutingNumber(routingNumber))
-    report('routingNumber', DETAIL_MESSAGES.routingNumberInvalid);
+    reportDetail(issues, 'routingNumber', DETAIL_MESSAGES.routingNumberInvalid);
 }
 
+// The messages of each address object, made once rather than on every row.
+const ADDRESS_MESSAGES: Record<AddressName, ReturnType<typeof addressMessages>> = {
+  recipientAddress: addressMessages('recipientAddress'),
+  bankAddress: addressMessages('bankAddress'),
+};
+
 /** SPEC.md 7.2 "Address messages": a missing or malformed object gives only "<addr> must be provided". */
-function checkAddress(d: JsonObject, addr: AddressName, report: Report): void {
-  const messages = addressMessages(addr);
+function checkAddress(d: JsonObject, addr: AddressName, issues: Issues): void {
+  const messages = ADDRESS_MESSAGES[addr];
   const address = d[addr];
   if (!isObject(address)) {
-    report(addr, messages.missing);
+    reportDetail(issues, addr, messages.missing);
     return;
   }
   for (const field of ADDRESS_FIELDS) {
@@ -236,16 +290,18 @@ function checkAddress(d: JsonObject, addr: AddressName, report: Report): void {
         : field === 'country'
           ? typeof value === 'string' && COUNTRY_PATTERN.test(value) && isCountryCode(value)
           : isProvided(value);
-    if (!ok) report(`${addr}.${field}`, messages[field]);
+    if (!ok) reportDetail(issues, `${addr}.${field}`, messages[field]);
   }
 }
 
-function requireField(d: JsonObject, field: string, message: string, report: Report): void {
-  if (!isProvided(d[field])) report(field, message);
+function requireField(d: JsonObject, field: string, message: string, issues: Issues): void {
+  if (!isProvided(d[field])) reportDetail(issues, field, message);
 }
 
+const RAIL_NAMES: ReadonlySet<string> = new Set(RAILS);
+
 function asRail(type: unknown): Rail | undefined {
-  return typeof type === 'string' && (RAILS as readonly string[]).includes(type) ? (type as Rail) : undefined;
+  return typeof type === 'string' && RAIL_NAMES.has(type) ? (type as Rail) : undefined;
 }
 
 function isOneOf(value: unknown, allowed: readonly string[]): boolean {

@@ -1,5 +1,4 @@
 import { once } from 'node:events';
-import type { Writable } from 'node:stream';
 import { type Stringifier, stringify } from 'csv-stringify';
 import type ExcelJS from 'exceljs';
 import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../rows/columns.js';
@@ -101,6 +100,8 @@ export function resultsLayout(inputHeaders: readonly string[]): ResultsLayout {
  */
 export function neutraliseFormula(text: string): string {
   const first = text.charCodeAt(0);
+  // Most cells start with a letter or digit: settle those without the set.
+  if ((first > 64 && first < 0xff0b) || (first > 45 && first < 61)) return text;
   if (!FORMULA_STARTS.has(first)) return text;
   if ((first === 43 || first === 45) && PLAIN_NUMBER.test(text)) return text;
   return `'${text}`;
@@ -122,10 +123,24 @@ function resultValues(row: ResultRecord): string[] {
   ];
 }
 
+/** The core of csv-stringify, without its stream wrapper (as src/sheet/csv.ts uses csv-parse's). */
+interface StringifierCore {
+  options: { on_record?: unknown };
+  __transform(record: readonly string[], push: (chunk: string | Buffer) => void): Error | undefined;
+}
+
+// Records are encoded straight into a buffer of this size, which goes to the file when full:
+// no string outlives its row, so the young heap stays small (and one write per 64 KB).
+const CHUNK_BYTES = 64 * 1024;
+
 class CsvResultsWriter implements ResultsWriter {
   readonly path: string;
-  private readonly stringifier: Stringifier;
-  private readonly failed: Promise<never>;
+  private readonly core: StringifierCore;
+  private readonly push: (chunk: string | Buffer) => void;
+  private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  private used = 0;
+  /** Filled buffers not yet handed to the file. */
+  private full: Buffer[] = [];
 
   constructor(
     private readonly file: AtomicFile,
@@ -133,37 +148,50 @@ class CsvResultsWriter implements ResultsWriter {
     opts: ResultsWriterOptions,
   ) {
     this.path = opts.path;
-    this.stringifier = stringify({
+    const stringifier: Stringifier = stringify({
       delimiter: opts.delimiter ?? ',',
       bom: opts.bom ?? true,
       record_delimiter: '\n',
     });
-    this.failed = Promise.race([
-      file.failed,
-      once(this.stringifier, 'error').then(([error]) => Promise.reject(error as Error)),
-    ]);
-    this.failed.catch(() => {});
-    this.stringifier.pipe(file.stream as Writable);
-    this.stringifier.write(layout.headers.map(neutraliseFormula));
+    this.core = (stringifier as unknown as { api: StringifierCore }).api;
+    // The stream wrapper's 'record' event: nobody listens, and it costs an array per row.
+    this.core.options.on_record = undefined;
+    // Strings are records; the one Buffer is the UTF-8 BOM, which is U+FEFF as text.
+    this.push = (chunk) => this.encode(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    this.add(layout.headers.map(neutraliseFormula));
   }
 
   write(row: ResultRecord): Promise<void> | void {
     const failure = this.file.failure;
     if (failure) throw failure;
-    const record: string[] = [];
     const { kept } = this.layout;
-    for (let i = 0; i < kept.length; i++) record.push(neutraliseFormula(row.cells[kept[i]!]?.text ?? ''));
-    for (const value of resultValues(row)) record.push(neutraliseFormula(value));
-    if (!this.stringifier.write(record)) {
-      return Promise.race([once(this.stringifier, 'drain').then(() => {}), this.failed]);
-    }
+    const cells = row.cells;
+    const record: string[] = [];
+    for (let i = 0; i < kept.length; i++) record.push(neutraliseFormula(cells[kept[i]!]?.text ?? ''));
+    record.push(
+      String(row.rowNumber),
+      neutraliseFormula(row.status),
+      row.errors.length === 0 ? '' : neutraliseFormula(row.errors.join('; ')),
+      neutraliseFormula(row.beneficiaryId ?? ''),
+      neutraliseFormula(row.recipientId ?? ''),
+      neutraliseFormula(row.simulationId ?? ''),
+      neutraliseFormula(row.transactionId ?? ''),
+    );
+    this.add(record);
+    if (this.full.length > 0) return this.flush();
   }
 
   async commit(): Promise<void> {
     try {
-      const ended = once(this.stringifier, 'end');
-      this.stringifier.end();
-      await Promise.race([ended, this.failed]);
+      const failure = this.file.failure;
+      if (failure) throw failure;
+      this.spill();
+      const stream = this.file.stream;
+      for (const buffer of this.full) stream.write(buffer);
+      this.full = [];
+      const finished = once(stream, 'finish');
+      stream.end();
+      await Promise.race([finished, this.file.failed]);
     } catch (error) {
       await this.file.abort();
       throw this.file.failure ?? error;
@@ -172,9 +200,43 @@ class CsvResultsWriter implements ResultsWriter {
   }
 
   async abort(): Promise<void> {
-    this.stringifier.unpipe();
-    this.stringifier.destroy();
+    this.full = [];
+    this.used = 0;
     await this.file.abort();
+  }
+
+  private add(record: readonly string[]): void {
+    const error = this.core.__transform(record, this.push);
+    if (error !== undefined) throw error;
+  }
+
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: a text that may not fit ends the chunk.
+  private encode(text: string): void {
+    if (this.used + text.length * 3 > this.chunk.length) {
+      this.spill();
+      if (text.length * 3 > this.chunk.length) {
+        this.full.push(Buffer.from(text, 'utf8'));
+        return;
+      }
+    }
+    this.used += this.chunk.write(text, this.used, 'utf8');
+  }
+
+  // The chunk so far joins the filled ones; writing goes on in a fresh one.
+  private spill(): void {
+    if (this.used === 0) return;
+    this.full.push(this.chunk.subarray(0, this.used));
+    this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    this.used = 0;
+  }
+
+  // Hands the filled buffers to the file; a promise when the file asks us to wait (backpressure).
+  private flush(): Promise<void> | void {
+    const stream = this.file.stream;
+    let ready = true;
+    for (const buffer of this.full) ready = stream.write(buffer);
+    this.full = [];
+    if (!ready) return Promise.race([once(stream, 'drain').then(() => {}), this.file.failed]);
   }
 }
 

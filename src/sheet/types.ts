@@ -32,9 +32,15 @@ export interface OpenedSheet {
   dialect: { encoding?: string; delimiter?: string; worksheet?: string };
   rows: AsyncIterable<RawRow>;
   /**
+   * The same rows in arrays, as the reader produces them (one per chunk of the file), so that a
+   * caller pays one promise per batch rather than per row. Iterate either `rows` or `batches`,
+   * never both: they share one reader.
+   */
+  batches?: AsyncIterable<RawRow[]>;
+  /**
    * Releases the file when the caller stops before the end of `rows` without iterating them
-   * (for example when the headers are refused). Reading `rows` to the end, or leaving a
-   * `for await` early, releases it too. Safe to call more than once.
+   * (for example when the headers are refused). Reading `rows` (or `batches`) to the end, or
+   * leaving a `for await` early, releases it too. Safe to call more than once.
    */
   close?: () => Promise<void>;
 }

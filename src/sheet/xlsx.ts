@@ -54,6 +54,7 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
     headers,
     dialect: { worksheet: sheet.name },
     rows: reader.rows(),
+    batches: reader.batches(),
     close: () => reader.close(),
   };
 }
@@ -225,6 +226,23 @@ class WorksheetReader {
         for (const row of batch) yield row;
         if (!(await this.pump())) {
           for (const row of this.batch) yield row;
+          return;
+        }
+      }
+    } finally {
+      await this.close();
+    }
+  }
+
+  /** The same rows as `rows`, one array per chunk of the worksheet part. */
+  async *batches(): AsyncGenerator<RawRow[]> {
+    try {
+      for (;;) {
+        const batch = this.batch;
+        this.batch = [];
+        if (batch.length > 0) yield batch;
+        if (!(await this.pump())) {
+          if (this.batch.length > 0) yield this.batch;
           return;
         }
       }

@@ -136,6 +136,19 @@ describe('CSV results', () => {
     ]);
   });
 
+  it('keeps long and multi-byte cells whole across the 64 KB chunks it writes in', async () => {
+    const out = path.join(await tempDir(), 'r.csv');
+    const writer = await openResultsWriter({ path: out, format: 'csv', inputHeaders: ['reference', 'note'] });
+    const notes = ['€'.repeat(30_000), 'x'.repeat(200_000), `${'ü'.repeat(21_840)}"q"`, '名前, 😀'];
+    const rows = Array.from({ length: 120 }, (_, i) =>
+      record([str(`A-${i}`), str(notes[i % notes.length]!)], { rowNumber: i + 2 }),
+    );
+    await writeAll(writer, rows);
+    const back = await readSheet(out);
+    expect(back.rows.map((r) => r.cells[1]!.text)).toEqual(rows.map((r) => r.cells[1]!.text));
+    expect(back.rows.map((r) => r.cells[2]!.text)).toEqual(rows.map((r) => String(r.rowNumber)));
+  });
+
   it('answers backpressure with a promise', async () => {
     const out = path.join(await tempDir(), 'r.csv');
     const writer = await openResultsWriter({ path: out, format: 'csv', inputHeaders: ['reference', 'note'] });

@@ -1,0 +1,94 @@
+import type { ColumnIndex } from '../rows/columns.js';
+import { BatchDigest } from './digest.js';
+import type { PreparedRow } from './prepare.js';
+import { BatchSummary, type RowStatus } from './summary.js';
+
+/** One invalid row, for the summary a person reads. */
+export interface RowSample {
+  rowNumber: number;
+  reference: string;
+  messages: string[];
+}
+
+/** What the results file says of a row in `validate` (its `result.*` columns and marks). */
+export interface RowVerdict {
+  status: RowStatus;
+  errors: readonly string[];
+  errorColumns: readonly number[];
+  beneficiaryId?: string;
+  recipientId?: string;
+}
+
+/** The verdict of most rows: valid, nothing to name. Shared, never changed. */
+export const VALID: RowVerdict = Object.freeze({
+  status: 'valid',
+  errors: Object.freeze([]) as readonly string[],
+  errorColumns: Object.freeze([]) as readonly number[],
+});
+
+/** What `validate` learnt of the whole sheet. */
+export interface SheetFindings {
+  summary: BatchSummary;
+  digest: string;
+  invalidSamples: RowSample[];
+}
+
+/**
+ * The dry run's view of the rows, in sheet order: each row's verdict, and the counts, totals,
+ * digest and invalid samples of the summary.
+ */
+export class ValidationTally {
+  readonly summary = new BatchSummary();
+  private readonly digest: BatchDigest;
+  private readonly invalidSamples: RowSample[] = [];
+
+  constructor(
+    index: ColumnIndex,
+    private readonly sampleSize: number,
+  ) {
+    this.digest = new BatchDigest(index);
+  }
+
+  /** Counts a row and returns its verdict. */
+  add(row: PreparedRow): RowVerdict {
+    const valid = row.issues.length === 0;
+    const status: RowStatus = valid ? 'valid' : 'invalid';
+    tally(this.summary, row, status);
+    if (valid) this.digest.add(row);
+    else if (this.invalidSamples.length < this.sampleSize) this.invalidSamples.push(sampleOf(row));
+    const { beneficiary, recipient } = row.payout;
+    const beneficiaryId = beneficiary.kind === 'existing' ? beneficiary.id : undefined;
+    const recipientId = recipient.kind === 'existing' ? recipient.id : undefined;
+    if (valid && beneficiaryId === undefined && recipientId === undefined) return VALID;
+    return {
+      status,
+      errors: valid ? VALID.errors : row.issues.map((i) => i.message),
+      errorColumns: row.errorColumns,
+      beneficiaryId,
+      recipientId,
+    };
+  }
+
+  /** The findings; call once, after the last row. */
+  finish(): SheetFindings {
+    return { summary: this.summary, digest: this.digest.finish(), invalidSamples: this.invalidSamples };
+  }
+}
+
+/** Counts a row and adds its amount to the sheet's (and, if valid, the valid) totals. */
+export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus): void {
+  summary.count(status);
+  const { amount, currency } = row.payout;
+  if (amount && currency) {
+    BatchSummary.add(summary.sheetTotals, currency, amount.minor);
+    if (status !== 'invalid') BatchSummary.add(summary.validTotals, currency, amount.minor);
+  }
+}
+
+function sampleOf(row: PreparedRow): RowSample {
+  return {
+    rowNumber: row.raw.rowNumber,
+    reference: row.payout.reference,
+    messages: row.issues.map((i) => i.message),
+  };
+}
