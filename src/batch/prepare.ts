@@ -4,7 +4,9 @@ import { mapRow, type PayoutRow } from '../rows/map.js';
 import type { RowIssue } from '../rows/types.js';
 import { type HeaderMatch, loadColumnsMap, matchHeaders } from '../sheet/headers.js';
 import { openSheet } from '../sheet/open.js';
+import { openResultsWriter, type ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow } from '../sheet/types.js';
+import { resultsPathFor } from './paths.js';
 import { ReferenceTable } from './references.js';
 
 /** Where and how to read a sheet (PRODUCT.md options `--sheet`, `--delimiter`, `--columns`). */
@@ -159,4 +161,20 @@ function errorColumnsOf(issues: readonly RowIssue[], index: ColumnIndex): number
     if (position !== undefined && !columns.includes(position)) columns.push(position);
   }
   return columns;
+}
+
+/**
+ * The results writer of a prepared sheet: same format and delimiter as the input, at `--out`
+ * or the PRODUCT.md default `<sheet dir>/<sheet name>.results.<ext>`.
+ */
+export function openResultsFor(
+  prepared: PreparedSheet,
+  options: { sheetPath: string; outPath?: string },
+): Promise<ResultsWriter> {
+  return openResultsWriter({
+    path: options.outPath ?? resultsPathFor(options.sheetPath, prepared.sheet.format),
+    format: prepared.sheet.format,
+    inputHeaders: prepared.sheet.headers,
+    delimiter: prepared.sheet.dialect.delimiter,
+  });
 }

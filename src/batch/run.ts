@@ -11,12 +11,11 @@ import { fingerprintSheet } from '../checkpoint/fingerprint.js';
 import { type Journal, openJournal } from '../checkpoint/journal.js';
 import { acquireLock } from '../checkpoint/lock.js';
 import { GuardError } from '../errors.js';
-import { openResultsWriter } from '../sheet/results.js';
 import type { SheetFormat } from '../sheet/types.js';
 import { BatchDigest } from './digest.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
-import { checkpointPathFor, resultsPathFor } from './paths.js';
-import { type PreparedRow, prepareSheet, type SheetOptions } from './prepare.js';
+import { checkpointPathFor } from './paths.js';
+import { openResultsFor, type PreparedRow, prepareSheet, type SheetOptions } from './prepare.js';
 import { type RowResult, RowSteps } from './row-steps.js';
 import { BatchSummary } from './summary.js';
 import { type RowSample, tally } from './validate.js';
@@ -259,13 +258,8 @@ function unfinishedResult(reference: string, stop: StopReason): RowResult {
 
 async function writeResults(options: RunOptions, results: Map<string, SentRow>, stop: StopReason) {
   const prepared = await prepareSheet(options);
-  const resultsPath = options.outPath ?? resultsPathFor(options.sheetPath, prepared.sheet.format);
-  const writer = await openResultsWriter({
-    path: resultsPath,
-    format: prepared.sheet.format,
-    inputHeaders: prepared.sheet.headers,
-    delimiter: prepared.sheet.dialect.delimiter,
-  });
+  const writer = await openResultsFor(prepared, options);
+  const resultsPath = writer.path;
   const summary = new BatchSummary();
   const samples: RowSample[] = [];
   try {

@@ -1,16 +1,8 @@
+import { ROW_STATUSES, type RowStatus } from '../checkpoint/journal.js';
 import { formatMinor } from '../rows/money.js';
 
-/** Row statuses of PRODUCT.md ("The results file"). */
-export const ROW_STATUSES = [
-  'valid',
-  'invalid',
-  'submitted',
-  'completed',
-  'failed',
-  'unknown',
-  'skipped',
-] as const;
-export type RowStatus = (typeof ROW_STATUSES)[number];
+// The row statuses of PRODUCT.md are defined once, beside the journal that stores them.
+export { ROW_STATUSES, type RowStatus };
 
 /** Statuses that make the exit code 1 (PRODUCT.md "Exit codes"). */
 export const NOT_OK_STATUSES: ReadonlySet<RowStatus> = new Set(['invalid', 'failed', 'unknown']);

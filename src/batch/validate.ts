@@ -3,12 +3,17 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { PayoutsError } from '../errors.js';
-import { openResultsWriter, type ResultRecord, type ResultsWriter } from '../sheet/results.js';
+import type { ResultRecord, ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow, SheetFormat } from '../sheet/types.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
 import { outOfStep, type VerdictBatch, VerdictSource, verdictAt, WINDOW } from './parallel.js';
-import { resultsPathFor } from './paths.js';
-import { type PreparedSheet, prepareSheet, rawBatches, type SheetOptions } from './prepare.js';
+import {
+  openResultsFor,
+  type PreparedSheet,
+  prepareSheet,
+  rawBatches,
+  type SheetOptions,
+} from './prepare.js';
 import type { BatchSummary } from './summary.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
 
@@ -49,13 +54,8 @@ export interface ValidateReport {
  */
 export async function validateSheet(options: ValidateOptions): Promise<ValidateReport> {
   const prepared = await prepareSheet(options);
-  const resultsPath = options.outPath ?? resultsPathFor(options.sheetPath, prepared.sheet.format);
-  const writer = await openResultsWriter({
-    path: resultsPath,
-    format: prepared.sheet.format,
-    inputHeaders: prepared.sheet.headers,
-    delimiter: prepared.sheet.dialect.delimiter,
-  });
+  const writer = await openResultsFor(prepared, options);
+  const resultsPath = writer.path;
   const sampleSize = options.sampleSize ?? 20;
   let findings: SheetFindings;
   try {
