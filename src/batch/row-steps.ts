@@ -8,7 +8,6 @@ import { isSimulationExpired } from '../api/transactions.js';
 import { hashDedupeKey, idempotencyKey } from '../checkpoint/fingerprint.js';
 import type { Journal, JournalState } from '../checkpoint/journal.js';
 import { NetworkError, PayoutsError, RateLimitError, ServiceError } from '../errors.js';
-import { NEW_BENEFICIARY_PLACEHOLDER } from '../rows/map.js';
 import type { PayoutRow } from '../rows/types.js';
 import type { RowStatus } from './summary.js';
 
@@ -142,23 +141,9 @@ export class RowSteps {
     const ref = payout.beneficiary;
     if (ref.kind === 'existing') return ref.id;
     if (ref.kind !== 'new') return undefined;
-    const known = this.options.resumed.beneficiaryId(ref.key);
-    if (known) return known;
-    const id = await this.beneficiaries.run(ref.key, async () => {
-      const created = await this.options.client.beneficiaries.create(ref.request, {
-        idempotencyKey: this.creationKey('beneficiary', ref.key),
-      });
-      await this.options.journal.append({
-        type: 'beneficiary',
-        key: ref.key,
-        id: created.id,
-        row,
-        reference: payout.reference,
-      });
-      return created.id;
-    });
-    await this.step(payout, row, 'beneficiary', id);
-    return id;
+    return this.created('beneficiary', ref.key, payout, row, (idempotencyKey) =>
+      this.options.client.beneficiaries.create(ref.request, { idempotencyKey }),
+    );
   }
 
   private async recipient(
@@ -168,26 +153,35 @@ export class RowSteps {
   ): Promise<string> {
     const ref = payout.recipient;
     if (ref.kind === 'existing') return ref.id;
-    const known = this.options.resumed.recipientId(ref.key);
+    // A new beneficiary's id exists only now: the mapped request has none.
+    const request = payout.beneficiary.kind === 'new' ? { ...ref.request, beneficiaryId } : ref.request;
+    return this.created('recipient', ref.key, payout, row, (idempotencyKey) =>
+      this.options.client.recipients.create(request, { idempotencyKey }),
+    );
+  }
+
+  /**
+   * The id of what `key` names: known from an earlier run, or created once for all the rows
+   * that name it (rows under way at the same time wait on one creation), journaled, and sent
+   * with an Idempotency-Key so that a retry or a resumed run gets the same record back.
+   */
+  private async created(
+    kind: 'beneficiary' | 'recipient',
+    key: string,
+    payout: PayoutRow,
+    row: number,
+    create: (idempotencyKey: string) => Promise<{ id: string }>,
+  ): Promise<string> {
+    const { resumed, journal } = this.options;
+    const known = kind === 'beneficiary' ? resumed.beneficiaryId(key) : resumed.recipientId(key);
     if (known) return known;
-    const request = { ...ref.request };
-    if (request.beneficiaryId === NEW_BENEFICIARY_PLACEHOLDER || payout.beneficiary.kind === 'new') {
-      request.beneficiaryId = beneficiaryId;
-    }
-    const id = await this.recipients.run(ref.key, async () => {
-      const created = await this.options.client.recipients.create(request, {
-        idempotencyKey: this.creationKey('recipient', ref.key),
-      });
-      await this.options.journal.append({
-        type: 'recipient',
-        key: ref.key,
-        id: created.id,
-        row,
-        reference: payout.reference,
-      });
-      return created.id;
+    const once = kind === 'beneficiary' ? this.beneficiaries : this.recipients;
+    const id = await once.run(key, async () => {
+      const record = await create(this.creationKey(kind, key));
+      await journal.append({ type: kind, key, id: record.id, row, reference: payout.reference });
+      return record.id;
     });
-    await this.step(payout, row, 'recipient', id);
+    await this.step(payout, row, kind, id);
     return id;
   }
 

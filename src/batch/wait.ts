@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { PayoutsClient } from '../api/client.js';
+import { realSleep } from '../api/clock.js';
 import { idempotencyKey } from '../checkpoint/fingerprint.js';
 import type { Journal } from '../checkpoint/journal.js';
 import { PayoutsError } from '../errors.js';
@@ -60,7 +61,7 @@ export async function awaitOutcomes(
       }
     }
     pending = still;
-    if (pending.length > 0) await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
+    if (pending.length > 0) await realSleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
   }
   if (pending.length > 0) {
     options.logger.info(
@@ -68,10 +69,6 @@ export async function awaitOutcomes(
       'transactions still pending when --wait ran out; they stay submitted',
     );
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**

@@ -37,13 +37,6 @@ import { validateRecipient, validateTypeAndCurrency } from './validate.js';
 
 export type { BeneficiaryRef, PayoutRow, RecipientRef } from './types.js';
 
-/**
- * Stands in for the id of a beneficiary the run has yet to create. (The dry run checks such
- * rows with validateRecipient's `beneficiaryToCreate`, so that it says "The field
- * recipient.beneficiaryId is required" only for rows that name no beneficiary.)
- */
-export const NEW_BENEFICIARY_PLACEHOLDER = '<new beneficiary>';
-
 const NEW_BENEFICIARY_COLUMNS = [
   'beneficiaryType',
   'beneficiaryName',
