@@ -12,9 +12,11 @@ export type ErrorCode =
   | 'RATE_LIMIT'
   | 'SERVICE'
   | 'NETWORK'
-  | 'INTERRUPTED';
+  | 'INTERRUPTED'
+  | 'UNAVAILABLE'
+  | 'STORAGE';
 
-/** Exit codes of PRODUCT.md ("Exit codes"); 5 is ours for a run stopped by SIGINT/SIGTERM. */
+/** Exit codes of PRODUCT.md ("Exit codes"). 70 (a bug) is the top-level handler's alone. */
 export const EXIT = {
   ok: 0,
   rowsNotOk: 1,
@@ -22,6 +24,8 @@ export const EXIT = {
   auth: 3,
   guard: 4,
   interrupted: 5,
+  /** The service stayed unavailable, or local storage failed after sending began: retry later. */
+  unavailable: 6,
 } as const;
 
 const exitCodeOf: Record<ErrorCode, number> = {
@@ -34,6 +38,9 @@ const exitCodeOf: Record<ErrorCode, number> = {
   SERVICE: EXIT.rowsNotOk,
   NETWORK: EXIT.rowsNotOk,
   INTERRUPTED: EXIT.interrupted,
+  UNAVAILABLE: EXIT.unavailable,
+  // StorageError overrides exitCode: 2 before anything was sent, 6 after.
+  STORAGE: EXIT.unavailable,
 };
 
 export interface PayoutsErrorOptions {
@@ -206,6 +213,94 @@ export class InterruptedError extends PayoutsError {
   constructor(message: string, options?: PayoutsErrorOptions) {
     super('INTERRUPTED', message, options);
   }
+}
+
+/**
+ * The service stayed unreachable or unavailable (5xx, 429) past the outage budget, so the run
+ * stopped taking rows (PRODUCT.md exit 6: what was sent is recorded; run again later).
+ */
+export class ServiceUnavailableError extends PayoutsError {
+  constructor(message: string, options?: PayoutsErrorOptions) {
+    super('UNAVAILABLE', message, options);
+  }
+}
+
+export interface StorageErrorOptions extends PayoutsErrorOptions {
+  /** The file or directory that could not be used. */
+  path: string;
+  /** The system's error code (ENOSPC, EACCES, EROFS, SQLITE_BUSY, ...), where there is one. */
+  errno?: string;
+  /** True once any request that may move money has left: exit 6 instead of 2. */
+  afterSending?: boolean;
+}
+
+/**
+ * Local storage failed: the register, the results file, a log or events file (PRODUCT.md exit
+ * codes: 2 when nothing was sent, 6 after sending began). The message names the path and says
+ * the errno in words; never a bug (exit 70).
+ */
+export class StorageError extends PayoutsError {
+  readonly path: string;
+  readonly errno: string | undefined;
+  readonly afterSending: boolean;
+
+  constructor(
+    private readonly plainMessage: string,
+    private readonly options: StorageErrorOptions,
+  ) {
+    const errno = options.errno ?? errnoOf(options.cause);
+    super('STORAGE', errno ? `${plainMessage}: ${errnoInWords(errno)} (${errno})` : plainMessage, options);
+    this.path = options.path;
+    this.errno = errno;
+    this.afterSending = options.afterSending ?? false;
+  }
+
+  override get exitCode(): number {
+    return this.afterSending ? EXIT.unavailable : EXIT.usage;
+  }
+
+  /** The same failure, known to have happened after sending began (exit 6). */
+  sent(): StorageError {
+    if (this.afterSending) return this;
+    const Kind = this.constructor as new (message: string, options: StorageErrorOptions) => StorageError;
+    return new Kind(this.plainMessage, { ...this.options, afterSending: true });
+  }
+}
+
+/** The register (PRODUCT.md "Never pay twice: the register") cannot be opened, read or written. */
+export class RegisterError extends StorageError {}
+
+/** The `code` of a Node.js system error (or an SQLite error code), if it has one. */
+export function errnoOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && code !== '' ? code : undefined;
+}
+
+const ERRNO_WORDS: Record<string, string> = {
+  ENOSPC: 'no space left on the device (the disk is full)',
+  EDQUOT: 'the disk quota is used up',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'the file system is read-only',
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'it is a directory',
+  EEXIST: 'it already exists',
+  EMFILE: 'too many open files',
+  EIO: 'an input/output error of the device',
+  EBUSY: 'the file is busy',
+  SQLITE_BUSY: 'it is locked by another payouts process (waited past the busy timeout)',
+  SQLITE_FULL: 'no space left on the device (the disk is full)',
+  SQLITE_READONLY: 'it is read-only for this process',
+  SQLITE_CANTOPEN: 'it cannot be opened',
+  SQLITE_IOERR: 'an input/output error of the device',
+  SQLITE_CORRUPT: 'the database file is damaged',
+  SQLITE_NOTADB: 'the file is not a payouts register (not an SQLite database)',
+};
+
+/** An errno (or SQLite code) in words a finance person can act on. */
+export function errnoInWords(errno: string): string {
+  return ERRNO_WORDS[errno] ?? ERRNO_WORDS[errno.replace(/_.*$/, '')] ?? `system error ${errno}`;
 }
 
 const SECRET_PATTERNS: RegExp[] = [
