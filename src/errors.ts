@@ -92,7 +92,7 @@ export class SheetError extends PayoutsError {
   }
 }
 
-/** A batch guard refused: control totals, approval digest, foreign checkpoint, lock. */
+/** A batch guard refused: control totals, approval digest. */
 export class GuardError extends PayoutsError {
   constructor(message: string, options?: PayoutsErrorOptions) {
     super('GUARD', message, options);
@@ -319,4 +319,12 @@ export function redactSecrets(text: string): string {
     );
   }
   return out;
+}
+
+/**
+ * What may be stored (register, logs of messages): credentials redacted and digit runs of 8
+ * or more masked to their last four, since those are account numbers more often than not.
+ */
+export function scrubForStorage(text: string): string {
+  return redactSecrets(text).replace(/\d{8,}/g, (digits) => `****${digits.slice(-4)}`);
 }

@@ -15,7 +15,7 @@ import {
 import { type CallOptions, type HttpClient, parseBody } from './http.js';
 
 export interface CreateTransactionOptions extends CallOptions {
-  /** Required: from checkpoint/fingerprint.ts `idempotencyKey(batchId, reference)`. */
+  /** Required: from register/identity.ts `transactionKey(scope, reference)`. */
   idempotencyKey: string;
 }
 

@@ -10,6 +10,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { type ErrorCode, PayoutsError, SheetError } from '../errors.js';
+import type { ScopeInfo } from '../register/types.js';
 import type { SheetOptions } from './prepare.js';
 import { BatchSummary } from './summary.js';
 import { type RowSample, type RowVerdict, type SheetFindings, VALID } from './verdicts.js';
@@ -29,6 +30,8 @@ export interface WorkerInput {
   sheet: SheetOptions;
   sampleSize: number;
   window: number;
+  /** The register scope to check rows against, read-only (register-check.ts). */
+  register?: { path: string; scope: ScopeInfo };
 }
 
 /** A batch's verdicts: `null` is VALID (most rows), which costs nothing to send. */

@@ -11,8 +11,3 @@ function stemOf(sheetPath: string): string {
 export function resultsPathFor(sheetPath: string, format: SheetFormat): string {
   return `${stemOf(sheetPath)}.results.${format}`;
 }
-
-/** PRODUCT.md default `--checkpoint`: `<sheet dir>/<sheet name>.checkpoint.jsonl`. */
-export function checkpointPathFor(sheetPath: string): string {
-  return `${stemOf(sheetPath)}.checkpoint.jsonl`;
-}

@@ -1,25 +1,40 @@
 /**
- * `payouts run`: validate the whole sheet, check the batch guards, then pay its valid rows
- * with bounded concurrency under a rate limit, journaling every step, and write the results
- * file rebuilt from what the checkpoint knows. PRODUCT.md "Never pay twice" and issue 4.
+ * `payouts run`: read the sheet once, check the batch guards, then pay its valid rows with
+ * bounded concurrency under a rate limit, each reference claimed in the register before it is
+ * sent, and write the results file from what was read. PRODUCT.md "Never pay twice: the
+ * register"; issues 4 and 7.
  */
+import path from 'node:path';
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../api/client.js';
+import { type Clock, systemClock } from '../api/clock.js';
 import type { Credentials } from '../api/token.js';
-import { fingerprintSheet } from '../checkpoint/fingerprint.js';
-import { type Journal, openJournal } from '../checkpoint/journal.js';
-import { acquireLock } from '../checkpoint/lock.js';
-import { GuardError } from '../errors.js';
+import { GuardError, RegisterError, StorageError } from '../errors.js';
+import { detailsOf, type PayoutDetails } from '../register/details.js';
+import { type ScopeIdentity, serviceOf, transactionKey } from '../register/identity.js';
+import { holderAlive, LEASE, markLive, newSelf, type Self } from '../register/owner.js';
+import { openRegister } from '../register/sqlite.js';
+import type { ClaimRequest, PayoutRecord, Register, ScopeStore } from '../register/types.js';
+import { type RegisterVerdict, registerVerdict } from '../register/verdict.js';
 import type { SheetFormat } from '../sheet/types.js';
+import { transactionOutcomeOf } from '../webhooks/reconcile.js';
 import { BatchDigest } from './digest.js';
+import { earlierResult } from './earlier.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
-import { checkpointPathFor } from './paths.js';
-import { openResultsFor, type PreparedRow, prepareSheet, type SheetOptions } from './prepare.js';
+import {
+  openResultsFor,
+  type PreparedRow,
+  type PreparedSheet,
+  prepareSheet,
+  RowChecker,
+  type SheetOptions,
+} from './prepare.js';
 import { type RowResult, RowSteps } from './row-steps.js';
+import { RowSnapshot } from './snapshot.js';
 import { BatchSummary } from './summary.js';
 import { type RowSample, tally } from './validate.js';
-import { applyWebhookOutcomes, awaitOutcomes } from './wait.js';
+import { applyWebhookOutcomes, awaitOutcomes, type Settle } from './wait.js';
 
 /** Where the service is and who we are to it (PRODUCT.md `--base-url`, `--auth-url`, env). */
 export interface Connection {
@@ -31,7 +46,8 @@ export interface Connection {
 export interface RunOptions extends SheetOptions {
   connection: Connection;
   outPath?: string;
-  checkpointPath?: string;
+  /** The register file (PRODUCT.md `--register`). */
+  registerPath: string;
   controls?: ControlTotals;
   /** `--approve DIGEST`: refuse unless the batch digest matches. */
   approve?: string;
@@ -45,12 +61,14 @@ export interface RunOptions extends SheetOptions {
   /** Webhook events recorded by `payouts webhooks listen --events FILE`: confirm outcomes. */
   eventsFile?: string;
   logger: Logger;
-  /** Aborted on SIGINT/SIGTERM: stop taking rows, finish those under way, write results. */
+  /** Aborted on SIGINT/SIGTERM/SIGHUP: stop taking rows, finish those under way, write results. */
   signal?: AbortSignal;
   /** Progress as rows finish: done of total valid rows. */
   onProgress?: (done: number, total: number) => void;
   /** Replaces the client (tests); by default one is built from `connection`. */
   client?: PayoutsClient;
+  /** Time (tests drive a whole run with a fake clock); the wall clock by default. */
+  clock?: Clock;
 }
 
 export interface RunReport {
@@ -58,41 +76,36 @@ export interface RunReport {
   format: SheetFormat;
   summary: BatchSummary;
   digest: string;
-  batchId: string;
+  runId: string;
   resultsPath: string;
-  checkpointPath: string;
+  registerPath: string;
   unknownColumns: string[];
   samples: RowSample[];
   interrupted: boolean;
 }
 
 /**
- * Runs the batch. Throws before sending anything for an unreadable sheet (exit 2), a batch
- * guard (exit 4: control totals, approval, foreign checkpoint, lock) or refused credentials
+ * Runs the batch. Throws before sending anything for an unreadable sheet or an unusable
+ * register (exit 2), a batch guard (exit 4: control totals, approval) or refused credentials
  * (exit 3). Row failures are in the report and the results file.
  */
 export async function runBatch(options: RunOptions): Promise<RunReport> {
   const { logger } = options;
   const signal = options.signal ?? new AbortController().signal;
-  const fingerprint = await fingerprintSheet(options.sheetPath);
-  const lock = await acquireLock(options.sheetPath);
-  let journal: Journal | undefined;
+  const clock = options.clock ?? systemClock;
+  // Pass 1: the one read of the sheet; the guards see every row before any is sent.
+  const read = await readOnce(options);
+  let register: Register | undefined;
   let client: PayoutsClient | undefined;
+  let run: RunHolder | undefined;
   try {
-    // Pass 1: the dry run of the whole sheet, so the guards see every row before any is sent.
-    const checked = await checkSheet(options);
-    if (options.controls) checkControlTotals(checked.summary, options.controls);
-    if (options.approve !== undefined && options.approve.trim().toLowerCase() !== checked.digest) {
+    if (options.controls) checkControlTotals(read.summary, options.controls);
+    if (options.approve !== undefined && options.approve.trim().toLowerCase() !== read.digest) {
       throw new GuardError(
-        `--approve ${options.approve.trim()} does not match this sheet's batch digest ${checked.digest}: the sheet changed since it was approved (or another sheet was approved); validate it again and approve the new digest. Nothing was sent.`,
+        `--approve ${options.approve.trim()} does not match this sheet's batch digest ${read.digest}: the sheet changed since it was approved (or another sheet was approved), so validate it again and approve the new digest. Nothing was sent.`,
       );
     }
-
-    const checkpointPath = options.checkpointPath ?? checkpointPathFor(options.sheetPath);
-    journal = await openJournal(checkpointPath, fingerprint);
-    const resumed = journal.replay();
-    if (!journal.created)
-      logger.info({ checkpoint: checkpointPath, rows: resumed.rows.size }, 'resuming from the checkpoint');
+    register = openRegister(options.registerPath, { clock });
 
     client =
       options.client ??
@@ -101,117 +114,302 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         rate: options.rate,
         concurrency: options.concurrency,
         logger,
+        clock: options.clock,
       });
     // Credentials first: refused ones end the run (exit 3) before any row is touched.
     await client.tokens.getToken();
+    const me = await client.integrators.me({ signal });
+    const scope: ScopeIdentity = { service: serviceOf(options.connection.baseUrl), integratorId: me.id };
+    const store = await register.openScope(scope, options.connection.credentials.username);
+    run = await RunHolder.start(store, options, read.digest, clock);
+    logger.info(
+      {
+        register: options.registerPath,
+        service: scope.service,
+        integrator: scope.integratorId,
+        run: run.self.runId,
+      },
+      'register scope opened',
+    );
 
-    const steps = new RowSteps({
-      client,
-      journal,
-      resumed,
-      batchId: fingerprint.batchId,
-      keySalt: fingerprint.keySalt,
-      retryUnknown: options.retryUnknown ?? false,
-      signal,
-    });
-    // Pass 2: send, at most `concurrency` rows in flight, fed from the sheet stream.
-    const { results, fatal } = await sendRows(options, steps, checked.validRows, signal);
-    if (fatal) {
-      // The run cannot go on; the rows that were sent are written down before it ends.
-      await journal.flush();
-      await writeResults(options, results, { stoppedBy: fatal, journal });
-      throw fatal;
+    const steps = new RowSteps({ client, store, scope, runId: run.self.runId, signal });
+    // Pass 2: claim and send, at most `concurrency` rows in flight, fed from what pass 1 read.
+    const sent = await sendRows(options, read, run, steps, signal);
+    const settle: Settle = (reference, result) =>
+      store.settle(
+        reference,
+        result.transactionId!,
+        result.status === 'completed' ? 'completed' : 'failed',
+        result.status === 'failed' ? result.errors.join(' | ') : undefined,
+      );
+    if (!sent.fatal) {
+      await applyRecordedEvents(store, sent.results, settle);
+      if (options.eventsFile) {
+        const confirmed = await applyWebhookOutcomes(options.eventsFile, settle, sent.results);
+        logger.info({ events: options.eventsFile, confirmed }, 'webhook outcomes applied');
+      }
+      if (options.waitSeconds && !signal.aborted) {
+        await awaitOutcomes(client, settle, sent.results, { seconds: options.waitSeconds, logger, signal });
+      }
     }
-    if (options.eventsFile) {
-      const confirmed = await applyWebhookOutcomes(options.eventsFile, journal, results);
-      logger.info({ events: options.eventsFile, confirmed }, 'webhook outcomes applied');
-    }
-    if (options.waitSeconds && !signal.aborted) {
-      await awaitOutcomes(client, journal, results, { seconds: options.waitSeconds, logger, signal });
-    }
-    await journal.flush();
 
-    // Pass 3: the results file, in sheet order, from the row outcomes.
-    const written = await writeResults(options, results, { interrupted: signal.aborted, journal });
+    // Pass 3: the results file, in sheet order, from what pass 1 read and the row outcomes.
+    const stop: StopReason = {
+      interrupted: signal.aborted,
+      stoppedBy: sent.fatal,
+      store,
+      runId: run.self.runId,
+    };
+    const written = await writeResults(options, read, sent.results, stop);
+    await run.finish(written.summary, sent.fatal ? undefined : written.summary.allOk ? 0 : 1);
+    if (sent.fatal) throw afterSending(sent.fatal);
     return {
       sheetPath: options.sheetPath,
       format: written.format,
       summary: written.summary,
-      digest: checked.digest,
-      batchId: fingerprint.batchId,
+      digest: read.digest,
+      runId: run.self.runId,
       resultsPath: written.resultsPath,
-      checkpointPath,
+      registerPath: options.registerPath,
       unknownColumns: written.unknownColumns,
       samples: written.samples,
       interrupted: signal.aborted,
     };
+  } catch (error) {
+    throw run?.sentAnything ? afterSending(error) : error;
   } finally {
-    await journal?.close();
+    await run?.close().catch(() => {});
+    await register?.close().catch(() => {});
     if (!options.client) await client?.close();
-    await lock.release();
+    await read.snapshot.dispose();
   }
 }
 
-/** A row's result with its sheet row number, for the checkpoint records written after sending. */
-type SentRow = RowResult & { rowNumber: number };
+/** A storage error after requests that move money left is exit 6, not 2 (PRODUCT.md exit codes). */
+function afterSending(error: unknown): unknown {
+  return error instanceof StorageError ? error.sent() : error;
+}
 
-interface CheckedSheet {
+/** What pass 1 read: the rows (replayable), the counts and totals, the digest. */
+interface ReadSheet {
+  prepared: PreparedSheet;
+  snapshot: RowSnapshot;
   summary: BatchSummary;
   digest: string;
   validRows: number;
 }
 
-async function checkSheet(options: RunOptions): Promise<CheckedSheet> {
+/** Pass 1: reads the sheet once into a snapshot while counting, totalling and hashing its rows. */
+async function readOnce(options: RunOptions): Promise<ReadSheet> {
   const prepared = await prepareSheet(options);
-  const summary = new BatchSummary();
-  const digest = new BatchDigest(prepared.header.index);
-  for await (const row of prepared.rows) {
-    const valid = row.issues.length === 0;
-    tally(summary, row, valid ? 'valid' : 'invalid');
-    if (valid) digest.add(row);
+  const snapshot = await RowSnapshot.create();
+  try {
+    const summary = new BatchSummary();
+    const digest = new BatchDigest(prepared.header.index);
+    for await (const row of prepared.rows) {
+      await snapshot.add(row.raw);
+      const valid = row.issues.length === 0;
+      tally(summary, row, valid ? 'valid' : 'invalid');
+      if (valid) digest.add(row);
+    }
+    await snapshot.seal();
+    return { prepared, snapshot, summary, digest: digest.finish(), validRows: summary.byStatus.valid };
+  } catch (error) {
+    await snapshot.dispose();
+    throw error;
   }
-  return { summary, digest: digest.finish(), validRows: summary.byStatus.valid };
+}
+
+/** The rows pass 1 read, mapped and checked again (the same code gives the same rows). */
+async function* replay(options: RunOptions, read: ReadSheet): AsyncGenerator<PreparedRow> {
+  const checker = new RowChecker(options.sheetPath, read.prepared.header.index);
+  for await (const raw of read.snapshot.rows()) yield checker.check(raw);
 }
 
 /**
+ * This run in the register: its record, its heartbeat (so other runs know its claims are
+ * held), and whether anything that may move money has left yet.
+ */
+class RunHolder {
+  readonly self: Self = newSelf();
+  sentAnything = false;
+  private timer: NodeJS.Timeout | undefined;
+  private finished = false;
+
+  private constructor(
+    readonly store: ScopeStore,
+    private readonly clock: Clock,
+    private readonly retryUnknown: boolean,
+  ) {}
+
+  static async start(
+    store: ScopeStore,
+    options: RunOptions,
+    digest: string,
+    clock: Clock,
+  ): Promise<RunHolder> {
+    const holder = new RunHolder(store, clock, options.retryUnknown ?? false);
+    const { self } = holder;
+    await store.beginRun({
+      id: self.runId,
+      sheet: path.basename(options.sheetPath),
+      digest,
+      host: self.host,
+      pid: self.pid,
+      startedAt: new Date(clock.now()).toISOString(),
+    });
+    markLive(self.runId, true);
+    holder.timer = setInterval(() => {
+      store.heartbeat(self.runId).catch(() => {});
+    }, LEASE.heartbeatMs);
+    holder.timer.unref();
+    return holder;
+  }
+
+  /**
+   * Claims the rows in one transaction and returns the register's verdict on each: two runs
+   * never both hold one reference, and an abandoned send becomes `unknown`.
+   */
+  async claim(rows: readonly PreparedRow[]): Promise<Map<string, Claimed>> {
+    const requests: ClaimRequest[] = [];
+    const byReference = new Map<string, Claimed>();
+    const scope = this.store.scope;
+    for (const row of rows) {
+      const details = detailsOf(row.payout, (canonical) => this.store.fingerprint(canonical));
+      const reference = row.payout.reference;
+      requests.push({ reference, details, idempotencyKey: transactionKey(scope, reference) });
+      byReference.set(reference, { verdict: { kind: 'send' }, row, details });
+    }
+    const now = this.clock.now();
+    await this.store.claim(this.self.runId, requests, (request, record: PayoutRecord | undefined) => {
+      const verdict = registerVerdict(record, request.details, {
+        holderAlive: holderAlive(record?.run, this.self, now),
+        retryUnknown: this.retryUnknown,
+      });
+      byReference.get(request.reference)!.verdict = verdict;
+      if (verdict.kind === 'send' || verdict.kind === 'resend') return 'claim';
+      return verdict.kind === 'unknown' && record?.state === 'sending' ? 'mark-unknown' : 'leave';
+    });
+    return byReference;
+  }
+
+  async finish(summary: BatchSummary, exitCode: number | undefined): Promise<void> {
+    await this.store.finishRun(this.self.runId, {
+      rows: summary.rows,
+      statuses: summary.statusCounts(),
+      ...(exitCode === undefined ? {} : { exitCode }),
+    });
+    this.finished = true;
+  }
+
+  /** Stops the heartbeat and gives back claims that sent nothing. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    markLive(this.self.runId, false);
+    await this.store.release(this.self.runId);
+    if (!this.finished) await this.store.finishRun(this.self.runId, {});
+  }
+}
+
+/** A row the register has given its verdict on. */
+interface Claimed {
+  verdict: RegisterVerdict;
+  row: PreparedRow;
+  details: PayoutDetails;
+}
+
+/** A row's result with its sheet row number. */
+type SentRow = RowResult & { rowNumber: number };
+
+/** Rows claimed in one register transaction. */
+const CLAIM_BATCH = 256;
+
+/**
  * The send pass. A row's own failure is its result; an error that ends the run (refused
- * credentials mid-run, a checkpoint that cannot be written) stops the feeding, lets the rows
+ * credentials mid-run, a register that cannot be written) stops the feeding, lets the rows
  * under way settle, and comes back as `fatal` so the results are still written.
  */
 async function sendRows(
   options: RunOptions,
+  read: ReadSheet,
+  run: RunHolder,
   steps: RowSteps,
-  total: number,
   signal: AbortSignal,
 ): Promise<{ results: Map<string, SentRow>; fatal?: unknown }> {
-  const prepared = await prepareSheet(options);
   const results = new Map<string, SentRow>();
   const limit = pLimit(options.concurrency);
   const inFlight = new Set<Promise<void>>();
   let fatal: { error: unknown } | undefined;
   let done = 0;
-  for await (const row of prepared.rows) {
-    if (signal.aborted || fatal) break;
-    if (row.issues.length > 0) continue;
-    const task = limit(async () => {
-      if (fatal) return;
-      try {
-        const result = await steps.process(row.payout, row.raw.rowNumber);
-        results.set(row.payout.reference, { ...result, rowNumber: row.raw.rowNumber });
-        logRow(options.logger, row, result);
-        done += 1;
-        options.onProgress?.(done, total);
-      } catch (error) {
-        fatal ??= { error };
+  const finished = (row: PreparedRow, result: RowResult) => {
+    results.set(row.payout.reference, { ...result, rowNumber: row.raw.rowNumber });
+    logRow(options.logger, row, result);
+    done += 1;
+    options.onProgress?.(done, read.validRows);
+  };
+  let pending: PreparedRow[] = [];
+  const feed = async (batch: PreparedRow[]) => {
+    const claimed = await run.claim(batch);
+    for (const { verdict, row, details } of claimed.values()) {
+      if (signal.aborted || fatal) return;
+      const earlier = earlierResult(verdict, details);
+      if (earlier) {
+        finished(row, earlier);
+        continue;
       }
-    });
-    const tracked: Promise<void> = task.finally(() => inFlight.delete(tracked));
-    inFlight.add(tracked);
-    // Backpressure (STYLE.md): read the next row only when a slot is free.
-    if (inFlight.size >= options.concurrency) await Promise.race(inFlight);
+      const resend = verdict.kind === 'resend' ? verdict.record : undefined;
+      const task = limit(async () => {
+        if (fatal) return;
+        try {
+          run.sentAnything = true;
+          finished(row, await steps.process(row.payout, resend));
+        } catch (error) {
+          fatal ??= { error };
+        }
+      });
+      const tracked: Promise<void> = task.finally(() => inFlight.delete(tracked));
+      inFlight.add(tracked);
+      // Backpressure (STYLE.md): take the next row only when a slot is free.
+      if (inFlight.size >= options.concurrency) await Promise.race(inFlight);
+    }
+  };
+  try {
+    for await (const row of replay(options, read)) {
+      if (signal.aborted || fatal) break;
+      if (row.issues.length > 0) continue;
+      pending.push(row);
+      if (pending.length >= Math.max(CLAIM_BATCH, options.concurrency)) {
+        await feed(pending);
+        pending = [];
+      }
+    }
+    if (pending.length > 0 && !signal.aborted && !fatal) await feed(pending);
+  } catch (error) {
+    // The register could not claim: nothing more is sent; rows under way still settle.
+    fatal ??= { error };
   }
   await Promise.all(inFlight);
   return fatal ? { results, fatal: fatal.error } : { results };
+}
+
+/**
+ * Outcomes that `payouts webhooks listen` recorded in the register while this run sent: the
+ * run's submitted rows whose transactions a webhook settled become completed or failed.
+ */
+async function applyRecordedEvents(store: ScopeStore, results: Map<string, SentRow>, settle: Settle) {
+  const submitted = [...results.entries()].filter(([, r]) => r.status === 'submitted' && r.transactionId);
+  if (submitted.length === 0) return;
+  const events = await store.settledEvents(submitted.map(([, r]) => r.transactionId!));
+  for (const [reference, result] of submitted) {
+    const event = events.get(result.transactionId!);
+    if (!event) continue;
+    const settled = transactionOutcomeOf(JSON.parse(event.payload));
+    if (!settled) continue;
+    result.status = settled.outcome.status;
+    result.errors =
+      settled.outcome.status === 'failed' ? [settled.outcome.message ?? 'the transaction failed'] : [];
+    await settle(reference, result);
+  }
 }
 
 function logRow(logger: Logger, row: PreparedRow, result: RowResult): void {
@@ -221,53 +419,82 @@ function logRow(logger: Logger, row: PreparedRow, result: RowResult): void {
   else logger.debug({ ...fields, transactionId: result.transactionId }, 'row done');
 }
 
-const interruptedResult: RowResult = {
-  status: 'skipped',
-  errors: ['not sent: the run was interrupted before this row was paid; run again to send it'],
-};
-
 interface StopReason {
-  /** SIGINT/SIGTERM: rows not reached were not sent. */
+  /** SIGINT/SIGTERM/SIGHUP: rows not reached were not sent. */
   interrupted?: boolean;
   /** An error that ended the run early. */
   stoppedBy?: unknown;
-  journal: Journal;
+  store: ScopeStore;
+  runId: string;
 }
 
-/** The result of a valid row the send pass did not finish, from what the checkpoint knows. */
-function unfinishedResult(reference: string, stop: StopReason): RowResult {
-  if (stop.stoppedBy !== undefined) {
-    const why = stop.stoppedBy instanceof Error ? stop.stoppedBy.message : String(stop.stoppedBy);
-    const sending = stop.journal.replay().rows.get(reference);
-    if (sending?.intent && !sending.outcome) {
-      return {
-        status: 'unknown',
-        simulationId: sending.intent.simulationId,
-        errors: [
-          `the run stopped (${why}) while this row's transaction was being sent; run again with --retry-unknown to settle it with the same Idempotency-Key`,
-        ],
-      };
-    }
-    return {
-      status: 'skipped',
-      errors: [`not sent: the run stopped (${why}) before this row was paid; run again to send it`],
-    };
+/** The result of a valid row the send pass did not finish, from what the register knows. */
+async function unfinishedResults(references: string[], stop: StopReason): Promise<Map<string, RowResult>> {
+  const unfinished = new Map<string, RowResult>();
+  if (references.length === 0) return unfinished;
+  const why = stop.stoppedBy instanceof Error ? stop.stoppedBy.message : String(stop.stoppedBy);
+  let records = new Map<string, PayoutRecord>();
+  if (stop.stoppedBy !== undefined && !(stop.stoppedBy instanceof RegisterError)) {
+    records = await stop.store.lookup(references).catch(() => new Map<string, PayoutRecord>());
   }
-  return stop.interrupted ? interruptedResult : missingResult;
+  for (const reference of references) {
+    const record = records.get(reference);
+    if (stop.stoppedBy !== undefined) {
+      unfinished.set(
+        reference,
+        record?.runId === stop.runId && (record.state === 'sending' || record.state === 'unknown')
+          ? {
+              status: 'unknown',
+              simulationId: record.simulationId,
+              errors: [
+                `the run stopped (${why}) while this row's transaction was being sent, so run again with --retry-unknown to settle it with the same Idempotency-Key`,
+              ],
+            }
+          : {
+              status: 'skipped',
+              errors: [`not sent: the run stopped (${why}) before this row was paid, run again to send it`],
+            },
+      );
+    } else {
+      unfinished.set(reference, stop.interrupted ? interruptedResult : missingResult);
+    }
+  }
+  return unfinished;
 }
 
-async function writeResults(options: RunOptions, results: Map<string, SentRow>, stop: StopReason) {
-  const prepared = await prepareSheet(options);
-  const writer = await openResultsFor(prepared, options);
+const interruptedResult: RowResult = {
+  status: 'skipped',
+  errors: ['not sent: the run was interrupted before this row was paid, run again to send it'],
+};
+
+// A valid row the send pass never reached without an interruption cannot happen.
+const missingResult: RowResult = {
+  status: 'unknown',
+  errors: ['this row was not reached by the send pass (a bug in payouts), run again to send it'],
+};
+
+async function writeResults(
+  options: RunOptions,
+  read: ReadSheet,
+  results: Map<string, SentRow>,
+  stop: StopReason,
+) {
+  // The valid rows that got no result, settled in one register look-up.
+  const missing: string[] = [];
+  for await (const row of replay(options, read)) {
+    if (row.issues.length === 0 && !results.has(row.payout.reference)) missing.push(row.payout.reference);
+  }
+  const unfinished = await unfinishedResults(missing, stop);
+  const writer = await openResultsFor(read.prepared, options);
   const resultsPath = writer.path;
   const summary = new BatchSummary();
   const samples: RowSample[] = [];
   try {
-    for await (const row of prepared.rows) {
+    for await (const row of replay(options, read)) {
       const result: RowResult =
         row.issues.length > 0
           ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
-          : (results.get(row.payout.reference) ?? unfinishedResult(row.payout.reference, stop));
+          : (results.get(row.payout.reference) ?? unfinished.get(row.payout.reference) ?? missingResult);
       tally(summary, row, result.status);
       if (
         (result.status === 'invalid' || result.status === 'failed' || result.status === 'unknown') &&
@@ -297,17 +524,10 @@ async function writeResults(options: RunOptions, results: Map<string, SentRow>, 
     throw error;
   }
   return {
-    format: prepared.sheet.format,
+    format: read.prepared.sheet.format,
     resultsPath,
     summary,
     samples,
-    unknownColumns: prepared.header.unknown,
+    unknownColumns: read.prepared.header.unknown,
   };
 }
-
-// A valid row the send pass never reached without an interruption cannot happen; if the sheet
-// changed under the run it would, and the row must not look paid.
-const missingResult: RowResult = {
-  status: 'unknown',
-  errors: ['this row was not found in the send pass (did the sheet change during the run?); run again'],
-};

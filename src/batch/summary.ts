@@ -1,8 +1,16 @@
-import { ROW_STATUSES, type RowStatus } from '../checkpoint/journal.js';
 import { formatMinor } from '../rows/money.js';
 
-// The row statuses of PRODUCT.md are defined once, beside the journal that stores them.
-export { ROW_STATUSES, type RowStatus };
+/** PRODUCT.md row statuses, defined once. */
+export const ROW_STATUSES = [
+  'valid',
+  'invalid',
+  'submitted',
+  'completed',
+  'failed',
+  'unknown',
+  'skipped',
+] as const;
+export type RowStatus = (typeof ROW_STATUSES)[number];
 
 /** Statuses that make the exit code 1 (PRODUCT.md "Exit codes"). */
 export const NOT_OK_STATUSES: ReadonlySet<RowStatus> = new Set(['invalid', 'failed', 'unknown']);

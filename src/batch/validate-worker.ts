@@ -3,8 +3,11 @@
  * every row, and sends the verdicts batch by batch, then the counts, totals, digest and samples.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { openRegister } from '../register/sqlite.js';
+import type { Register } from '../register/types.js';
 import { ACK, describeError, type WorkerInput, type WorkerMessage } from './parallel.js';
-import { prepareSheet, RowChecker, rawBatches } from './prepare.js';
+import { type PreparedRow, prepareSheet, RowChecker, rawBatches } from './prepare.js';
+import { RegisterCheck } from './register-check.js';
 import { type RowVerdict, VALID, ValidationTally } from './verdicts.js';
 
 const port = parentPort;
@@ -32,18 +35,29 @@ const MESSAGE_ROWS = 2048;
 let rowNumbers = new Uint32Array(MESSAGE_ROWS);
 let verdicts: (RowVerdict | null)[] = [];
 
+let register: Register | undefined;
 try {
   const prepared = await prepareSheet(input.sheet);
   const { sheet, header } = prepared;
   const checker = new RowChecker(input.sheet.sheetPath, header.index);
   const tally = new ValidationTally(header.index, input.sampleSize);
-  // Row by row, without a batch of prepared rows alive at once: the thread's young heap stays small.
+  if (input.register) register = openRegister(input.register.path, { readonly: true });
+  const check = register ? new RegisterCheck(await register.scopeStore(input.register!.scope)) : undefined;
   for await (const batch of rawBatches(sheet)) {
+    if (check) {
+      // With a register, a batch at a time: one look-up answers all of its references.
+      const rows: PreparedRow[] = batch.map((raw) => checker.check(raw));
+      const earlier = await check.results(rows);
+      for (let i = 0; i < rows.length; i++) {
+        const full = take(rows[i]!.raw.rowNumber, tally.add(rows[i]!, earlier[i]));
+        if (full) await full;
+      }
+      continue;
+    }
+    // Row by row, without a batch of prepared rows alive at once: the thread's young heap stays small.
     for (const raw of batch) {
-      const verdict = tally.add(checker.check(raw));
-      rowNumbers[verdicts.length] = raw.rowNumber;
-      verdicts.push(verdict === VALID ? null : verdict);
-      if (verdicts.length === MESSAGE_ROWS) await post();
+      const full = take(raw.rowNumber, tally.add(checker.check(raw)));
+      if (full) await full;
     }
   }
   checker.finish();
@@ -55,8 +69,16 @@ try {
   if (verdicts.length > 0) sendVerdicts();
   send({ type: 'failed', error: describeError(error) });
 }
+await register?.close();
 // Nothing more to wait for: let the thread end once the messages are out.
 port.unref();
+
+/** Queues a row's verdict; a full message is sent (the promise to wait on), else undefined. */
+function take(rowNumber: number, verdict: RowVerdict): Promise<void> | undefined {
+  rowNumbers[verdicts.length] = rowNumber;
+  verdicts.push(verdict === VALID ? null : verdict);
+  return verdicts.length === MESSAGE_ROWS ? post() : undefined;
+}
 
 /** Sends the pending verdicts once the writer is less than `window` batches behind. */
 async function post(): Promise<void> {

@@ -3,6 +3,9 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { PayoutsError } from '../errors.js';
+import { chooseScope, type ScopeHint } from '../register/choose.js';
+import { openRegister } from '../register/sqlite.js';
+import type { Register, ScopeInfo, ScopeStore } from '../register/types.js';
 import type { ResultRecord, ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow, SheetFormat } from '../sheet/types.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
@@ -14,6 +17,7 @@ import {
   rawBatches,
   type SheetOptions,
 } from './prepare.js';
+import { RegisterCheck } from './register-check.js';
 import type { BatchSummary } from './summary.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
 
@@ -32,6 +36,19 @@ export interface ValidateOptions extends SheetOptions {
    * Default: for CSV sheets of 8 MB or more, on a machine with two cores or more.
    */
   worker?: boolean;
+  /**
+   * The register to read (PRODUCT.md: `validate` reads it too, read-only and offline), and
+   * which of its scopes: a missing register is no error, the rows are then checked as sheets.
+   */
+  register?: { path: string } & ScopeHint;
+}
+
+/** What validate learnt from the register, for the summary. */
+export interface RegisterUse {
+  path: string;
+  /** The scope read ("service, integrator id"), or why none was. */
+  scope?: string;
+  note?: string;
 }
 
 /** What `payouts validate` found: the data behind the human summary and `--json`. */
@@ -45,6 +62,9 @@ export interface ValidateReport {
   invalidSamples: RowSample[];
   /** Set when control totals did not match (exit 4); the results file is still written. */
   guardError?: PayoutsError;
+  /** The register consulted, when there was one. */
+  registerPath?: string;
+  registerNote?: string;
 }
 
 /**
@@ -53,20 +73,33 @@ export interface ValidateReport {
  * the sheet cannot be read; never leaves a partial results file.
  */
 export async function validateSheet(options: ValidateOptions): Promise<ValidateReport> {
-  const prepared = await prepareSheet(options);
-  const writer = await openResultsFor(prepared, options);
-  const resultsPath = writer.path;
-  const sampleSize = options.sampleSize ?? 20;
-  let findings: SheetFindings;
+  const registered = await openRegisterScope(options.register);
+  let prepared: PreparedSheet;
   try {
-    findings = (await useWorker(options, prepared.sheet))
-      ? await checkOnWorker(options, prepared, writer, sampleSize)
-      : await checkHere(options, prepared, writer, sampleSize);
-    await writer.commit();
+    prepared = await prepareSheet(options);
   } catch (error) {
-    await writer.abort();
-    await prepared.sheet.close?.();
+    await registered.register?.close();
     throw error;
+  }
+  let findings: SheetFindings;
+  let resultsPath: string;
+  try {
+    const writer = await openResultsFor(prepared, options);
+    resultsPath = writer.path;
+    const sampleSize = options.sampleSize ?? 20;
+    try {
+      const store = registered.scope ? await registered.register!.scopeStore(registered.scope) : undefined;
+      findings = (await useWorker(options, prepared.sheet))
+        ? await checkOnWorker(options, prepared, writer, sampleSize, registered.scope)
+        : await checkHere(options, prepared, writer, sampleSize, store);
+      await writer.commit();
+    } catch (error) {
+      await writer.abort();
+      await prepared.sheet.close?.();
+      throw error;
+    }
+  } finally {
+    await registered.register?.close();
   }
   const { summary } = findings;
   const report: ValidateReport = {
@@ -77,6 +110,8 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     resultsPath,
     unknownColumns: prepared.header.unknown,
     invalidSamples: findings.invalidSamples,
+    ...(registered.scope && options.register ? { registerPath: options.register.path } : {}),
+    ...(registered.note ? { registerNote: registered.note } : {}),
   };
   if (options.controls) {
     try {
@@ -88,19 +123,43 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
   return report;
 }
 
+/**
+ * The register of `options.register`, read-only, and the scope to check against; none when
+ * the file does not exist yet (no run has happened) or no scope fits (then `note` says why).
+ */
+async function openRegisterScope(
+  options: ValidateOptions['register'],
+): Promise<{ register?: Register; scope?: ScopeInfo; note?: string }> {
+  if (!options || !existsSync(options.path)) return {};
+  const register = openRegister(options.path, { readonly: true });
+  try {
+    const chosen = chooseScope(await register.scopes(), options);
+    return chosen.scope ? { register, scope: chosen.scope } : { register, note: chosen.why };
+  } catch (error) {
+    await register.close();
+    throw error;
+  }
+}
+
 /** Maps, checks and writes the rows on this thread. */
 async function checkHere(
   options: ValidateOptions,
   prepared: PreparedSheet,
   writer: ResultsWriter,
   sampleSize: number,
+  store?: ScopeStore,
 ): Promise<SheetFindings> {
   const tally = new ValidationTally(prepared.header.index, sampleSize);
+  const check = store ? new RegisterCheck(store) : undefined;
   for await (const batch of prepared.batches) {
+    const earlier = check ? await check.results(batch) : undefined;
     // write() returns a promise only when the output asks us to wait (backpressure); a batch
     // is small, so the wait comes after it.
     let pending: Promise<void> | undefined;
-    for (const row of batch) pending = writer.write(resultOf(row.raw, tally.add(row))) ?? pending;
+    for (let i = 0; i < batch.length; i++) {
+      const row = batch[i]!;
+      pending = writer.write(resultOf(row.raw, tally.add(row, earlier?.[i]))) ?? pending;
+    }
     if (pending) await pending;
     options.onProgress?.(tally.summary.rows);
   }
@@ -116,12 +175,14 @@ async function checkOnWorker(
   prepared: PreparedSheet,
   writer: ResultsWriter,
   sampleSize: number,
+  scope?: ScopeInfo,
 ): Promise<SheetFindings> {
   const { sheetPath, sheetName, delimiter, encoding, columnsFile } = options;
   const source = new VerdictSource(WORKER_URL, {
     sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile },
     sampleSize,
     window: WINDOW,
+    ...(scope && options.register ? { register: { path: options.register.path, scope } } : {}),
   });
   try {
     let verdicts: VerdictBatch = { rowNumbers: new Uint32Array(0), verdicts: [] };
@@ -178,5 +239,7 @@ function resultOf(raw: RawRow, verdict: RowVerdict): ResultRecord {
     errorColumns: verdict.errorColumns,
     beneficiaryId: verdict.beneficiaryId,
     recipientId: verdict.recipientId,
+    simulationId: verdict.simulationId,
+    transactionId: verdict.transactionId,
   };
 }

@@ -1,5 +1,6 @@
 import type { ColumnIndex } from '../rows/columns.js';
 import { BatchDigest } from './digest.js';
+import type { EarlierResult } from './earlier.js';
 import type { PreparedRow } from './prepare.js';
 import { BatchSummary, type RowStatus } from './summary.js';
 
@@ -17,6 +18,8 @@ export interface RowVerdict {
   errorColumns: readonly number[];
   beneficiaryId?: string;
   recipientId?: string;
+  simulationId?: string;
+  transactionId?: string;
 }
 
 /** The verdict of most rows: valid, nothing to name. Shared, never changed. */
@@ -49,13 +52,24 @@ export class ValidationTally {
     this.digest = new BatchDigest(index);
   }
 
-  /** Counts a row and returns its verdict. */
-  add(row: PreparedRow): RowVerdict {
+  /**
+   * Counts a row and returns its verdict; `earlier` is what the register says of a valid row
+   * (register-check.ts). The digest is of the sheet's valid rows whatever the register says,
+   * so `run --approve` compares the same thing.
+   */
+  add(row: PreparedRow, earlier?: EarlierResult): RowVerdict {
     const valid = row.issues.length === 0;
+    if (valid) this.digest.add(row);
+    if (earlier !== undefined) {
+      tally(this.summary, row, earlier.status);
+      if (earlier.status !== 'skipped' && this.invalidSamples.length < this.sampleSize) {
+        this.invalidSamples.push({ ...sampleOf(row), messages: earlier.errors });
+      }
+      return { ...earlier, errorColumns: VALID.errorColumns };
+    }
     const status: RowStatus = valid ? 'valid' : 'invalid';
     tally(this.summary, row, status);
-    if (valid) this.digest.add(row);
-    else if (this.invalidSamples.length < this.sampleSize) this.invalidSamples.push(sampleOf(row));
+    if (!valid && this.invalidSamples.length < this.sampleSize) this.invalidSamples.push(sampleOf(row));
     const { beneficiary, recipient } = row.payout;
     const beneficiaryId = beneficiary.kind === 'existing' ? beneficiary.id : undefined;
     const recipientId = recipient.kind === 'existing' ? recipient.id : undefined;

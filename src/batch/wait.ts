@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import type { PayoutsClient } from '../api/client.js';
 import { realSleep } from '../api/clock.js';
-import { idempotencyKey } from '../checkpoint/fingerprint.js';
-import type { Journal } from '../checkpoint/journal.js';
 import { PayoutsError } from '../errors.js';
 import { readTransactionOutcomes } from '../webhooks/reconcile.js';
 import type { RowResult } from './row-steps.js';
 
 type SentRow = RowResult & { rowNumber: number };
+
+/** Records a settled outcome (the register): the row's transaction completed or failed. */
+export type Settle = (reference: string, result: SentRow) => Promise<void>;
 
 export interface WaitOptions {
   seconds: number;
@@ -20,17 +21,16 @@ export interface WaitOptions {
 /**
  * The status check of PRODUCT.md (`completed`: "a webhook (or a status check) confirmed"):
  * asks the service for each transaction this run submitted until it is COMPLETED or FAILED,
- * or the time is up. Rows still pending stay `submitted`. Outcomes go to the checkpoint.
+ * or the time is up. Rows still pending stay `submitted`. Outcomes go to `settle` (the register).
  */
 export async function awaitOutcomes(
   client: PayoutsClient,
-  journal: Journal,
+  settle: Settle,
   results: Map<string, SentRow>,
   options: WaitOptions,
 ): Promise<void> {
   const deadline = Date.now() + options.seconds * 1000;
   const pollMs = options.pollMs ?? 500;
-  const batchId = journal.header.batchId;
   let pending = [...results.entries()].filter(([, r]) => r.status === 'submitted' && r.transactionId);
   while (pending.length > 0 && Date.now() < deadline && !options.signal.aborted) {
     const still: typeof pending = [];
@@ -44,15 +44,7 @@ export async function awaitOutcomes(
         result.status = transaction.status === 'COMPLETED' ? 'completed' : 'failed';
         if (result.status === 'failed')
           result.errors = [transaction.failureReason ?? 'the transaction failed'];
-        await journal.append({
-          type: 'outcome',
-          row: result.rowNumber,
-          reference,
-          idempotencyKey: idempotencyKey(batchId, reference),
-          status: result.status,
-          transactionId: result.transactionId,
-          ...(result.status === 'failed' ? { error: result.errors.join('; ') } : {}),
-        });
+        await settle(reference, result);
       } catch (error) {
         // A status check that fails leaves the row `submitted`: the transaction exists.
         if (!(error instanceof PayoutsError)) throw error;
@@ -78,11 +70,10 @@ export async function awaitOutcomes(
  */
 export async function applyWebhookOutcomes(
   eventsFile: string,
-  journal: Journal,
+  settle: Settle,
   results: Map<string, SentRow>,
 ): Promise<number> {
   const outcomes = await readTransactionOutcomes(eventsFile);
-  const batchId = journal.header.batchId;
   let changed = 0;
   for (const [reference, result] of results) {
     const outcome = result.transactionId ? outcomes.get(result.transactionId) : undefined;
@@ -90,15 +81,7 @@ export async function applyWebhookOutcomes(
     result.status = outcome.status;
     result.errors = outcome.status === 'failed' ? [outcome.message ?? 'the transaction failed'] : [];
     changed += 1;
-    await journal.append({
-      type: 'outcome',
-      row: result.rowNumber,
-      reference,
-      idempotencyKey: idempotencyKey(batchId, reference),
-      status: outcome.status,
-      transactionId: result.transactionId,
-      ...(outcome.status === 'failed' ? { error: result.errors.join('; ') } : {}),
-    });
+    await settle(reference, result);
   }
   return changed;
 }

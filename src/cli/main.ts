@@ -6,6 +6,8 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { parseExpectTotals } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
+import { serviceOf } from '../register/identity.js';
+import { REGISTER_ENV, registerPath } from '../register/location.js';
 import { type CliIo, println, processIo } from './io.js';
 import { sandboxFlags } from './sandbox-flags.js';
 
@@ -80,6 +82,28 @@ function commonSheetOptions(args: SheetArgs, io: CliIo) {
   };
 }
 
+/** `--register PATH` (PRODUCT.md), shared by run, validate and status. */
+function registerOption<T>(y: Argv<T>) {
+  return y.option('register', {
+    type: 'string',
+    describe: `the register of payouts (default ${REGISTER_ENV}, else $XDG_STATE_HOME/payouts/register.db, else ~/.local/state/payouts/register.db)`,
+  });
+}
+
+/** The register and the scope hint of an offline command: `--base-url` or env, and the user. */
+function registerHint(args: { register?: string; 'base-url'?: string }, io: CliIo) {
+  const baseUrl = args['base-url'] ?? nonBlank(io.env['PAYOUTS_BASE_URL']);
+  return {
+    path: registerPath(args.register, io.env, io.cwd),
+    ...(baseUrl !== undefined ? { service: serviceOf(baseUrl) } : {}),
+    ...(nonBlank(io.env['PAYOUTS_USERNAME']) !== undefined ? { login: io.env['PAYOUTS_USERNAME'] } : {}),
+  };
+}
+
+function nonBlank(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
 /** Resolves against the injected cwd; keeps paths as typed when that is the process's own. */
 function resolveFrom(cwd: string, file: string): string {
   return cwd === process.cwd() ? file : path.resolve(cwd, file);
@@ -105,10 +129,20 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .command(
       'validate <file>',
       'dry run: read, map and pre-validate every row (no network); write the results file',
-      (y) => sheetOptions(y),
+      (y) =>
+        registerOption(sheetOptions(y)).option('base-url', {
+          type: 'string',
+          describe: 'the service whose register scope to check against (default PAYOUTS_BASE_URL)',
+        }),
       async (args) => {
         const { validateCommand } = await import('./validate.js');
-        exitCode = await validateCommand(commonSheetOptions(args as unknown as SheetArgs, io), io);
+        exitCode = await validateCommand(
+          {
+            ...commonSheetOptions(args as unknown as SheetArgs, io),
+            register: registerHint(args, io),
+          },
+          io,
+        );
       },
     )
     .command(
@@ -116,7 +150,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       'validate, then pay every valid row: beneficiary, recipient, simulation, transaction (resumable)',
       (y) =>
         connection!
-          .connectionOptions(sheetOptions(y))
+          .connectionOptions(registerOption(sheetOptions(y)))
           .option('sandbox', {
             type: 'boolean',
             default: false,
@@ -124,7 +158,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
           })
           .option('checkpoint', {
             type: 'string',
-            describe: 'checkpoint journal (default <sheet dir>/<sheet name>.checkpoint.jsonl)',
+            hidden: true,
+            describe: 'replaced by --register',
           })
           .option('approve', {
             type: 'string',
@@ -164,6 +199,11 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
           }),
       async (args) => {
         const sheet = commonSheetOptions(args as unknown as SheetArgs, io);
+        if (args.checkpoint !== undefined) {
+          throw new UsageError(
+            '--checkpoint was replaced by the register, which knows every payout of every sheet: pass --register PATH (or set PAYOUTS_REGISTER), or leave it out to use the default',
+          );
+        }
         for (const [name, value] of [
           ['--concurrency', args.concurrency],
           ['--rate', args.rate],
@@ -180,7 +220,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             ...sheet,
             connection: () => connection!.connectionFromArgs(args, io.env),
             sandbox: args.sandbox,
-            checkpointPath: args.checkpoint ? resolveFrom(io.cwd, args.checkpoint) : undefined,
+            registerPath: registerPath(args.register, io.env, io.cwd),
             approve: args.approve,
             retryUnknown: args['retry-unknown'],
             concurrency: args.concurrency,

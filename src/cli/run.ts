@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { ControlTotals } from '../batch/guards.js';
 import type { SheetOptions } from '../batch/prepare.js';
 import { runBatch } from '../batch/run.js';
@@ -17,7 +20,8 @@ export interface RunCommandOptions extends SheetOptions {
   connection: () => Connection;
   /** `--sandbox`: start an embedded sandbox on a free loopback port and run against it. */
   sandbox: boolean;
-  checkpointPath?: string;
+  /** The register (PRODUCT.md `--register`, `PAYOUTS_REGISTER`, the state directory). */
+  registerPath: string;
   approve?: string;
   retryUnknown: boolean;
   concurrency: number;
@@ -43,9 +47,14 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     ? { signal: options.signal, dispose: () => {} }
     : stopOnSignals(logger.warn.bind(logger));
   let sandbox: SandboxHandle | undefined;
+  let throwaway: string | undefined;
   try {
     let connection: Connection;
+    let registerPath = options.registerPath;
     if (options.sandbox) {
+      // A rehearsal never marks a real payout as paid: a register of its own, removed after.
+      throwaway = await mkdtemp(path.join(tmpdir(), 'payouts-sandbox-'));
+      registerPath = path.join(throwaway, 'register.db');
       sandbox = await startSandbox({ port: 0 });
       const c = sandbox.credentials;
       connection = {
@@ -65,6 +74,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     const progress = new RunProgress(io.stderr, logger);
     const report = await runBatch({
       ...options,
+      registerPath,
       connection,
       logger,
       signal: stop.signal,
@@ -78,7 +88,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       summary: report.summary,
       digest: report.digest,
       resultsPath: report.resultsPath,
-      checkpointPath: report.checkpointPath,
+      registerPath: options.sandbox ? null : report.registerPath,
       unknownColumns: report.unknownColumns,
       samples: report.samples,
     };
@@ -90,19 +100,20 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       );
     if (options.json)
       io.stdout.write(
-        `${JSON.stringify({ ...summaryJson(facts), batchId: report.batchId, interrupted: report.interrupted, exitCode })}\n`,
+        `${JSON.stringify({ ...summaryJson(facts), runId: report.runId, interrupted: report.interrupted, exitCode })}\n`,
       );
     return exitCode;
   } finally {
     stop.dispose();
     await sandbox?.close();
+    if (throwaway) await rm(throwaway, { recursive: true, force: true });
     logger.flush();
   }
 }
 
 /**
  * SIGINT/SIGTERM (issue 4, item 7): the first stops taking new rows while those under way
- * finish and the results are written; a second one ends the process at once (the checkpoint
+ * finish and the results are written; a second one ends the process at once (the register
  * already holds every intent, so the rows in flight become `unknown`, never paid twice).
  */
 function stopOnSignals(warn: (obj: object, msg: string) => void): { signal: AbortSignal; dispose(): void } {

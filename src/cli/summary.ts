@@ -11,7 +11,8 @@ export interface SummaryFacts {
   summary: BatchSummary;
   digest: string;
   resultsPath: string;
-  checkpointPath: string | null;
+  /** The register the command used (null: none, or a throwaway one for --sandbox). */
+  registerPath: string | null;
   unknownColumns: string[];
   samples: RowSample[];
   error?: PayoutsError;
@@ -30,7 +31,7 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     validTotals: BatchSummary.formatTotals(summary.validTotals),
     digest: facts.digest,
     results: facts.resultsPath,
-    checkpoint: facts.checkpointPath,
+    register: facts.registerPath,
     unknownColumns: facts.unknownColumns,
     exitCode: exitCodeOf(facts),
     ...(facts.error ? { error: { code: facts.error.code, message: facts.error.message } } : {}),
@@ -79,6 +80,6 @@ export function printHumanSummary(io: CliIo, facts: SummaryFacts): void {
   }
   println(out, `Batch digest: ${facts.digest}`);
   println(out, `Results: ${facts.resultsPath}`);
-  if (facts.checkpointPath) println(out, `Checkpoint: ${facts.checkpointPath}`);
+  if (facts.registerPath) println(out, `Register: ${facts.registerPath}`);
   if (facts.error) println(out, `payouts: ${facts.error.message}`);
 }

@@ -1,6 +1,6 @@
 import type { ControlTotals } from '../batch/guards.js';
 import type { SheetOptions } from '../batch/prepare.js';
-import { validateSheet } from '../batch/validate.js';
+import { type ValidateOptions, validateSheet } from '../batch/validate.js';
 import type { CliIo } from './io.js';
 import { RowCounter } from './progress.js';
 import { exitCodeOf, printHumanSummary, type SummaryFacts, summaryJson } from './summary.js';
@@ -9,6 +9,7 @@ export interface ValidateCommandOptions extends SheetOptions {
   outPath?: string;
   json: boolean;
   controls: ControlTotals;
+  register?: ValidateOptions['register'];
 }
 
 /** `payouts validate <sheet>`: runs the dry run and reports it; returns the exit code. */
@@ -23,12 +24,13 @@ export async function validateCommand(options: ValidateCommandOptions, io: CliIo
     summary: report.summary,
     digest: report.digest,
     resultsPath: report.resultsPath,
-    checkpointPath: null,
+    registerPath: report.registerPath ?? null,
     unknownColumns: report.unknownColumns,
     samples: report.invalidSamples,
     error: report.guardError,
   };
   printHumanSummary(io, facts);
+  if (report.registerNote) io.stderr.write(`Register not checked: ${report.registerNote}\n`);
   if (options.json) io.stdout.write(`${JSON.stringify(summaryJson(facts))}\n`);
   return exitCodeOf(facts);
 }

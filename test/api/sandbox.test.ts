@@ -6,10 +6,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type PayoutsClient } from '../../src/api/client.js';
 import { isSimulationUsed } from '../../src/api/transactions.js';
-import { idempotencyKey } from '../../src/checkpoint/fingerprint.js';
 import { NetworkError } from '../../src/errors.js';
+import { transactionKey } from '../../src/register/identity.js';
 import type { RecipientRequest } from '../../src/rows/types.js';
 import { type SandboxHandle, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
+
+/** A payout's key as `run` derives it, for a made-up scope. */
+const idempotencyKey = (scope: string, reference: string) =>
+  transactionKey({ service: 'http://127.0.0.1', integratorId: scope }, reference);
 
 let sandbox: SandboxHandle | undefined;
 let client: PayoutsClient | undefined;

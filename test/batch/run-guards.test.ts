@@ -6,7 +6,6 @@
 import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acquireLock } from '../../src/checkpoint/lock.js';
 import type { SandboxHandle } from '../../src/sandbox/index.js';
 import { runCli } from '../helpers/cli.js';
 import { paymentsOf, runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
@@ -79,41 +78,14 @@ describe('payouts run guards', () => {
     expect(paymentsOf(sb)).toHaveLength(12);
   });
 
-  it('refuses the checkpoint of another sheet (exit 4)', async () => {
-    const sb = await testSandbox();
-    const dir = await testDir();
-    const first = await sampleSheet(dir, 'first.csv');
-    const checkpoint = path.join(dir, 'shared.checkpoint.jsonl');
-    const paid = await runAgainst(sb, first, ['--rate', '200', '--checkpoint', checkpoint]);
-    expect(paid.code, paid.stderr).toBe(0);
-    const before = sb.ledger().requests.total;
-    const journal = await readFile(checkpoint, 'utf8');
-
-    const second = path.join(dir, 'second.csv');
-    await writeFile(second, (await readFile(first, 'utf8')).replace('2500.00', '2600.00'));
-    const refused = await runAgainst(sb, second, ['--rate', '200', '--checkpoint', checkpoint]);
-    expect(refused.code, refused.stderr).toBe(4);
-    expect(refused.stderr).toContain(`checkpoint ${checkpoint} belongs to another sheet`);
-    expect(sb.ledger().requests.total).toBe(before);
-    expect(paymentsOf(sb)).toHaveLength(12);
-    expect(await readFile(checkpoint, 'utf8')).toBe(journal);
-  });
-
-  it('refuses to run while another run holds the sheet lock (exit 4), and runs once it is released', async () => {
+  it('refuses the per-sheet --checkpoint of earlier versions with a pointer to --register (exit 2)', async () => {
     const sb = await testSandbox();
     const sheet = await sampleSheet(await testDir());
-    const lock = await acquireLock(sheet);
-    try {
-      const refused = await runAgainst(sb, sheet, ['--rate', '200']);
-      expect(refused.code, refused.stderr).toBe(4);
-      expect(refused.stderr).toContain(`another payouts run holds ${sheet} (pid ${process.pid}`);
-      expectNothingSent(sb);
-    } finally {
-      await lock.release();
-    }
-    const after = await runAgainst(sb, sheet, ['--rate', '200']);
-    expect(after.code, after.stderr).toBe(0);
-    expect(paymentsOf(sb)).toHaveLength(12);
+    const refused = await runAgainst(sb, sheet, ['--checkpoint', `${sheet}.checkpoint.jsonl`]);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain('--checkpoint was replaced by the register');
+    expect(refused.stderr).toContain('--register PATH');
+    expectNothingSent(sb);
   });
 
   it('stops with exit 3 when the service refuses the credentials, having sent nothing but the token request', async () => {

@@ -23,7 +23,7 @@ describe('payouts run on the clean sample (all seven rails)', () => {
     const summary = summaryOf(result);
     expect(summary.statuses).toMatchObject({ submitted: 12, failed: 0, unknown: 0, invalid: 0 });
 
-    const payments = await expectOnePaymentPerRow(sb, sheet, rows);
+    const payments = await expectOnePaymentPerRow(sb, rows);
     const ledger = sb.ledger();
     const recipients = new Map(ledger.recipients.map((r) => [r.id, r]));
     // Every rail was paid, each in its own currency.
@@ -66,7 +66,7 @@ describe('payouts run on the clean sample (all seven rails)', () => {
     const result = await runAgainst(sb, sheet, ['--json', '--rate', '200', '--wait', '5']);
     expect(result.code, result.stderr).toBe(0);
     expect(summaryOf(result).statuses).toMatchObject({ completed: 12, submitted: 0 });
-    const payments = await expectOnePaymentPerRow(sb, sheet, sampleRows());
+    const payments = await expectOnePaymentPerRow(sb, sampleRows());
     expect([...payments.values()].every((t) => t.status === 'COMPLETED')).toBe(true);
     const results = await readCsv(summaryOf(result).results);
     expect(results.map((r) => r['result.status'])).toEqual(Array(12).fill('completed'));
@@ -88,7 +88,7 @@ describe('payouts run creates each beneficiary and recipient once', () => {
     const result = await runAgainst(sb, sheet, ['--json', '--concurrency', '8', '--rate', '500']);
     expect(result.code, result.stderr).toBe(0);
     expect(summaryOf(result).statuses).toMatchObject({ submitted: 48 });
-    await expectOnePaymentPerRow(sb, sheet, rows);
+    await expectOnePaymentPerRow(sb, rows);
 
     const ledger = sb.ledger();
     // The sample's templates 0..5 are the first six payees; none is integrator-level.

@@ -6,7 +6,15 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JWT_PATTERN, runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
+import {
+  JWT_PATTERN,
+  registerBytes,
+  runAgainst,
+  SANDBOX_ENV,
+  summaryOf,
+  testDir,
+  testSandbox,
+} from '../helpers/payouts.js';
 import { ACCOUNT_COLUMNS, generateRows, type SheetRow, writeSheet } from '../helpers/sheets.js';
 import { token } from '../sandbox/helpers.js';
 
@@ -88,7 +96,7 @@ describe('payouts run keeps secrets out of its files and logs', () => {
     expect(log).toContain('row not paid');
     expect(toStderr.stderr).toContain('service answered');
     const summary = summaryOf(toFile);
-    const checkpoint = await readFile(summary.checkpoint, 'utf8');
+    const register = await registerBytes(summary.register!);
     const results = await readFile(summary.results, 'utf8');
 
     const everyLog = {
@@ -96,15 +104,13 @@ describe('payouts run keeps secrets out of its files and logs', () => {
       'stderr of the first run': toFile.stderr,
       'stderr of the second run': toStderr.stderr,
     };
-    const outputs = { ...everyLog, stdout: toFile.stdout + toStderr.stdout, checkpoint };
+    const outputs = { ...everyLog, stdout: toFile.stdout + toStderr.stdout, register };
     for (const [where, text] of Object.entries(outputs)) {
       expect({ where, found: secretsIn(text, accountNumbers) }).toEqual({ where, found: [] });
     }
     // The results file is the sheet plus results: its account numbers are the user's own cells.
     expect({ where: 'results', found: secretsIn(results, []) }).toEqual({ where: 'results', found: [] });
     // Nothing else was left next to the sheet (no stray temporary or lock files).
-    expect((await readdir(dir)).sort()).toEqual(
-      ['run.log', 'secrets.checkpoint.jsonl', 'secrets.csv', 'secrets.results.csv'].sort(),
-    );
+    expect((await readdir(dir)).sort()).toEqual(['run.log', 'secrets.csv', 'secrets.results.csv'].sort());
   });
 });

@@ -32,7 +32,7 @@ describe('payouts validate on the clean sample', () => {
       expect(summary.totals).toEqual({ BRL: '2490.90', COP: '3150000.00', MXN: '19200.00', USD: '24905.74' });
       expect(summary.digest).toMatch(/^[0-9a-f]{64}$/);
       expect(summary.results).toBe(path.join(dir, 'payouts-clean.results.csv'));
-      expect(summary.checkpoint).toBeNull();
+      expect(summary.register).toBeNull();
 
       const rows = await readResults(summary.results);
       expect(rows).toHaveLength(12);

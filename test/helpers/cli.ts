@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.js';
+import { withTestRegister } from './register.js';
 
 export interface CliResult {
   code: number;
@@ -28,10 +29,15 @@ export async function runCli(
   const code = await main(args, {
     stdout,
     stderr,
-    env: options.env ?? {},
+    env: usesRegister(args) ? withTestRegister(options.env ?? {}) : (options.env ?? {}),
     cwd: options.cwd ?? process.cwd(),
   });
   return { code, stdout: out, stderr: err };
+}
+
+/** Commands that read or write the register. */
+export function usesRegister(args: readonly string[]): boolean {
+  return ['run', 'validate', 'status', 'webhooks'].includes(args[0] ?? '');
 }
 
 /** A temporary directory removed after the callback, whatever happens. */

@@ -123,7 +123,7 @@ export async function finishAndCheck(setup: CrashSetup): Promise<{ runs: number 
   expect(last?.exit.code, last?.exit.stderr.slice(-2000)).toBe(0);
   expect(last?.unknown).toBe(0);
 
-  const payments = await expectOnePaymentPerRow(sb, sheet, rows);
+  const payments = await expectOnePaymentPerRow(sb, rows);
   const results = await readCsv(last!.summary.results);
   expect(results).toHaveLength(rows.length);
   for (const row of results) {

@@ -4,11 +4,13 @@
  * sandbox ledger against the sheet ("Never pay twice": one transaction per valid row).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
-import { fingerprintSheet, idempotencyKey } from '../../src/checkpoint/fingerprint.js';
+import { serviceOf, transactionKey } from '../../src/register/identity.js';
+import { openRegister } from '../../src/register/sqlite.js';
+import type { PayoutRecord } from '../../src/register/types.js';
 import {
   type LedgerTransaction,
   type SandboxHandle,
@@ -16,7 +18,8 @@ import {
   type SandboxOptions,
   startSandbox,
 } from '../../src/sandbox/index.js';
-import { type CliResult, runCli } from './cli.js';
+import { type CliResult, runCli, usesRegister } from './cli.js';
+import { withTestRegister } from './register.js';
 import { readCsv, type SheetRow } from './sheets.js';
 
 /** The sandbox credentials of PRODUCT.md, as the environment a run reads them from. */
@@ -73,8 +76,8 @@ export interface RunSummary {
   totals: Record<string, string>;
   digest: string;
   results: string;
-  checkpoint: string;
-  batchId: string;
+  register: string | null;
+  runId: string;
   interrupted: boolean;
   exitCode: number;
 }
@@ -109,12 +112,13 @@ export function duplicates<T>(items: readonly T[], key: (item: T) => string | nu
 /**
  * The ledger holds exactly one transaction per row: none missing, none twice (by
  * Idempotency-Key and by reference), each with the row's amount and currency and the key
- * derived from the batch and the reference. Returns the transactions by reference.
+ * derived from the service, the integrator and the reference (register/identity.ts). Returns the transactions by reference.
  */
 export async function expectOnePaymentPerRow(
   sb: SandboxHandle,
-  sheet: string,
   rows: readonly SheetRow[],
+  /** The base URL the runs used (a proxy in front of the sandbox is another service). */
+  via: { url: string } = sb,
 ): Promise<Map<string, LedgerTransaction>> {
   const payments = paymentsOf(sb);
   expect(duplicates(payments, (t) => t.idempotencyKey)).toEqual([]);
@@ -123,7 +127,7 @@ export async function expectOnePaymentPerRow(
   const missing = rows.filter((r) => !byReference.has(r['reference']!)).map((r) => r['reference']);
   expect(missing).toEqual([]);
   expect(payments).toHaveLength(rows.length);
-  const { batchId } = await fingerprintSheet(sheet);
+  const scope = { service: serviceOf(via.url), integratorId: sb.integratorIds.primary };
   for (const row of rows) {
     const reference = row['reference']!;
     const payment = byReference.get(reference)!;
@@ -136,10 +140,38 @@ export async function expectOnePaymentPerRow(
       reference,
       amount: row['amount'],
       currency: row['currency'],
-      key: idempotencyKey(batchId, reference),
+      key: transactionKey(scope, reference),
     });
   }
   return byReference;
+}
+
+/** The register's records of the sandbox's primary integrator, by reference (read-only). */
+export async function registerRecords(
+  registerPath: string,
+  sb: SandboxHandle,
+  via: { url: string } = sb,
+): Promise<Map<string, PayoutRecord>> {
+  const register = openRegister(registerPath, { readonly: true });
+  try {
+    const scope = (await register.scopes()).find(
+      (s) => s.service === serviceOf(via.url) && s.integratorId === sb.integratorIds.primary,
+    );
+    if (!scope) return new Map();
+    const store = await register.scopeStore(scope);
+    return new Map((await store.recentPayouts(1_000_000)).map((r) => [r.reference, r]));
+  } finally {
+    await register.close();
+  }
+}
+
+/** Every byte of a register (its file and write-ahead log) as text, to search for what must not be there. */
+export async function registerBytes(registerPath: string): Promise<string> {
+  const parts: string[] = [];
+  for (const file of [registerPath, `${registerPath}-wal`]) {
+    parts.push(await readFile(file, 'latin1').catch(() => ''));
+  }
+  return parts.join('\n');
 }
 
 /** What a row that was not paid must say: the service's own words, or what happened and what to do. */
@@ -203,7 +235,7 @@ export interface ChildExit {
  */
 export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = SANDBOX_ENV): ChildRun {
   const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
-    env: { PATH: process.env['PATH'], ...env },
+    env: { PATH: process.env['PATH'], ...(usesRegister(args) ? withTestRegister(env) : env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

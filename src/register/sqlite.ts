@@ -1,0 +1,725 @@
+/**
+ * The register in one SQLite file (issue 7, item 1), through libsql: its N-API binaries ship
+ * inside registry packages, so one `npm ci` serves Node 20 and Node 24 alike.
+ *
+ * Durability as the per-sheet checkpoint it replaces had it: WAL, synchronous=FULL, so a write is on disk when its
+ * promise resolves, and a transaction's intent is durable before its request leaves. Writes
+ * made in the same tick share one transaction (group commit): one fsync per group, not per
+ * row. A busy timeout lets two processes share the file; claims run in IMMEDIATE transactions
+ * so two runs never both hold one reference.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'libsql';
+import type { Clock } from '../api/clock.js';
+import { systemClock } from '../api/clock.js';
+import { RegisterError, scrubForStorage } from '../errors.js';
+import type { PayoutDetails } from './details.js';
+import type { ScopeIdentity } from './identity.js';
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import type {
+  ClaimDecision,
+  ClaimRequest,
+  EventRecord,
+  PayoutChange,
+  PayoutRecord,
+  PayoutState,
+  Register,
+  RunRecord,
+  ScopeInfo,
+  ScopeStore,
+  Settlement,
+} from './types.js';
+
+type Db = InstanceType<typeof Database>;
+
+export interface OpenRegisterOptions {
+  /** Open an existing register for reading only (validate, status); never creates one. */
+  readonly?: boolean;
+  /** How long a write waits for another process's transaction (ms). */
+  busyTimeoutMs?: number;
+  clock?: Clock;
+}
+
+/** Defaults in one object. */
+export const REGISTER_DEFAULTS = {
+  /** Long enough for another run's group commit under load; short enough to report a stuck lock. */
+  busyTimeoutMs: 15_000,
+} as const;
+
+/** Opens (creating when allowed) the register at `path`. Throws RegisterError, never a raw SQLite error. */
+export function openRegister(path: string, options: OpenRegisterOptions = {}): Register {
+  const readonly = options.readonly ?? false;
+  const fail = (what: string, cause: unknown) =>
+    new RegisterError(`the register ${path} ${what}`, { path, cause });
+  if (!readonly) {
+    try {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      // Created here first so that it is private (0600); SQLite gives its -wal and -shm the same mode.
+      closeSync(openSync(path, 'a', 0o600));
+    } catch (cause) {
+      // mkdir says EEXIST when a part of the path is a file: say what that means.
+      const errno = (cause as NodeJS.ErrnoException).code === 'EEXIST' ? 'ENOTDIR' : undefined;
+      throw new RegisterError(`the register ${path} cannot be created`, { path, cause, errno });
+    }
+  }
+  let db: Db;
+  try {
+    // libsql does not honour fileMustExist: a read-only open must not create an empty file.
+    if (readonly) statSync(path);
+    db = new Database(path, readonly ? { readonly: true, fileMustExist: true } : {});
+  } catch (cause) {
+    throw fail('cannot be opened', cause);
+  }
+  try {
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? REGISTER_DEFAULTS.busyTimeoutMs}`);
+    if (!readonly) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      migrate(db, path);
+    } else {
+      checkVersion(db, path);
+    }
+  } catch (cause) {
+    db.close();
+    throw cause instanceof RegisterError ? cause : fail('cannot be read', cause);
+  }
+  return new SqliteRegister(path, db, readonly, options.clock ?? systemClock);
+}
+
+function pragmaNumber(db: Db, name: string): number {
+  return Number(scalar(db.prepare(`PRAGMA ${name}`).get()) ?? 0);
+}
+
+/**
+ * The single column of a row. libsql's `pluck()` does not pluck (it returns the row), and its
+ * rows carry a `_metadata` property beside the columns.
+ */
+function scalar(row: unknown): unknown {
+  if (row === undefined || row === null) return undefined;
+  const key = Object.keys(row).find((k) => k !== '_metadata');
+  return key === undefined ? undefined : (row as Record<string, unknown>)[key];
+}
+
+function checkVersion(db: Db, path: string): number {
+  const version = pragmaNumber(db, 'user_version');
+  const appId = pragmaNumber(db, 'application_id');
+  const tables = Number(scalar(db.prepare('SELECT count(*) FROM sqlite_master').get()));
+  if (appId !== APPLICATION_ID && (appId !== 0 || tables > 0)) {
+    throw new RegisterError(
+      `${path} is not a payouts register (another SQLite database): pass --register with another path`,
+      { path },
+    );
+  }
+  if (version > SCHEMA_VERSION) {
+    throw new RegisterError(
+      `the register ${path} was written by a newer payouts (schema version ${version}, this payouts knows ${SCHEMA_VERSION}): upgrade payouts to use it`,
+      { path },
+    );
+  }
+  return version;
+}
+
+function migrate(db: Db, path: string): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const version = checkVersion(db, path);
+    for (let v = version; v < SCHEMA_VERSION; v += 1) db.exec(MIGRATIONS[v]!);
+    if (version < SCHEMA_VERSION) {
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+      db.pragma(`application_id = ${APPLICATION_ID}`);
+    }
+    db.exec('COMMIT');
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+interface QueuedWrite {
+  apply: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+class SqliteRegister implements Register {
+  private queue: QueuedWrite[] = [];
+  private scheduled = false;
+  private closed = false;
+  private readonly scopeStores = new Map<number, SqliteScope>();
+
+  constructor(
+    readonly location: string,
+    readonly db: Db,
+    readonly readonly: boolean,
+    readonly clock: Clock,
+  ) {}
+
+  now(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  /** Runs `fn` now, turning SQLite's errors into RegisterError. */
+  read<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      throw this.failure('cannot be read', error);
+    }
+  }
+
+  /**
+   * Queues a write; the writes of one tick commit together (group commit). Resolves with
+   * `apply`'s result once the transaction is durable.
+   */
+  write<T>(apply: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new Error(`register ${this.location} is closed`));
+    if (this.readonly) return Promise.reject(new Error(`register ${this.location} was opened read-only`));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ apply, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.commit());
+      }
+    });
+  }
+
+  private commit(): void {
+    this.scheduled = false;
+    const group = this.queue;
+    this.queue = [];
+    if (group.length === 0) return;
+    const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        for (const write of group) {
+          // A write that fails on its own (a bug, a constraint) must not undo the others.
+          this.db.exec('SAVEPOINT w');
+          try {
+            results.push({ ok: true, value: write.apply() });
+            this.db.exec('RELEASE w');
+          } catch (error) {
+            this.db.exec('ROLLBACK TO w');
+            this.db.exec('RELEASE w');
+            results.push({ ok: false, error });
+          }
+        }
+        this.db.exec('COMMIT');
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw error;
+      }
+    } catch (error) {
+      const failure = this.failure('cannot be written', error);
+      for (const write of group) write.reject(failure);
+      return;
+    }
+    group.forEach((write, i) => {
+      const result = results[i]!;
+      if (result.ok) write.resolve(result.value);
+      else
+        write.reject(
+          isSqliteError(result.error) ? this.failure('cannot be written', result.error) : result.error,
+        );
+    });
+  }
+
+  failure(what: string, error: unknown): Error {
+    if (error instanceof RegisterError) return error;
+    if (!isSqliteError(error)) return error as Error;
+    return new RegisterError(`the register ${this.location} ${what}`, { path: this.location, cause: error });
+  }
+
+  async openScope(identity: ScopeIdentity, login?: string): Promise<ScopeStore> {
+    const info = await this.write(() => {
+      const now = this.now();
+      this.db
+        .prepare(
+          `INSERT INTO scopes (service, integrator_id, secret, login, created_at, last_used_at)
+           VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (service, integrator_id) DO UPDATE SET last_used_at = excluded.last_used_at,
+             login = coalesce(excluded.login, scopes.login)`,
+        )
+        .run(identity.service, identity.integratorId, randomBytes(32), login ?? null, now, now);
+      return this.db
+        .prepare('SELECT * FROM scopes WHERE service = ? AND integrator_id = ?')
+        .get(identity.service, identity.integratorId) as ScopeRow;
+    });
+    return this.storeFor(info);
+  }
+
+  async scopes(): Promise<ScopeInfo[]> {
+    return this.read(() =>
+      (this.db.prepare('SELECT * FROM scopes ORDER BY last_used_at DESC, id DESC').all() as ScopeRow[]).map(
+        scopeInfo,
+      ),
+    );
+  }
+
+  async scopeStore(scope: ScopeInfo): Promise<ScopeStore> {
+    const row = this.read(
+      () => this.db.prepare('SELECT * FROM scopes WHERE id = ?').get(scope.id) as ScopeRow,
+    );
+    return this.storeFor(row);
+  }
+
+  private storeFor(row: ScopeRow): SqliteScope {
+    let store = this.scopeStores.get(row.id);
+    if (!store) {
+      store = new SqliteScope(this, scopeInfo(row), Buffer.from(row.secret));
+      this.scopeStores.set(row.id, store);
+    }
+    return store;
+  }
+
+  recordEvent(event: EventRecord, settles?: Settlement): Promise<boolean> {
+    return this.write(() => {
+      if (settles) {
+        // Whichever scope of this integrator paid it; only a transaction that exists settles.
+        this.db
+          .prepare(
+            `UPDATE payouts SET state = ?, error = ?, updated_at = ? WHERE transaction_id = ?
+             AND scope_id IN (SELECT id FROM scopes WHERE integrator_id = ?)
+             AND state IN ('submitted', 'completed', 'failed')`,
+          )
+          .run(
+            settles.state,
+            settles.error === null ? null : scrubForStorage(settles.error),
+            this.now(),
+            settles.transactionId,
+            event.integratorId,
+          );
+      }
+      const inserted = this.db
+        .prepare(
+          `INSERT INTO events (integrator_id, resource_id, operation, success, message, occurred_at, received_at, payload)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        )
+        .run(
+          event.integratorId,
+          event.resourceId,
+          event.operation,
+          event.success ? 1 : 0,
+          event.message === null ? null : scrubForStorage(event.message),
+          event.occurredAt,
+          event.receivedAt,
+          scrubForStorage(event.payload),
+        );
+      return inserted.changes > 0;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Writes queued for this tick still commit.
+    if (this.queue.length > 0) this.commit();
+    this.closed = true;
+    this.db.close();
+  }
+}
+
+interface ScopeRow {
+  id: number;
+  service: string;
+  integrator_id: string;
+  secret: Uint8Array;
+  login: string | null;
+  created_at: string;
+  last_used_at: string;
+}
+
+function scopeInfo(row: ScopeRow): ScopeInfo {
+  return {
+    id: row.id,
+    service: row.service,
+    integratorId: row.integrator_id,
+    ...(row.login ? { login: row.login } : {}),
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+interface PayoutRow {
+  reference: string;
+  amount: string;
+  currency: string;
+  rail: string;
+  payee: string;
+  payee_hint: string;
+  state: PayoutState;
+  idempotency_key: string;
+  beneficiary_id: string | null;
+  recipient_id: string | null;
+  simulation_id: string | null;
+  transaction_id: string | null;
+  error: string | null;
+  run_id: string;
+  sheet: string;
+  paid_at: string | null;
+  updated_at: string;
+  // The holding run, joined.
+  r_id: string | null;
+  r_sheet: string | null;
+  r_digest: string | null;
+  r_host: string | null;
+  r_pid: number | null;
+  r_started_at: string | null;
+  r_heartbeat_at: string | null;
+  r_finished_at: string | null;
+}
+
+interface RunRow {
+  id: string;
+  sheet: string;
+  digest: string;
+  host: string;
+  pid: number;
+  started_at: string;
+  heartbeat_at: string;
+  finished_at: string | null;
+  rows: number | null;
+  statuses: string | null;
+  exit_code: number | null;
+}
+
+const PAYOUT_SELECT = `SELECT p.*, r.id AS r_id, r.sheet AS r_sheet, r.digest AS r_digest, r.host AS r_host,
+  r.pid AS r_pid, r.started_at AS r_started_at, r.heartbeat_at AS r_heartbeat_at,
+  r.finished_at AS r_finished_at
+  FROM payouts p LEFT JOIN runs r ON r.id = p.run_id`;
+
+/** How many references one lookup query takes. */
+const LOOKUP_CHUNK = 500;
+
+class SqliteScope implements ScopeStore {
+  constructor(
+    private readonly register: SqliteRegister,
+    readonly scope: ScopeInfo,
+    private readonly secret: Buffer,
+  ) {}
+
+  private get db(): Db {
+    return this.register.db;
+  }
+
+  fingerprint(canonical: string): string {
+    return createHmac('sha256', this.secret).update(canonical, 'utf8').digest('base64url').slice(0, 32);
+  }
+
+  async lookup(references: readonly string[]): Promise<Map<string, PayoutRecord>> {
+    return this.lookupNow(references);
+  }
+
+  private lookupNow(references: readonly string[]): Map<string, PayoutRecord> {
+    const found = new Map<string, PayoutRecord>();
+    if (references.length === 0) return found;
+    const query = this.db.prepare(
+      `${PAYOUT_SELECT} WHERE p.scope_id = ? AND p.reference IN (SELECT value FROM json_each(?))`,
+    );
+    this.register.read(() => {
+      for (let i = 0; i < references.length; i += LOOKUP_CHUNK) {
+        const chunk = JSON.stringify(references.slice(i, i + LOOKUP_CHUNK));
+        for (const row of query.all(this.scope.id, chunk) as PayoutRow[])
+          found.set(row.reference, payoutOf(row));
+      }
+    });
+    return found;
+  }
+
+  async recentPayouts(limit: number): Promise<PayoutRecord[]> {
+    return this.register.read(() =>
+      (
+        this.db
+          .prepare(`${PAYOUT_SELECT} WHERE p.scope_id = ? ORDER BY p.updated_at DESC LIMIT ?`)
+          .all(this.scope.id, limit) as PayoutRow[]
+      ).map(payoutOf),
+    );
+  }
+
+  async payee(kind: 'beneficiary' | 'recipient', fingerprint: string): Promise<string | undefined> {
+    return this.register.read(
+      () =>
+        scalar(
+          this.db
+            .prepare('SELECT id FROM payees WHERE scope_id = ? AND kind = ? AND fingerprint = ?')
+            .get(this.scope.id, kind, fingerprint),
+        ) as string | undefined,
+    );
+  }
+
+  rememberPayee(kind: 'beneficiary' | 'recipient', fingerprint: string, id: string): Promise<void> {
+    return this.register.write(() => {
+      this.db
+        .prepare(
+          `INSERT INTO payees (scope_id, kind, fingerprint, id, created_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT DO UPDATE SET id = excluded.id`,
+        )
+        .run(this.scope.id, kind, fingerprint, id, this.register.now());
+    });
+  }
+
+  beginRun(run: Omit<RunRecord, 'heartbeatAt' | 'finishedAt'>): Promise<void> {
+    return this.register.write(() => {
+      this.db
+        .prepare(
+          `INSERT INTO runs (id, scope_id, sheet, digest, host, pid, started_at, heartbeat_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(run.id, this.scope.id, run.sheet, run.digest, run.host, run.pid, run.startedAt, run.startedAt);
+    });
+  }
+
+  heartbeat(runId: string): Promise<void> {
+    return this.register.write(() => {
+      this.db.prepare('UPDATE runs SET heartbeat_at = ? WHERE id = ?').run(this.register.now(), runId);
+    });
+  }
+
+  finishRun(runId: string, outcome: Pick<RunRecord, 'rows' | 'statuses' | 'exitCode'>): Promise<void> {
+    return this.register.write(() => {
+      this.db
+        .prepare('UPDATE runs SET finished_at = ?, rows = ?, statuses = ?, exit_code = ? WHERE id = ?')
+        .run(
+          this.register.now(),
+          outcome.rows ?? null,
+          outcome.statuses ? JSON.stringify(outcome.statuses) : null,
+          outcome.exitCode ?? null,
+          runId,
+        );
+    });
+  }
+
+  async runs(limit: number): Promise<RunRecord[]> {
+    return this.register.read(() =>
+      (
+        this.db
+          .prepare('SELECT * FROM runs WHERE scope_id = ? ORDER BY started_at DESC LIMIT ?')
+          .all(this.scope.id, limit) as RunRow[]
+      ).map(runOf),
+    );
+  }
+
+  claim(
+    runId: string,
+    requests: readonly ClaimRequest[],
+    decide: (request: ClaimRequest, record: PayoutRecord | undefined) => ClaimDecision,
+  ): Promise<Map<string, PayoutRecord | undefined>> {
+    return this.register.write(() => {
+      // Read and written in one IMMEDIATE transaction: no other run can claim in between.
+      const records = this.lookupNow(requests.map((r) => r.reference));
+      const sheet = scalar(this.db.prepare('SELECT sheet FROM runs WHERE id = ?').get(runId)) as string;
+      const now = this.register.now();
+      const upsert = this.db.prepare(
+        `INSERT INTO payouts (scope_id, reference, amount, currency, rail, payee, payee_hint, state,
+           idempotency_key, run_id, sheet, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?)
+         ON CONFLICT (scope_id, reference) DO UPDATE SET amount = excluded.amount,
+           currency = excluded.currency, rail = excluded.rail, payee = excluded.payee,
+           payee_hint = excluded.payee_hint, state = 'claimed',
+           idempotency_key = excluded.idempotency_key, run_id = excluded.run_id,
+           sheet = excluded.sheet, error = NULL, updated_at = excluded.updated_at,
+           transaction_id = CASE WHEN payouts.state = 'unknown' OR payouts.state = 'sending'
+             THEN payouts.transaction_id ELSE NULL END,
+           simulation_id = CASE WHEN payouts.state = 'unknown' OR payouts.state = 'sending'
+             THEN payouts.simulation_id ELSE NULL END`,
+      );
+      const markUnknown = this.db.prepare(
+        `UPDATE payouts SET state = 'unknown', error = ?, updated_at = ? WHERE scope_id = ? AND reference = ?`,
+      );
+      const outcome = new Map<string, PayoutRecord | undefined>();
+      for (const request of requests) {
+        const record = records.get(request.reference);
+        const decision = decide(request, record);
+        if (decision === 'claim') {
+          const d: PayoutDetails = request.details;
+          upsert.run(
+            this.scope.id,
+            request.reference,
+            d.amount,
+            d.currency,
+            d.rail,
+            d.payee,
+            d.payeeHint,
+            request.idempotencyKey,
+            runId,
+            sheet,
+            now,
+          );
+        } else if (decision === 'mark-unknown' && record) {
+          const why = `the run of ${record.sheet} stopped while this transaction request was being sent`;
+          markUnknown.run(why, now, this.scope.id, request.reference);
+          record.state = 'unknown';
+          record.error = why;
+        }
+        outcome.set(request.reference, record);
+      }
+      return outcome;
+    });
+  }
+
+  update(runId: string, reference: string, change: PayoutChange): Promise<void> {
+    return this.register.write(() => {
+      const sets: string[] = ['updated_at = ?'];
+      const now = this.register.now();
+      const values: unknown[] = [now];
+      const column: Record<keyof PayoutChange, string> = {
+        state: 'state',
+        beneficiaryId: 'beneficiary_id',
+        recipientId: 'recipient_id',
+        simulationId: 'simulation_id',
+        transactionId: 'transaction_id',
+        error: 'error',
+      };
+      for (const [key, name] of Object.entries(column) as [keyof PayoutChange, string][]) {
+        const value = change[key];
+        if (value === undefined) continue;
+        sets.push(`${name} = ?`);
+        values.push(key === 'error' && typeof value === 'string' ? scrubForStorage(value) : value);
+      }
+      if (change.transactionId !== undefined) sets.push(`paid_at = coalesce(paid_at, '${now}')`);
+      const result = this.db
+        .prepare(`UPDATE payouts SET ${sets.join(', ')} WHERE scope_id = ? AND reference = ? AND run_id = ?`)
+        .run(...values, this.scope.id, reference, runId);
+      if (result.changes === 0) {
+        // A bug: the run writes only what it holds.
+        throw new Error(`register: reference ${JSON.stringify(reference)} is not held by run ${runId}`);
+      }
+    });
+  }
+
+  settle(
+    reference: string,
+    transactionId: string,
+    state: 'completed' | 'failed',
+    error?: string,
+  ): Promise<void> {
+    return this.register.write(() => {
+      this.db
+        .prepare(
+          `UPDATE payouts SET state = ?, error = ?, updated_at = ?
+           WHERE scope_id = ? AND reference = ? AND transaction_id = ?`,
+        )
+        .run(
+          state,
+          error === undefined ? null : scrubForStorage(error),
+          this.register.now(),
+          this.scope.id,
+          reference,
+          transactionId,
+        );
+    });
+  }
+
+  release(runId: string): Promise<void> {
+    return this.register.write(() => {
+      // A claim that sent nothing is simply forgotten; one that reached a refusal keeps it.
+      this.db
+        .prepare(`DELETE FROM payouts WHERE scope_id = ? AND run_id = ? AND state = 'claimed'`)
+        .run(this.scope.id, runId);
+    });
+  }
+
+  async settledEvents(transactionIds: readonly string[]): Promise<Map<string, EventRecord>> {
+    const found = new Map<string, EventRecord>();
+    if (transactionIds.length === 0) return found;
+    const query = this.db.prepare(
+      `SELECT * FROM events WHERE integrator_id = ? AND resource_id IN (SELECT value FROM json_each(?))
+       AND operation IN ('TRANSACTION_COMPLETED', 'TRANSACTION_FAILED') ORDER BY occurred_at`,
+    );
+    this.register.read(() => {
+      for (let i = 0; i < transactionIds.length; i += LOOKUP_CHUNK) {
+        const chunk = JSON.stringify(transactionIds.slice(i, i + LOOKUP_CHUNK));
+        for (const row of query.all(this.scope.integratorId, chunk) as EventRow[]) {
+          // Ordered by occurrence: the last settling event wins (reconcile.ts).
+          found.set(row.resource_id, eventOf(row));
+        }
+      }
+    });
+    return found;
+  }
+}
+
+interface EventRow {
+  integrator_id: string;
+  resource_id: string;
+  operation: string;
+  success: number;
+  message: string | null;
+  occurred_at: string;
+  received_at: string;
+  payload: string;
+}
+
+function eventOf(row: EventRow): EventRecord {
+  return {
+    integratorId: row.integrator_id,
+    resourceId: row.resource_id,
+    operation: row.operation,
+    success: row.success === 1,
+    message: row.message,
+    occurredAt: row.occurred_at,
+    receivedAt: row.received_at,
+    payload: row.payload,
+  };
+}
+
+function payoutOf(row: PayoutRow): PayoutRecord {
+  const record: PayoutRecord = {
+    reference: row.reference,
+    details: {
+      amount: row.amount,
+      currency: row.currency,
+      rail: row.rail,
+      payee: row.payee,
+      payeeHint: row.payee_hint,
+    },
+    state: row.state,
+    idempotencyKey: row.idempotency_key,
+    runId: row.run_id,
+    sheet: row.sheet,
+    updatedAt: row.updated_at,
+  };
+  if (row.beneficiary_id !== null) record.beneficiaryId = row.beneficiary_id;
+  if (row.recipient_id !== null) record.recipientId = row.recipient_id;
+  if (row.simulation_id !== null) record.simulationId = row.simulation_id;
+  if (row.transaction_id !== null) record.transactionId = row.transaction_id;
+  if (row.error !== null) record.error = row.error;
+  if (row.paid_at !== null) record.paidAt = row.paid_at;
+  if (row.r_id !== null) {
+    record.run = {
+      id: row.r_id,
+      sheet: row.r_sheet!,
+      digest: row.r_digest!,
+      host: row.r_host!,
+      pid: row.r_pid!,
+      startedAt: row.r_started_at!,
+      heartbeatAt: row.r_heartbeat_at!,
+      ...(row.r_finished_at !== null ? { finishedAt: row.r_finished_at } : {}),
+    };
+  }
+  return record;
+}
+
+function runOf(row: RunRow): RunRecord {
+  const run: RunRecord = {
+    id: row.id,
+    sheet: row.sheet,
+    digest: row.digest,
+    host: row.host,
+    pid: row.pid,
+    startedAt: row.started_at,
+    heartbeatAt: row.heartbeat_at,
+  };
+  if (row.finished_at !== null) run.finishedAt = row.finished_at;
+  if (row.rows !== null) run.rows = row.rows;
+  if (row.statuses !== null) run.statuses = JSON.parse(row.statuses) as Record<string, number>;
+  if (row.exit_code !== null) run.exitCode = row.exit_code;
+  return run;
+}
+
+function isSqliteError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE');
+}

@@ -1,0 +1,64 @@
+/**
+ * What the register says about a row before anything is sent (PRODUCT.md "Never pay twice:
+ * the register"), one pure function for `run` and `validate` alike, so the dry run shows
+ * exactly what the run would do.
+ */
+import { type PayoutDetails, sameDetails } from './details.js';
+import type { PayoutRecord } from './types.js';
+
+export type RegisterVerdict =
+  /** Nothing stands in the way: claim it and send it. */
+  | { kind: 'send' }
+  /** Its outcome was unknown and --retry-unknown asks to settle it: same key, same quote. */
+  | { kind: 'resend'; record: PayoutRecord }
+  /** Paid already with the same details: `skipped`. */
+  | { kind: 'paid'; record: PayoutRecord }
+  /** The reference was used for other details: `invalid`, nothing sent. */
+  | { kind: 'conflict'; record: PayoutRecord }
+  /** Its transaction exists and failed: `failed`, not sent again under this reference. */
+  | { kind: 'failed'; record: PayoutRecord }
+  /** In flight when a run died, or unknown since: `unknown` until --retry-unknown. */
+  | { kind: 'unknown'; record: PayoutRecord }
+  /** Another live run holds it right now: `skipped`. */
+  | { kind: 'busy'; record: PayoutRecord };
+
+export interface VerdictContext {
+  /** Whether the run that holds the record still lives (owner.ts holderAlive). */
+  holderAlive: boolean;
+  retryUnknown: boolean;
+}
+
+/** The verdict on a row with these details, given what the register holds for its reference. */
+export function registerVerdict(
+  record: PayoutRecord | undefined,
+  details: PayoutDetails,
+  context: VerdictContext,
+): RegisterVerdict {
+  if (record === undefined) return { kind: 'send' };
+  const same = sameDetails(record.details, details);
+  switch (record.state) {
+    case 'refused':
+      // Nothing was paid: the row may come back with any details, fixed or not.
+      return { kind: 'send' };
+    case 'claimed':
+      // Nothing left for its transaction: a dead holder's claim is free to take.
+      return context.holderAlive ? { kind: 'busy', record } : { kind: 'send' };
+    case 'sending':
+      if (context.holderAlive) return { kind: 'busy', record };
+      return inDoubt(record, same, context);
+    case 'unknown':
+      return inDoubt(record, same, context);
+    case 'submitted':
+    case 'completed':
+      return same ? { kind: 'paid', record } : { kind: 'conflict', record };
+    case 'failed':
+      return { kind: 'failed', record };
+  }
+}
+
+function inDoubt(record: PayoutRecord, same: boolean, context: VerdictContext): RegisterVerdict {
+  // Re-sending other details under the same key would be refused (or, worse, answered with
+  // the first payment): the doubt must be settled first.
+  if (!same) return { kind: 'conflict', record };
+  return context.retryUnknown ? { kind: 'resend', record } : { kind: 'unknown', record };
+}

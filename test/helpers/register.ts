@@ -1,0 +1,29 @@
+/**
+ * Every test's own register (PRODUCT.md `--register`): commands that read or write one get
+ * PAYOUTS_REGISTER pointing into a temporary directory removed when the test ends, so no test
+ * touches the user's state directory or sees another test's payouts.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { onTestFinished } from 'vitest';
+
+let current: string | undefined;
+
+/** The register of the running test (created on first use). */
+export function testRegisterPath(): string {
+  if (current === undefined) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'payouts-register-'));
+    current = path.join(dir, 'register.db');
+    onTestFinished(() => {
+      rmSync(dir, { recursive: true, force: true });
+      current = undefined;
+    });
+  }
+  return current;
+}
+
+/** `env` with the test's register, unless it names one already. */
+export function withTestRegister(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return env['PAYOUTS_REGISTER'] !== undefined ? env : { ...env, PAYOUTS_REGISTER: testRegisterPath() };
+}
