@@ -236,6 +236,37 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       },
     )
     .command(
+      'status [references..]',
+      'what the register knows: each reference, or the recent runs (no network)',
+      (y) =>
+        registerOption(y)
+          .positional('references', { type: 'string', array: true, describe: 'payout references' })
+          .option('base-url', {
+            type: 'string',
+            describe: 'only the register scope of this service (default PAYOUTS_BASE_URL; else every scope)',
+          })
+          .option('limit', { type: 'number', default: 20, describe: 'how many recent runs to list' })
+          // No defaults: yargs counts a default as given, and the two conflict.
+          .option('json', { type: 'boolean', describe: 'print JSON on stdout' })
+          .option('csv', { type: 'boolean', describe: 'print CSV on stdout' })
+          .conflicts('json', 'csv'),
+      async (args) => {
+        if (!Number.isInteger(args.limit) || args.limit <= 0)
+          throw new UsageError(`--limit must be a whole number of runs, got ${args.limit}`);
+        const { statusCommand } = await import('./status.js');
+        exitCode = await statusCommand(
+          {
+            ...registerHint(args, io),
+            registerPath: registerPath(args.register, io.env, io.cwd),
+            references: (args.references ?? []).map(String),
+            limit: args.limit,
+            format: args.json ? 'json' : args.csv ? 'csv' : 'text',
+          },
+          io,
+        );
+      },
+    )
+    .command(
       'template [rails..]',
       'write blank sheet templates (CSV and XLSX) for one, several or all rails',
       (y) =>
@@ -273,7 +304,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       'receive and verify webhook events; set the callback URL; show, rotate and fetch the webhook secret',
       (y) => webhooks!.webhooksCommands(y, io, setExit),
     )
-    .demandCommand(1, 'name a command: validate, run, template, sandbox or webhooks')
+    .demandCommand(1, 'name a command: validate, run, status, template, sandbox or webhooks')
     .strict()
     .help()
     .alias('help', 'h')

@@ -218,4 +218,43 @@ describe('payouts run and the register', () => {
     expect(routes['POST /v1/simulations']).toBe(48);
     await expectOnePaymentPerRow(sb, [...october, ...november]);
   });
+
+  it('tells with payouts status what it knows of references and runs, without the network', async () => {
+    const sb = await testSandbox();
+    const sheet = path.join(await testDir(), 'payouts.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const ran = await runAgainst(sb, sheet, FAST);
+    expect(ran.code, ran.stderr).toBe(0);
+    const paid = new Map(paymentsOf(sb).map((t) => [t.reference, t]));
+    const requests = sb.ledger().requests.total;
+
+    const one = await runCli(['status', 'PAY-2026-11-0001', 'NEVER-SENT', '--json'], { env: {} });
+    expect(one.code, one.stderr).toBe(1);
+    const { references } = JSON.parse(one.stdout) as { references: Record<string, unknown>[] };
+    expect(references).toEqual([
+      expect.objectContaining({
+        reference: 'PAY-2026-11-0001',
+        state: 'submitted',
+        amount: '2500.00',
+        currency: 'USD',
+        rail: 'ACH',
+        payee: 'account ****6789',
+        transactionId: paid.get('PAY-2026-11-0001')!.id,
+        sheet: 'payouts.csv',
+        service: sb.url,
+      }),
+      { reference: 'NEVER-SENT', state: 'not-found' },
+    ]);
+
+    const runs = await runCli(['status', '--csv'], { env: {} });
+    expect(runs.code, runs.stderr).toBe(0);
+    const lines = runs.stdout.trim().split('\n');
+    expect(lines[0]).toBe(
+      'startedAt,state,sheet,rows,statuses,exitCode,finishedAt,digest,runId,host,pid,service,integratorId',
+    );
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain(',finished,payouts.csv,12,submitted 12,0,');
+    expect(lines[1]).toContain(summaryOf(ran).digest);
+    expect(sb.ledger().requests.total).toBe(requests);
+  });
 });

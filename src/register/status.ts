@@ -1,0 +1,150 @@
+/**
+ * `payouts status` (PRODUCT.md; issue 7, item 8): what the register knows, read-only and
+ * offline. Per reference: its state, amount, transaction, when and from which sheet; without
+ * references, the recent runs (batches). Returns data; the CLI formats it.
+ */
+import { existsSync } from 'node:fs';
+import { chooseScope, type ScopeHint } from './choose.js';
+import { holderAlive, newSelf } from './owner.js';
+import { openRegister } from './sqlite.js';
+import type { PayoutRecord, RunRecord, ScopeInfo } from './types.js';
+
+export interface StatusOptions extends ScopeHint {
+  registerPath: string;
+  references: readonly string[];
+  /** How many recent runs to list without references. */
+  limit: number;
+  now?: () => number;
+}
+
+/** One reference as the register knows it (`state: 'not-found'` when it does not). */
+export interface ReferenceStatus {
+  reference: string;
+  state: PayoutRecord['state'] | 'not-found';
+  amount?: string;
+  currency?: string;
+  rail?: string;
+  payee?: string;
+  transactionId?: string;
+  simulationId?: string;
+  /** When the transaction was created, else when the record last changed. */
+  when?: string;
+  sheet?: string;
+  error?: string;
+  service?: string;
+  integratorId?: string;
+}
+
+/** One run (a batch) as the register knows it. */
+export interface RunStatus {
+  runId: string;
+  sheet: string;
+  digest: string;
+  startedAt: string;
+  finishedAt?: string;
+  /** running, finished, or died (a run that ended without finishing: killed, crashed). */
+  state: 'running' | 'finished' | 'died';
+  rows?: number;
+  statuses?: Record<string, number>;
+  exitCode?: number;
+  host: string;
+  pid: number;
+  service: string;
+  integratorId: string;
+}
+
+export type StatusReport =
+  | { kind: 'references'; registerPath: string; references: ReferenceStatus[]; note?: string }
+  | { kind: 'runs'; registerPath: string; runs: RunStatus[]; note?: string };
+
+/** Reads the register. A missing register knows nothing, which is no error. */
+export async function registerStatus(options: StatusOptions): Promise<StatusReport> {
+  const byReferences = options.references.length > 0;
+  const empty = (note: string): StatusReport =>
+    byReferences
+      ? {
+          kind: 'references',
+          registerPath: options.registerPath,
+          references: options.references.map((reference) => ({ reference, state: 'not-found' as const })),
+          note,
+        }
+      : { kind: 'runs', registerPath: options.registerPath, runs: [], note };
+  if (!existsSync(options.registerPath)) return empty(`there is no register at ${options.registerPath} yet`);
+  const register = openRegister(options.registerPath, { readonly: true });
+  try {
+    const all = await register.scopes();
+    // Without a hint every scope is shown, each row naming its service and integrator.
+    const scopes: ScopeInfo[] =
+      options.service === undefined && options.login === undefined
+        ? all
+        : (() => {
+            const chosen = chooseScope(all, options);
+            return chosen.scope ? [chosen.scope] : [];
+          })();
+    if (scopes.length === 0) return empty('the register has no scope for this service');
+    if (byReferences) {
+      const found = new Map<string, ReferenceStatus>();
+      for (const scope of scopes) {
+        const store = await register.scopeStore(scope);
+        for (const record of (await store.lookup(options.references)).values()) {
+          if (!found.has(record.reference)) found.set(record.reference, referenceStatus(record, scope));
+        }
+      }
+      return {
+        kind: 'references',
+        registerPath: options.registerPath,
+        references: options.references.map(
+          (reference) => found.get(reference) ?? { reference, state: 'not-found' },
+        ),
+      };
+    }
+    const self = newSelf();
+    const now = (options.now ?? Date.now)();
+    const runs: RunStatus[] = [];
+    for (const scope of scopes) {
+      const store = await register.scopeStore(scope);
+      for (const run of await store.runs(options.limit))
+        runs.push(runStatus(run, scope, holderAlive(run, self, now)));
+    }
+    runs.sort((a, b) => b.startedAt.localeCompare(a.startedAt));
+    return { kind: 'runs', registerPath: options.registerPath, runs: runs.slice(0, options.limit) };
+  } finally {
+    await register.close();
+  }
+}
+
+function referenceStatus(record: PayoutRecord, scope: ScopeInfo): ReferenceStatus {
+  return {
+    reference: record.reference,
+    state: record.state,
+    amount: record.details.amount,
+    currency: record.details.currency,
+    rail: record.details.rail,
+    payee: record.details.payeeHint,
+    ...(record.transactionId ? { transactionId: record.transactionId } : {}),
+    ...(record.simulationId ? { simulationId: record.simulationId } : {}),
+    when: record.paidAt ?? record.updatedAt,
+    sheet: record.sheet,
+    ...(record.error ? { error: record.error } : {}),
+    service: scope.service,
+    integratorId: scope.integratorId,
+  };
+}
+
+function runStatus(run: RunRecord, scope: ScopeInfo, alive: boolean): RunStatus {
+  return {
+    runId: run.id,
+    sheet: run.sheet,
+    digest: run.digest,
+    startedAt: run.startedAt,
+    ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
+    state: run.finishedAt ? 'finished' : alive ? 'running' : 'died',
+    ...(run.rows !== undefined ? { rows: run.rows } : {}),
+    ...(run.statuses ? { statuses: run.statuses } : {}),
+    ...(run.exitCode !== undefined ? { exitCode: run.exitCode } : {}),
+    host: run.host,
+    pid: run.pid,
+    service: scope.service,
+    integratorId: scope.integratorId,
+  };
+}
