@@ -78,6 +78,11 @@ export function isSimulationUsed(err: unknown): err is ServiceError {
   return serviceMessageStarts(err, 422, MESSAGES.simulationUsedPrefix);
 }
 
+/** Another request with the same Idempotency-Key is still being processed (409). */
+export function isIdempotencyInProgress(err: unknown): err is ServiceError {
+  return serviceMessageStarts(err, 409, MESSAGES.idempotencyInProgressPrefix);
+}
+
 /** The Idempotency-Key was already used with a different request body. */
 export function isIdempotencyConflict(err: unknown): err is ServiceError {
   return err instanceof ServiceError && err.serviceMessage.startsWith(MESSAGES.idempotencyConflictPrefix);

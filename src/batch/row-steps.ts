@@ -4,7 +4,7 @@
  * durable before its request leaves (PRODUCT.md "Never pay twice: the register").
  */
 import type { PayoutsClient } from '../api/client.js';
-import { isSimulationExpired } from '../api/transactions.js';
+import { isIdempotencyConflict, isIdempotencyInProgress, isSimulationExpired } from '../api/transactions.js';
 import { NetworkError, PayoutsError, RateLimitError, ServiceError } from '../errors.js';
 import { creationKey, type ScopeIdentity, transactionKey as transactionKeyOf } from '../register/identity.js';
 import type { PayoutChange, PayoutRecord, ScopeStore } from '../register/types.js';
@@ -112,10 +112,15 @@ export class RowSteps {
   private async recipient(payout: PayoutRow, beneficiaryId: string | undefined): Promise<string> {
     const ref = payout.recipient;
     if (ref.kind === 'existing') return ref.id;
-    // A new beneficiary's id exists only now: the mapped request has none.
+    // A new beneficiary's id exists only now: the mapped request has none. The creation key
+    // covers that id too: were the beneficiary ever created twice (a key the service released
+    // with no answer), the same key must not carry two different requests.
     const request = payout.beneficiary.kind === 'new' ? { ...ref.request, beneficiaryId } : ref.request;
-    return this.created('recipient', ref.key, (idempotencyKey) =>
-      this.options.client.recipients.create(request, { idempotencyKey }),
+    return this.created(
+      'recipient',
+      ref.key,
+      (idempotencyKey) => this.options.client.recipients.create(request, { idempotencyKey }),
+      beneficiaryId,
     );
   }
 
@@ -129,6 +134,7 @@ export class RowSteps {
     kind: 'beneficiary' | 'recipient',
     key: string,
     create: (idempotencyKey: string) => Promise<{ id: string }>,
+    beneficiaryId?: string,
   ): Promise<string> {
     const { store, scope } = this.options;
     const fingerprint = store.fingerprint(`${kind}\n${key}`);
@@ -136,7 +142,7 @@ export class RowSteps {
     if (known) return known;
     const once = kind === 'beneficiary' ? this.beneficiaries : this.recipients;
     return once.run(key, async () => {
-      const record = await create(creationKey(scope, kind, key));
+      const record = await create(creationKey(scope, kind, beneficiaryId ? `${key}\n${beneficiaryId}` : key));
       await store.rememberPayee(kind, fingerprint, record.id);
       return record.id;
     });
@@ -224,6 +230,18 @@ const notSentInterrupted = 'not sent: the run was interrupted before this row wa
 
 /** How a failed transaction request ends the row: unknown when it may have taken effect. */
 function transactionFailure(error: unknown): StepFailure {
+  // The key is the payout's (service, integrator, reference): a request under it that is still
+  // being processed, or that was answered for another quote, may have paid it. Never "refused".
+  if (isIdempotencyInProgress(error)) {
+    return new StepFailure('unknown', [
+      `the service was still processing an earlier request with this payout's Idempotency-Key${requestIdText(error)}, so it may have been paid: run again with --retry-unknown to settle it with the same key`,
+    ]);
+  }
+  if (isIdempotencyConflict(error)) {
+    return new StepFailure('unknown', [
+      `this payout's Idempotency-Key was already used by the service for another request${requestIdText(error)}, so it may have been paid already: check the payments dashboard before paying it again under a new reference`,
+    ]);
+  }
   if (error instanceof ServiceError && error.status < 300) {
     return new StepFailure('unknown', [
       `the service accepted the transaction request${requestIdText(error)} but its answer could not be read, so the transaction id is unknown; run again with --retry-unknown to fetch it with the same Idempotency-Key`,

@@ -23,7 +23,7 @@ import {
 import { generateRows, readCsv, type SheetRow, writeSheet } from './sheets.js';
 
 /** One line per answer the client got (logged at debug): the child's progress, for timing stops. */
-const ANSWER_LINE = '"msg":"service answered"';
+export const ANSWER_LINE = '"msg":"service answered"';
 
 export interface CrashSetup {
   sb: SandboxHandle;
