@@ -123,6 +123,24 @@ function resultValues(row: ResultRecord): string[] {
   ];
 }
 
+/**
+ * One wait for the file's 'drain', shared by every caller until it comes. A wait per row would
+ * add a listener per row to the stream: callers that do not await each write (a batch at a time)
+ * piled up hundreds and Node printed MaxListenersExceededWarning (issue 8).
+ */
+class Drain {
+  private pending: Promise<void> | undefined;
+
+  constructor(private readonly file: AtomicFile) {}
+
+  wait(): Promise<void> {
+    this.pending ??= Promise.race([once(this.file.stream, 'drain'), this.file.failed]).then(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
+}
+
 /** The core of csv-stringify, without its stream wrapper (as src/sheet/csv.ts uses csv-parse's). */
 interface StringifierCore {
   options: { on_record?: unknown };
@@ -141,6 +159,7 @@ class CsvResultsWriter implements ResultsWriter {
   private used = 0;
   /** Filled buffers not yet handed to the file. */
   private full: Buffer[] = [];
+  private readonly drained: Drain;
 
   constructor(
     private readonly file: AtomicFile,
@@ -148,6 +167,7 @@ class CsvResultsWriter implements ResultsWriter {
     opts: ResultsWriterOptions,
   ) {
     this.path = opts.path;
+    this.drained = new Drain(file);
     const stringifier: Stringifier = stringify({
       delimiter: opts.delimiter ?? ',',
       bom: opts.bom ?? true,
@@ -236,7 +256,7 @@ class CsvResultsWriter implements ResultsWriter {
     let ready = true;
     for (const buffer of this.full) ready = stream.write(buffer);
     this.full = [];
-    if (!ready) return Promise.race([once(stream, 'drain').then(() => {}), this.file.failed]);
+    if (!ready) return this.drained.wait();
   }
 }
 
@@ -261,6 +281,7 @@ class XlsxResultsWriter implements ResultsWriter {
   // id of an object it has seen, so shared objects keep styling off the per-cell cost.
   private readonly plainStyles: Partial<ExcelJS.Style>[];
   private readonly markedStyles: Partial<ExcelJS.Style>[];
+  private readonly drained: Drain;
 
   constructor(
     excel: typeof ExcelJS,
@@ -269,6 +290,7 @@ class XlsxResultsWriter implements ResultsWriter {
     opts: ResultsWriterOptions,
   ) {
     this.path = opts.path;
+    this.drained = new Drain(file);
     this.workbook = new excel.stream.xlsx.WorkbookWriter({
       stream: file.stream,
       useStyles: true,
@@ -328,10 +350,7 @@ class XlsxResultsWriter implements ResultsWriter {
       }
     }
     added.commit();
-    const stream = this.file.stream;
-    if (stream.writableNeedDrain) {
-      return Promise.race([once(stream, 'drain').then(() => {}), this.file.failed]);
-    }
+    if (this.file.stream.writableNeedDrain) return this.drained.wait();
   }
 
   async commit(): Promise<void> {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -250,6 +251,42 @@ describe('XLSX results', () => {
     expect(sheet.getCell(2, 2).value).toBe(12.5);
     expect(sheet.getCell(2, 5).value).toBe(2);
     expect(sheet.views[0]).toMatchObject({ state: 'frozen', ySplit: 1 });
+  });
+});
+
+describe.each<SheetFormat>(['csv', 'xlsx'])('%s results under backpressure', (format) => {
+  // Issue 8: validate writes a batch of rows, then awaits the last promise; a 'drain' listener
+  // per row flooded the terminal with MaxListenersExceededWarning from ~500 rows on.
+  it('waits for one drain however many rows ask, and Node warns of nothing', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const out = path.join(await tempDir(), `r.${format}`);
+      const writer = await openResultsWriter({ path: out, format, inputHeaders: ['reference', 'note'] });
+      // Random text: zipped XLSX output must grow as fast as CSV for the file to push back.
+      const note = str(randomBytes(1000).toString('hex'));
+      let waits = 0;
+      for (let batch = 0; batch < 8; batch++) {
+        const pending = new Set<Promise<void>>();
+        for (let i = 0; i < 500; i++) {
+          const wait = writer.write(
+            record([str(`A-${batch}-${i}`), note], { rowNumber: batch * 500 + i + 2 }),
+          );
+          if (wait) pending.add(wait);
+        }
+        waits += pending.size;
+        await Promise.all(pending);
+      }
+      await writer.commit();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+      // The same promise is handed out until the drain: at most one per batch.
+      expect(waits).toBeLessThanOrEqual(8);
+      expect((await readSheet(out)).rows).toHaveLength(4000);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });
 
