@@ -172,6 +172,9 @@ class CsvResultsWriter implements ResultsWriter {
       delimiter: opts.delimiter ?? ',',
       bom: opts.bom ?? true,
       record_delimiter: '\n',
+      // A bare CR (or LF) in a cell is quoted too: unquoted, other CSV readers end the row
+      // there, and the rest of the cell starts a row that escaped neutralisation (issue 8).
+      quote_record_delimiter: true,
     });
     this.core = (stringifier as unknown as { api: StringifierCore }).api;
     // The stream wrapper's 'record' event: nobody listens, and it costs an array per row.

@@ -137,6 +137,23 @@ describe('CSV results', () => {
     ]);
   });
 
+  it('quotes every cell that holds a CR or an LF, so no reader splits the row', async () => {
+    const out = path.join(await tempDir(), 'r.csv');
+    const writer = await openResultsWriter({
+      path: out,
+      format: 'csv',
+      inputHeaders: ['reference', 'note', 'other'],
+      bom: false,
+    });
+    await writeAll(writer, [record([str('A-1'), str('paid\r=1+2'), str('two\nlines')])]);
+    const text = await readFile(out, 'utf8');
+    expect(text.split('\n')[1]).toBe('A-1,"paid\r=1+2","two');
+    const back = await readSheet(out);
+    expect(back.rows.map((r) => r.cells.slice(0, 3).map((c) => c.text))).toEqual([
+      ['A-1', 'paid\r=1+2', 'two\nlines'],
+    ]);
+  });
+
   it('keeps long and multi-byte cells whole across the 64 KB chunks it writes in', async () => {
     const out = path.join(await tempDir(), 'r.csv');
     const writer = await openResultsWriter({ path: out, format: 'csv', inputHeaders: ['reference', 'note'] });
