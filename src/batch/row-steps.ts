@@ -121,7 +121,7 @@ export class RowSteps {
         status: 'failed',
         errors: [
           row.outcome?.error ?? 'the transaction failed',
-          `transaction ${ids.transactionId} failed in an earlier run of this batch and is not sent again; to pay it, fix the recipient and add the payout under a new reference`,
+          `transaction ${ids.transactionId} failed in an earlier run of this batch and is not sent again - to pay it, fix the recipient and add the payout under a new reference`,
         ],
         ...ids,
       };
@@ -131,7 +131,7 @@ export class RowSteps {
     return {
       status: 'unknown',
       errors: [
-        'the transaction request was being sent when an earlier run stopped, so its outcome is unknown; check the payments dashboard, or run again with --retry-unknown to re-send it with the same Idempotency-Key (the service then answers with the existing transaction instead of paying twice)',
+        'the transaction request was being sent when an earlier run stopped, so its outcome is unknown - check the payments dashboard, or run again with --retry-unknown to re-send it with the same Idempotency-Key (the service then answers with the existing transaction instead of paying twice)',
       ],
       ...ids,
     };
@@ -279,23 +279,24 @@ export class RowSteps {
   }
 }
 
-const notSentInterrupted = 'not sent: the run was interrupted before this row was paid; run again to send it';
+const notSentInterrupted =
+  'not sent: the run was interrupted before this row was paid - run again to send it';
 
 /** How a failed transaction request ends the row: unknown when it may have taken effect. */
 function transactionFailure(error: unknown): StepFailure {
   if (error instanceof ServiceError && error.status < 300) {
     return new StepFailure('unknown', [
-      `the service accepted the transaction request${requestIdText(error)} but its answer could not be read, so the transaction id is unknown; run again with --retry-unknown to fetch it with the same Idempotency-Key`,
+      `the service accepted the transaction request${requestIdText(error)} but its answer could not be read, so the transaction id is unknown - run again with --retry-unknown to fetch it with the same Idempotency-Key`,
     ]);
   }
   if (error instanceof ServiceError && error.status >= 500) {
     return new StepFailure('unknown', [
-      `the service answered ${error.status} to the transaction request${requestIdText(error)} and it may have taken effect; run again with --retry-unknown to re-send it with the same Idempotency-Key`,
+      `the service answered ${error.status} to the transaction request${requestIdText(error)} and it may have taken effect - run again with --retry-unknown to re-send it with the same Idempotency-Key`,
     ]);
   }
   if (error instanceof NetworkError && error.mayHaveTakenEffect) {
     return new StepFailure('unknown', [
-      `the connection was lost while the transaction was being sent (${error.errorCode}), so it may have been paid; run again with --retry-unknown to re-send it with the same Idempotency-Key`,
+      `the connection was lost while the transaction was being sent (${error.errorCode}), so it may have been paid - run again with --retry-unknown to re-send it with the same Idempotency-Key`,
     ]);
   }
   return asStepFailure(error);
@@ -309,14 +310,14 @@ function asStepFailure(error: unknown): StepFailure {
       ...error.serviceErrors,
       ...(error.status >= 500
         ? [
-            `the service answered ${error.status}${requestIdText(error)}; nothing was paid, run again to retry`,
+            `the service answered ${error.status}${requestIdText(error)} - nothing was paid, run again to retry`,
           ]
         : []),
     ]);
   }
   if (error instanceof RateLimitError) {
     return new StepFailure('failed', [
-      `not sent: the service kept answering 429 Too Many Requests; nothing was paid, run again later (or lower --rate)`,
+      `not sent: the service kept answering 429 Too Many Requests - nothing was paid, run again later (or lower --rate)`,
     ]);
   }
   if (error instanceof NetworkError) {
@@ -324,8 +325,8 @@ function asStepFailure(error: unknown): StepFailure {
     // beneficiary or recipient: a re-run gets it back by its Idempotency-Key.
     return new StepFailure('failed', [
       error.mayHaveTakenEffect
-        ? `the connection to the service broke before its answer came, on every attempt (${error.errorCode}); nothing was paid for this row, run again to retry`
-        : `not sent: the service could not be reached (${error.errorCode}); nothing was paid for this row, run again to retry`,
+        ? `the connection to the service broke before its answer came, on every attempt (${error.errorCode}) - nothing was paid for this row, run again to retry`
+        : `not sent: the service could not be reached (${error.errorCode}) - nothing was paid for this row, run again to retry`,
     ]);
   }
   if (error instanceof PayoutsError && error.code === 'INTERRUPTED')

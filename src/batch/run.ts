@@ -84,7 +84,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     if (options.controls) checkControlTotals(checked.summary, options.controls);
     if (options.approve !== undefined && options.approve.trim().toLowerCase() !== checked.digest) {
       throw new GuardError(
-        `--approve ${options.approve.trim()} does not match this sheet's batch digest ${checked.digest}: the sheet changed since it was approved (or another sheet was approved); validate it again and approve the new digest. Nothing was sent.`,
+        `--approve ${options.approve.trim()} does not match this sheet's batch digest ${checked.digest}: the sheet changed since it was approved (or another sheet was approved) - validate it again and approve the new digest. Nothing was sent.`,
       );
     }
 
@@ -223,7 +223,7 @@ function logRow(logger: Logger, row: PreparedRow, result: RowResult): void {
 
 const interruptedResult: RowResult = {
   status: 'skipped',
-  errors: ['not sent: the run was interrupted before this row was paid; run again to send it'],
+  errors: ['not sent: the run was interrupted before this row was paid - run again to send it'],
 };
 
 interface StopReason {
@@ -244,13 +244,13 @@ function unfinishedResult(reference: string, stop: StopReason): RowResult {
         status: 'unknown',
         simulationId: sending.intent.simulationId,
         errors: [
-          `the run stopped (${why}) while this row's transaction was being sent; run again with --retry-unknown to settle it with the same Idempotency-Key`,
+          `the run stopped (${why}) while this row's transaction was being sent - run again with --retry-unknown to settle it with the same Idempotency-Key`,
         ],
       };
     }
     return {
       status: 'skipped',
-      errors: [`not sent: the run stopped (${why}) before this row was paid; run again to send it`],
+      errors: [`not sent: the run stopped (${why}) before this row was paid - run again to send it`],
     };
   }
   return stop.interrupted ? interruptedResult : missingResult;
@@ -309,5 +309,5 @@ async function writeResults(options: RunOptions, results: Map<string, SentRow>, 
 // changed under the run it would, and the row must not look paid.
 const missingResult: RowResult = {
   status: 'unknown',
-  errors: ['this row was not found in the send pass (did the sheet change during the run?); run again'],
+  errors: ['this row was not found in the send pass (did the sheet change during the run?) - run again'],
 };

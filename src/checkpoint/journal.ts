@@ -450,13 +450,13 @@ function readLine(
     record = RecordSchema.parse(JSON.parse(line));
   } catch {
     throw new GuardError(
-      `checkpoint ${path} is damaged at line ${lineNumber}; it is not safe to resume from it: move it aside and check the results file of the earlier run before running again`,
+      `checkpoint ${path} is damaged at line ${lineNumber} - it is not safe to resume from it: move it aside and check the results file of the earlier run before running again`,
     );
   }
   if (!result.state) {
     if (record.type !== 'header') {
       throw new GuardError(
-        `${path} is not a payouts checkpoint (no header); pass --checkpoint PATH or remove it`,
+        `${path} is not a payouts checkpoint (no header) - pass --checkpoint PATH or remove it`,
       );
     }
     checkHeader(path, record, options);
@@ -469,12 +469,12 @@ function readLine(
 function checkHeader(path: string, header: HeaderRecord, options: OpenJournalOptions): void {
   if (header.version > JOURNAL_VERSION) {
     throw new GuardError(
-      `checkpoint ${path} was written by a newer payouts (journal version ${header.version}); upgrade payouts to resume it`,
+      `checkpoint ${path} was written by a newer payouts (journal version ${header.version}) - upgrade payouts to resume it`,
     );
   }
   if (header.sheetHash !== options.sheetHash || header.batchId !== options.batchId) {
     throw new GuardError(
-      `checkpoint ${path} belongs to another sheet (sheet hash ${short(header.sheetHash)}…, batch ${header.batchId}; this sheet ${short(options.sheetHash)}…, batch ${options.batchId}); pass --checkpoint PATH or remove it`,
+      `checkpoint ${path} belongs to another sheet (sheet hash ${short(header.sheetHash)}…, batch ${header.batchId} - this sheet ${short(options.sheetHash)}…, batch ${options.batchId}) - pass --checkpoint PATH or remove it`,
     );
   }
 }

@@ -143,7 +143,7 @@ export async function acquireLock(sheetPath: string, options: LockOptions = {}):
       if (!stale.stale) throw new GuardError(refusal(sheetPath, path, existing.holder, stale.why));
       if (await takeOver(path, existing.text, text, clock)) return held();
     }
-    throw new GuardError(`another payouts run is taking the lock ${path} at the same moment; try again`);
+    throw new GuardError(`another payouts run is taking the lock ${path} at the same moment - try again`);
   } catch (error) {
     heldHere.delete(me.nonce);
     throw error;
@@ -262,5 +262,5 @@ function refusal(sheetPath: string, path: string, holder: LockHolder | undefined
   const who = holder
     ? `pid ${holder.pid} on ${holder.hostname}, started ${holder.startedAt}`
     : 'unknown holder';
-  return `another payouts run holds ${sheetPath} (${who}); ${why}. Wait for it to finish; if it is not running, remove ${path}`;
+  return `another payouts run holds ${sheetPath} (${who}) - ${why}. Wait for it to finish - if it is not running, remove ${path}`;
 }

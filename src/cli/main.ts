@@ -24,11 +24,11 @@ function sheetOptions<T>(y: Argv<T>) {
     .option('sheet', { type: 'string', describe: 'XLSX worksheet name (default: the first)' })
     .option('delimiter', {
       type: 'string',
-      describe: 'CSV delimiter; detected (comma or semicolon) when omitted',
+      describe: 'CSV delimiter - detected (comma or semicolon) when omitted',
     })
     .option('encoding', {
       choices: ['utf8', 'utf16le', 'latin1'] as const,
-      describe: 'CSV encoding; UTF-8 or UTF-16 with BOM are detected',
+      describe: 'CSV encoding - UTF-8 or UTF-16 with BOM are detected',
     })
     .option('columns', {
       type: 'string',
@@ -104,7 +104,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .usage('$0 <command> [options]\n\nValidate and pay CSV/XLSX payout sheets.')
     .command(
       'validate <file>',
-      'dry run: read, map and pre-validate every row (no network); write the results file',
+      'dry run: read, map and pre-validate every row (no network) - write the results file',
       (y) => sheetOptions(y),
       async (args) => {
         const { validateCommand } = await import('./validate.js');
@@ -230,7 +230,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     )
     .command(
       'webhooks',
-      'receive and verify webhook events; set the callback URL; show, rotate and fetch the webhook secret',
+      'receive and verify webhook events - set the callback URL - show, rotate and fetch the webhook secret',
       (y) => webhooks!.webhooksCommands(y, io, setExit),
     )
     .demandCommand(1, 'name a command: validate, run, template, sandbox or webhooks')

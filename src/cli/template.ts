@@ -13,7 +13,7 @@ export async function templateCommand(options: TemplateCommandOptions, io: CliIo
   const rails: Rail[] = [];
   for (const name of options.rails) {
     const rail = parseRail(name);
-    if (!rail) throw new UsageError(`"${name}" is not a rail; use one or more of ${RAILS.join(', ')}`);
+    if (!rail) throw new UsageError(`"${name}" is not a rail - use one or more of ${RAILS.join(', ')}`);
     if (!rails.includes(rail)) rails.push(rail);
   }
   const written = await writeTemplates(options.dir, templateSpecs(rails));

@@ -32,7 +32,7 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
   try {
     zip = await openZip(file);
   } catch (error) {
-    const message = `is not a readable XLSX workbook: it is damaged, truncated or not a zip file; ${DAMAGED}`;
+    const message = `is not a readable XLSX workbook: it is damaged, truncated or not a zip file - ${DAMAGED}`;
     throw new SheetError(file, message, { cause: error });
   }
   const { sheet, entry, context } = await readWorkbookParts(file, zip, opts.sheetName);
@@ -75,7 +75,7 @@ async function readWorkbookParts(
   if (workbookPath === undefined) {
     throw new SheetError(
       file,
-      'is a zip archive but not an Excel workbook (it has no xl/workbook.xml); save the sheet as .xlsx or CSV UTF-8',
+      'is a zip archive but not an Excel workbook (it has no xl/workbook.xml) - save the sheet as .xlsx or CSV UTF-8',
     );
   }
   const workbook = await damagedIfThrows(file, workbookPath, () => readWorkbook(zip, workbookPath));
@@ -84,7 +84,7 @@ async function readWorkbookParts(
   if (entry === undefined) {
     throw new SheetError(
       file,
-      `the workbook is damaged: the part of worksheet "${sheet.name}" is missing; ${DAMAGED}`,
+      `the workbook is damaged: the part of worksheet "${sheet.name}" is missing - ${DAMAGED}`,
     );
   }
   const sharedStrings = await damagedIfThrows(file, workbook.sharedStringsPath, () =>
@@ -111,7 +111,7 @@ function chooseSheet(file: string, sheets: WorkbookSheet[], sheetName: string | 
   if (found === undefined) {
     throw new SheetError(
       file,
-      `the workbook has no sheet named "${sheetName}"; its sheets are ${sheets.map((s) => `"${s.name}"`).join(', ')}`,
+      `the workbook has no sheet named "${sheetName}" - its sheets are ${sheets.map((s) => `"${s.name}"`).join(', ')}`,
     );
   }
   if (found.partPath === undefined)
@@ -134,7 +134,7 @@ async function damagedIfThrows<T>(
 function damaged(file: string, part: string | undefined, error: unknown): SheetError {
   if (error instanceof SheetError) return error;
   const reason = (error as Error)?.message?.split('\n')[0] ?? String(error);
-  return new SheetError(file, `the workbook is damaged (${part ?? 'zip'}: ${reason}); ${DAMAGED}`, {
+  return new SheetError(file, `the workbook is damaged (${part ?? 'zip'}: ${reason}) - ${DAMAGED}`, {
     cause: error,
   });
 }
@@ -392,7 +392,7 @@ class WorksheetReader {
     if (width > MAX_COLUMNS) {
       throw new SheetError(
         this.file,
-        `the header row (row ${this.rowNumber}) has ${width} columns; a payout sheet has at most ${MAX_COLUMNS}. Is this the right file?`,
+        `the header row (row ${this.rowNumber}) has ${width} columns - a payout sheet has at most ${MAX_COLUMNS}. Is this the right file?`,
       );
     }
     const headers: string[] = [];
@@ -411,7 +411,7 @@ class WorksheetReader {
     } else if (!this.hasValue || (raw === '' && this.cellType !== 'str')) {
       if (!this.hasFormula) return EMPTY_CELL;
       this.problemInCell(
-        'holds a formula with no saved result; open the file in Excel and save it again, or paste the values',
+        'holds a formula with no saved result - open the file in Excel and save it again, or paste the values',
       );
       return { text: '', kind: 'empty', formula: true };
     } else {
@@ -420,7 +420,7 @@ class WorksheetReader {
           const text = this.context.sharedStrings[Number(raw)];
           if (text === undefined) {
             this.problemInCell(
-              `refers to shared string ${raw}, which the workbook does not have; ${DAMAGED}`,
+              `refers to shared string ${raw}, which the workbook does not have - ${DAMAGED}`,
             );
             return EMPTY_CELL;
           }
@@ -435,7 +435,7 @@ class WorksheetReader {
           break;
         case 'e':
           cell = { text: raw, kind: 'string' };
-          this.problemInCell(`holds the error value ${raw}; correct the formula or type the value`);
+          this.problemInCell(`holds the error value ${raw} - correct the formula or type the value`);
           break;
         case 'd':
           cell = { text: isoOfDateText(raw), kind: 'date' };
@@ -447,7 +447,7 @@ class WorksheetReader {
     if (this.hasFormula)
       return cell === EMPTY_CELL ? { text: '', kind: 'empty', formula: true } : { ...cell, formula: true };
     if (cell.kind === 'string' && cell.text.charCodeAt(0) === 35 /* # */ && ERROR_VALUES.has(cell.text)) {
-      this.problemInCell(`holds the error value ${cell.text}; correct it or type the value`);
+      this.problemInCell(`holds the error value ${cell.text} - correct it or type the value`);
     }
     return cell;
   }
