@@ -205,10 +205,18 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             array: true,
             describe: 'rails (default: all, plus one with every rail)',
           })
-          .option('dir', { type: 'string', default: '.', describe: 'folder to write the templates to' }),
+          .option('dir', { type: 'string', default: '.', describe: 'folder to write the templates to' })
+          .option('force', {
+            type: 'boolean',
+            default: false,
+            describe: 'overwrite templates that already exist in --dir',
+          }),
       async (args) => {
         const { templateCommand } = await import('./template.js');
-        exitCode = await templateCommand({ rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir) }, io);
+        exitCode = await templateCommand(
+          { rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir), force: args.force },
+          io,
+        );
       },
     )
     .command(
