@@ -6,6 +6,7 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { parseExpectTotals } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
+import { checkResultsPath, formatByExtension } from '../sheet/results-path.js';
 import { type CliIo, println, processIo } from './io.js';
 import { sandboxFlags } from './sandbox-flags.js';
 
@@ -68,13 +69,17 @@ function commonSheetOptions(args: SheetArgs, io: CliIo) {
   if (args.delimiter !== undefined && [...args.delimiter.replace('\\t', '\t')].length !== 1) {
     throw new UsageError(`--delimiter must be one character (use "\\t" for tab), got "${args.delimiter}"`);
   }
+  const sheetPath = resolveFrom(io.cwd, args.file);
+  const outPath = args.out ? resolveFrom(io.cwd, args.out) : undefined;
+  // Before anything is read or sent: a wrong --out is a usage error (exit 2).
+  if (outPath !== undefined) checkResultsPath(sheetPath, outPath, formatByExtension(sheetPath));
   return {
-    sheetPath: resolveFrom(io.cwd, args.file),
+    sheetPath,
     sheetName: args.sheet,
     delimiter: args.delimiter?.replace('\\t', '\t'),
     encoding: args.encoding,
     columnsFile: args.columns ? resolveFrom(io.cwd, args.columns) : undefined,
-    outPath: args.out ? resolveFrom(io.cwd, args.out) : undefined,
+    outPath,
     json: args.json,
     controls: { expectCount, expectTotals: parseExpectTotals(args['expect-total']) },
   };

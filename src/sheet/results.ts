@@ -5,6 +5,7 @@ import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../rows/columns.js';
 import { AtomicFile } from './atomic-file.js';
 import { canonicalColumnOf, isResultHeader } from './headers.js';
 import { MAX_CELL_CHARS } from './limits.js';
+import { checkResultsPath } from './results-path.js';
 import type { Cell, SheetFormat } from './types.js';
 
 /** The columns appended to every input column (PRODUCT.md "The results file"). */
@@ -48,6 +49,8 @@ export interface ResultsWriter {
 /** What `openResultsWriter` needs: the target, its format and the input's header row. */
 export interface ResultsWriterOptions {
   path: string;
+  /** The sheet the results are of: `path` must not be it, and must have its format's extension. */
+  sheetPath?: string;
   format: SheetFormat;
   /** The header row of the input, as the reader gave it. */
   inputHeaders: readonly string[];
@@ -64,6 +67,7 @@ export const MARKED_STATUSES: ReadonlySet<string> = new Set(['invalid', 'failed'
 
 /** Opens a results writer in the format of the input (CSV gives CSV, XLSX gives XLSX). */
 export async function openResultsWriter(opts: ResultsWriterOptions): Promise<ResultsWriter> {
+  if (opts.sheetPath !== undefined) checkResultsPath(opts.sheetPath, opts.path, opts.format);
   const layout = resultsLayout(opts.inputHeaders);
   const file = await AtomicFile.create(opts.path);
   if (opts.format !== 'xlsx') return new CsvResultsWriter(file, layout, opts);
