@@ -177,5 +177,6 @@ export function openResultsFor(
     format: prepared.sheet.format,
     inputHeaders: prepared.sheet.headers,
     delimiter: prepared.sheet.dialect.delimiter,
+    layout: prepared.sheet.layout,
   });
 }

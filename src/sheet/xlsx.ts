@@ -2,11 +2,12 @@ import type { Readable } from 'node:stream';
 import { SheetError } from '../errors.js';
 import { columnLabel } from './headers.js';
 import { MAX_CELL_CHARS, MAX_COLUMNS, oversizedCell } from './limits.js';
-import { type Cell, EMPTY_CELL, type OpenedSheet, type RawRow } from './types.js';
+import { type Cell, EMPTY_CELL, type OpenedSheet, type RawRow, type SheetLayout } from './types.js';
 import {
+  type CellFormat,
   decodeOoxmlEscapes,
   findWorkbookPart,
-  readDateStyles,
+  readCellFormats,
   readSharedStrings,
   readWorkbook,
   type WorkbookSheet,
@@ -53,6 +54,7 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
     format: 'xlsx',
     headers,
     dialect: { worksheet: sheet.name },
+    layout: reader.layout,
     rows: reader.rows(),
     batches: reader.batches(),
     close: () => reader.close(),
@@ -62,6 +64,7 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
 interface SheetContext {
   sharedStrings: string[];
   dateStyles: boolean[];
+  formats: CellFormat[];
   date1904: boolean;
   partPath: string;
 }
@@ -90,13 +93,14 @@ async function readWorkbookParts(
   const sharedStrings = await damagedIfThrows(file, workbook.sharedStringsPath, () =>
     readSharedStrings(zip, workbook.sharedStringsPath),
   );
-  const dateStyles = await damagedIfThrows(file, workbook.stylesPath, () =>
-    readDateStyles(zip, workbook.stylesPath),
+  const formats = await damagedIfThrows(file, workbook.stylesPath, () =>
+    readCellFormats(zip, workbook.stylesPath),
   );
+  const dateStyles = formats.map((format) => format.isDate);
   return {
     sheet,
     entry,
-    context: { sharedStrings, dateStyles, date1904: workbook.date1904, partPath: entry.path },
+    context: { sharedStrings, dateStyles, formats, date1904: workbook.date1904, partPath: entry.path },
   };
 }
 
@@ -171,6 +175,8 @@ class WorksheetReader {
   private readonly parser: ReturnType<typeof xmlParser>;
   private readonly decoder = new TextDecoder('utf-8');
   private batch: RawRow[] = [];
+  /** Widths and hidden columns from <cols>; number formats from the first formatted cells. */
+  readonly layout: SheetLayout = { columns: [], formatted: 0 };
   private ended = false;
   private closed = false;
 
@@ -322,7 +328,40 @@ class WorksheetReader {
       case 'sheetData':
         this.inSheetData = true;
         return;
+      case 'col':
+        this.columnLayout(a);
+        return;
     }
+  }
+
+  // <col min max width customWidth hidden style> (ECMA-376 18.3.1.13), before <sheetData>.
+  private columnLayout(a: Record<string, string>): void {
+    const min = Number(a['min']);
+    const max = Math.min(Number(a['max'] ?? min), MAX_COLUMNS);
+    if (!(min >= 1 && max >= min)) return;
+    const width = Number(a['width']);
+    const hidden = a['hidden'] === '1' || a['hidden'] === 'true';
+    const format = this.context.formats[Number(a['style'] ?? 0)];
+    const numFmt = format && !format.isDate && format.code !== '' ? format.code : undefined;
+    for (let i = min - 1; i < max; i++) {
+      this.layout.columns[i] = {
+        ...(Number.isFinite(width) && width > 0 ? { width } : {}),
+        ...(hidden ? { hidden } : {}),
+        ...(numFmt !== undefined ? { numFmt } : {}),
+      };
+      if (numFmt !== undefined) this.layout.formatted++;
+    }
+  }
+
+  // The first cell of a column with a number format (not a date: dates become ISO text) sets it.
+  private noteFormat(column: number): void {
+    const format = this.context.formats[this.cellStyle];
+    if (format === undefined || format.isDate || format.code === '') return;
+    const columns = this.layout.columns;
+    const layout = columns[column];
+    if (layout?.numFmt !== undefined) return;
+    columns[column] = { ...layout, numFmt: format.code };
+    this.layout.formatted++;
   }
 
   private closeTag(name: string): void {
@@ -372,6 +411,7 @@ class WorksheetReader {
     }
     if (!blank) this.rowHasValue = true;
     this.rowCells[column] = cell;
+    if (this.cellStyle !== 0 && cell.kind === 'number') this.noteFormat(column);
     if (cell.text.length > MAX_CELL_CHARS)
       this.problem(oversizedCell(this.headers, column, cell.text.length));
   }

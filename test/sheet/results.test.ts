@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseCsv } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { SheetError } from '../../src/errors.js';
@@ -11,6 +12,7 @@ import {
   RESULT_COLUMNS,
   type ResultRecord,
   type ResultsWriter,
+  restoreFormula,
   resultsLayout,
 } from '../../src/sheet/results.js';
 import type { Cell, RawRow, SheetFormat } from '../../src/sheet/types.js';
@@ -53,6 +55,36 @@ describe('neutraliseFormula', () => {
       ['Ana Lopez', 'Ana Lopez'],
     ];
     for (const [input, output] of cases) expect(neutraliseFormula(input), JSON.stringify(input)).toBe(output);
+  });
+});
+
+describe('restoreFormula', () => {
+  it('gives back exactly what neutraliseFormula was given, and leaves other texts alone', () => {
+    const typed = [
+      '=1+1',
+      '-Foo',
+      '@x',
+      "'=1+1",
+      "''@x",
+      "'abc",
+      "'",
+      "'-12.50",
+      '-12.50',
+      'Ana',
+      '',
+      '\t=1',
+    ];
+    for (const text of typed)
+      expect(restoreFormula(neutraliseFormula(text)), JSON.stringify(text)).toBe(text);
+    const cases: [string, string][] = [
+      ["'=1+1", '=1+1'],
+      ["'-Foo", '-Foo'],
+      ["'abc", "'abc"],
+      ["'-12.50", "'-12.50"],
+      ["''=1", "'=1"],
+      ["'", "'"],
+    ];
+    for (const [input, output] of cases) expect(restoreFormula(input), JSON.stringify(input)).toBe(output);
   });
 });
 
@@ -126,15 +158,13 @@ describe('CSV results', () => {
       inputHeaders: ['reference', '=bad header'],
     });
     await writeAll(writer, [record([str('=1+1'), str('-12.50')], { errors: ['@evil message'] })]);
-    const { headers, rows } = await readSheet(out);
-    expect(headers.slice(0, 2)).toEqual(['reference', "'=bad header"]);
-    expect(rows[0]!.cells.map((c) => c.text).slice(0, 5)).toEqual([
-      "'=1+1",
-      '-12.50',
-      '2',
-      'valid',
-      "'@evil message",
-    ]);
+    const [headers, cells] = parseCsv(await readFile(out), { bom: true }) as string[][];
+    expect(headers!.slice(0, 2)).toEqual(['reference', "'=bad header"]);
+    expect(cells!.slice(0, 5)).toEqual(["'=1+1", '-12.50', '2', 'valid', "'@evil message"]);
+    // Fed back, the file gives what was typed (issue 8: the ' reached the service).
+    const back = await readSheet(out);
+    expect(back.headers.slice(0, 2)).toEqual(['reference', '=bad header']);
+    expect(back.rows[0]!.cells.map((c) => c.text).slice(0, 2)).toEqual(['=1+1', '-12.50']);
   });
 
   it('quotes every cell that holds a CR or an LF, so no reader splits the row', async () => {
@@ -221,7 +251,7 @@ describe('XLSX results', () => {
       str('A-1'),
       num('12.5'),
       str('021000021'),
-      str("'=cmd|x"),
+      str('=cmd|x'),
       num('2'),
       str('valid'),
     ]);
