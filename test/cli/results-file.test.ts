@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import { copyFile, readdir, readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
+import { openSheet } from '../../src/sheet/open.js';
 import { runCli, withTempDir } from '../helpers/cli.js';
 import { CLI_ENTRY } from '../helpers/payouts.js';
 
@@ -68,6 +70,47 @@ describe('--out', () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`payouts: --out "${path.join(dir, 'x.csv')}" must end in .xlsx`);
       expect(await readdir(dir)).toEqual(['payouts.xlsx']);
+    });
+  });
+});
+
+describe('the XLSX results file of a laid-out sheet (fixture laid-out.xlsx, issue 8)', () => {
+  it('keeps widths, hidden columns, amount formats and booleans, notes failing cells, opens on the results', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'laid-out.xlsx');
+      await copyFile(path.join(FIXTURES, 'laid-out.xlsx'), sheet);
+      const result = await runCli(['validate', sheet]);
+      expect(result.code).toBe(1);
+      const book = new ExcelJS.Workbook();
+      await book.xlsx.readFile(path.join(dir, 'laid-out.results.xlsx'));
+      const results = book.getWorksheet('Results')!;
+      const headers = (results.getRow(1).values as unknown[]).slice(1) as string[];
+      const at = (name: string) => headers.indexOf(name) + 1;
+      expect(headers).toHaveLength(39 + 7);
+      // Frozen header row and reference column; the view opens on result.row (column AN).
+      expect(results.views[0]).toMatchObject({ state: 'frozen', xSplit: 1, ySplit: 1, topLeftCell: 'AN2' });
+      expect(results.getColumn(at('reference')).width).toBe(18);
+      expect(results.getColumn(at('amount')).width).toBe(16);
+      expect(results.getColumn(at('nickname')).hidden).toBe(true);
+      expect(results.getColumn(at('amount')).hidden).toBe(false);
+      expect(results.getColumn(at('result.errors')).width).toBe(70);
+      expect(results.getCell(2, at('amount')).value).toBe(10);
+      expect(results.getCell(2, at('amount')).numFmt).toBe('#,##0.00');
+      expect(results.getCell(5, at('thirdPartyWithdrawal')).value).toBe(false);
+      // Row 2 has a bad routing number: the cell is red and carries the message as a note.
+      expect(results.getCell(2, at('result.status')).value).toBe('invalid');
+      expect(results.getCell(2, at('result.errors')).value).toBe('routingNumber is invalid');
+      const routing = results.getCell(2, at('routingNumber'));
+      expect((routing.fill as ExcelJS.FillPattern).fgColor?.argb).toBe('FFFFC7CE');
+      expect(JSON.stringify(routing.note)).toContain('routingNumber is invalid');
+      expect(results.getCell(3, at('routingNumber')).note).toBeUndefined();
+      // Neutralised in the file, restored when the results file is fed back.
+      expect(results.getCell(3, at('nickname')).value).toBe("'-Foo");
+      const fedBack = await openSheet(path.join(dir, 'laid-out.results.xlsx'));
+      const nicknames: string[] = [];
+      for await (const row of fedBack.rows)
+        nicknames.push(row.cells[fedBack.headers.indexOf('nickname')]!.text);
+      expect(nicknames).toEqual(['Payroll 0', '-Foo', 'Payroll 0', 'Payroll 2']);
     });
   });
 });
