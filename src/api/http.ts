@@ -104,10 +104,10 @@ export function parseServiceUrl(text: string, option: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new ConfigError(`${option} is not a URL; give it as https://host[:port][/prefix]`);
+    throw new ConfigError(`${option} is not a URL - give it as https://host[:port][/prefix]`);
   }
   if (url.username || url.password) {
-    throw new ConfigError(`${option} must not contain credentials; pass them in the PAYOUTS_* variables`);
+    throw new ConfigError(`${option} must not contain credentials - pass them in the PAYOUTS_* variables`);
   }
   if (url.search || url.hash) {
     throw new ConfigError(`${option} must not have a query or fragment: ${url.origin}${url.pathname}`);
@@ -116,7 +116,7 @@ export function parseServiceUrl(text: string, option: string): URL {
   if (url.protocol === 'http:') {
     if (LOOPBACK_HOSTS.test(url.hostname)) return url;
     throw new ConfigError(
-      `${option} ${url.origin} uses plain http://, which is refused except to loopback addresses (127.0.0.1, ::1, localhost); use https://`,
+      `${option} ${url.origin} uses plain http://, which is refused except to loopback addresses (127.0.0.1, ::1, localhost) - use https://`,
     );
   }
   throw new ConfigError(`${option} ${url.origin} must use https://`);
@@ -280,11 +280,11 @@ export class HttpClient {
           // SPEC.md 5.6: a 401 means the token is missing, invalid or expired; get a new one once.
           reauthenticated = true;
           this.tokens!.invalidate(token);
-          this.logger?.debug({ method, path, requestId }, 'token refused; re-authenticating');
+          this.logger?.debug({ method, path, requestId }, 'token refused - re-authenticating');
           continue;
         }
         throw new AuthError(
-          `${method} ${path} answered 401 even with a fresh token: the service refuses these credentials; check that PAYOUTS_CLIENT_ID and PAYOUTS_USERNAME belong to this environment`,
+          `${method} ${path} answered 401 even with a fresh token: the service refuses these credentials - check that PAYOUTS_CLIENT_ID and PAYOUTS_USERNAME belong to this environment`,
           { status, requestId },
         );
       }
@@ -433,7 +433,7 @@ export class HttpClient {
         retryAfterMs: waitMs,
         rate: this.limiter?.currentRate,
       },
-      'service throttled; pausing all requests',
+      'service throttled - pausing all requests',
     );
     if (this.limiter) {
       this.limiter.throttled();

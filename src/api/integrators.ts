@@ -70,7 +70,7 @@ export function integratorsApi(http: HttpClient, clientSecret: string): Integrat
       const secret = decryptWebhookSecret(encrypted, clientSecret);
       if (secret === undefined) {
         throw new ConfigError(
-          `the webhook secret from ${path} cannot be decrypted with this client secret; check PAYOUTS_CLIENT_SECRET belongs to this integrator`,
+          `the webhook secret from ${path} cannot be decrypted with this client secret - check PAYOUTS_CLIENT_SECRET belongs to this integrator`,
         );
       }
       return secret;

@@ -86,7 +86,7 @@ export class TokenManager implements TokenSource {
       if (current && this.current === current && now < current.expiresAt && !(err instanceof AuthError)) {
         this.logger?.warn(
           { err: describe(err) },
-          'token refresh failed; using the current token until it expires',
+          'token refresh failed - using the current token until it expires',
         );
         return current.value;
       }
@@ -159,7 +159,7 @@ export class TokenManager implements TokenSource {
           ? 'PAYOUTS_USERNAME and PAYOUTS_PASSWORD'
           : 'PAYOUTS_CLIENT_ID, PAYOUTS_CLIENT_SECRET, PAYOUTS_USERNAME and PAYOUTS_PASSWORD';
     return new AuthError(
-      `the identity endpoint ${origin} refused the credentials (${err.status} ${detail}); check ${which}, and that --auth-url is the right environment`,
+      `the identity endpoint ${origin} refused the credentials (${err.status} ${detail}) - check ${which}, and that --auth-url is the right environment`,
       { status: err.status, requestId: err.requestId },
     );
   }

@@ -173,8 +173,10 @@ export function openResultsFor(
 ): Promise<ResultsWriter> {
   return openResultsWriter({
     path: options.outPath ?? resultsPathFor(options.sheetPath, prepared.sheet.format),
+    sheetPath: options.sheetPath,
     format: prepared.sheet.format,
     inputHeaders: prepared.sheet.headers,
     delimiter: prepared.sheet.dialect.delimiter,
+    layout: prepared.sheet.layout,
   });
 }

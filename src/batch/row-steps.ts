@@ -226,7 +226,8 @@ export class RowSteps {
   }
 }
 
-const notSentInterrupted = 'not sent: the run was interrupted before this row was paid; run again to send it';
+const notSentInterrupted =
+  'not sent: the run was interrupted before this row was paid - run again to send it';
 
 /** How a failed transaction request ends the row: unknown when it may have taken effect. */
 function transactionFailure(error: unknown): StepFailure {
@@ -244,17 +245,17 @@ function transactionFailure(error: unknown): StepFailure {
   }
   if (error instanceof ServiceError && error.status < 300) {
     return new StepFailure('unknown', [
-      `the service accepted the transaction request${requestIdText(error)} but its answer could not be read, so the transaction id is unknown; run again with --retry-unknown to fetch it with the same Idempotency-Key`,
+      `the service accepted the transaction request${requestIdText(error)} but its answer could not be read, so the transaction id is unknown - run again with --retry-unknown to fetch it with the same Idempotency-Key`,
     ]);
   }
   if (error instanceof ServiceError && error.status >= 500) {
     return new StepFailure('unknown', [
-      `the service answered ${error.status} to the transaction request${requestIdText(error)} and it may have taken effect; run again with --retry-unknown to re-send it with the same Idempotency-Key`,
+      `the service answered ${error.status} to the transaction request${requestIdText(error)} and it may have taken effect - run again with --retry-unknown to re-send it with the same Idempotency-Key`,
     ]);
   }
   if (error instanceof NetworkError && error.mayHaveTakenEffect) {
     return new StepFailure('unknown', [
-      `the connection was lost while the transaction was being sent (${error.errorCode}), so it may have been paid; run again with --retry-unknown to re-send it with the same Idempotency-Key`,
+      `the connection was lost while the transaction was being sent (${error.errorCode}), so it may have been paid - run again with --retry-unknown to re-send it with the same Idempotency-Key`,
     ]);
   }
   return asStepFailure(error);
@@ -268,14 +269,14 @@ function asStepFailure(error: unknown): StepFailure {
       ...error.serviceErrors,
       ...(error.status >= 500
         ? [
-            `the service answered ${error.status}${requestIdText(error)}; nothing was paid, run again to retry`,
+            `the service answered ${error.status}${requestIdText(error)} - nothing was paid, run again to retry`,
           ]
         : []),
     ]);
   }
   if (error instanceof RateLimitError) {
     return new StepFailure('failed', [
-      `not sent: the service kept answering 429 Too Many Requests; nothing was paid, run again later (or lower --rate)`,
+      `not sent: the service kept answering 429 Too Many Requests - nothing was paid, run again later (or lower --rate)`,
     ]);
   }
   if (error instanceof NetworkError) {
@@ -283,8 +284,8 @@ function asStepFailure(error: unknown): StepFailure {
     // beneficiary or recipient: a re-run gets it back by its Idempotency-Key.
     return new StepFailure('failed', [
       error.mayHaveTakenEffect
-        ? `the connection to the service broke before its answer came, on every attempt (${error.errorCode}); nothing was paid for this row, run again to retry`
-        : `not sent: the service could not be reached (${error.errorCode}); nothing was paid for this row, run again to retry`,
+        ? `the connection to the service broke before its answer came, on every attempt (${error.errorCode}) - nothing was paid for this row, run again to retry`
+        : `not sent: the service could not be reached (${error.errorCode}) - nothing was paid for this row, run again to retry`,
     ]);
   }
   if (error instanceof PayoutsError && error.code === 'INTERRUPTED')

@@ -58,7 +58,7 @@ export async function awaitOutcomes(
   if (pending.length > 0) {
     options.logger.info(
       { pending: pending.length },
-      'transactions still pending when --wait ran out; they stay submitted',
+      'transactions still pending when --wait ran out - they stay submitted',
     );
   }
 }

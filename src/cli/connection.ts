@@ -42,15 +42,15 @@ export function connectionOptions<T>(y: Argv<T>): Argv<T & ConnectionArgs> {
   return y
     .option('base-url', {
       type: 'string',
-      describe: `service root {base_url}, https:// (plain http:// to loopback only); or ${CONNECTION_ENV.baseUrl}`,
+      describe: `service root {base_url}, https:// (plain http:// to loopback only) - or ${CONNECTION_ENV.baseUrl}`,
     })
     .option('auth-url', {
       type: 'string',
-      describe: `identity endpoint host {auth_url} (default: the base URL); or ${CONNECTION_ENV.authUrl}`,
+      describe: `identity endpoint host {auth_url} (default: the base URL) - or ${CONNECTION_ENV.authUrl}`,
     })
     .option('client-id', {
       type: 'string',
-      describe: `API client id (default ${CONNECTION_ENV.clientId}); the secrets come from ${CONNECTION_ENV.clientSecret} and ${CONNECTION_ENV.password} only`,
+      describe: `API client id (default ${CONNECTION_ENV.clientId}) - the secrets come from ${CONNECTION_ENV.clientSecret} and ${CONNECTION_ENV.password} only`,
     })
     .option('username', {
       type: 'string',

@@ -8,6 +8,7 @@ import { parseExpectTotals } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
 import { REGISTER_ENV, registerPath } from '../register/location.js';
+import { checkResultsPath, formatByExtension } from '../sheet/results-path.js';
 import { type CliIo, println, processIo } from './io.js';
 import { sandboxFlags } from './sandbox-flags.js';
 
@@ -26,11 +27,11 @@ function sheetOptions<T>(y: Argv<T>) {
     .option('sheet', { type: 'string', describe: 'XLSX worksheet name (default: the first)' })
     .option('delimiter', {
       type: 'string',
-      describe: 'CSV delimiter; detected (comma or semicolon) when omitted',
+      describe: 'CSV delimiter - detected (comma or semicolon) when omitted',
     })
     .option('encoding', {
       choices: ['utf8', 'utf16le', 'latin1'] as const,
-      describe: 'CSV encoding; UTF-8 or UTF-16 with BOM are detected',
+      describe: 'CSV encoding - UTF-8 or UTF-16 with BOM are detected',
     })
     .option('columns', {
       type: 'string',
@@ -70,13 +71,17 @@ function commonSheetOptions(args: SheetArgs, io: CliIo) {
   if (args.delimiter !== undefined && [...args.delimiter.replace('\\t', '\t')].length !== 1) {
     throw new UsageError(`--delimiter must be one character (use "\\t" for tab), got "${args.delimiter}"`);
   }
+  const sheetPath = resolveFrom(io.cwd, args.file);
+  const outPath = args.out ? resolveFrom(io.cwd, args.out) : undefined;
+  // Before anything is read or sent: a wrong --out is a usage error (exit 2).
+  if (outPath !== undefined) checkResultsPath(sheetPath, outPath, formatByExtension(sheetPath));
   return {
-    sheetPath: resolveFrom(io.cwd, args.file),
+    sheetPath,
     sheetName: args.sheet,
     delimiter: args.delimiter?.replace('\\t', '\t'),
     encoding: args.encoding,
     columnsFile: args.columns ? resolveFrom(io.cwd, args.columns) : undefined,
-    outPath: args.out ? resolveFrom(io.cwd, args.out) : undefined,
+    outPath,
     json: args.json,
     controls: { expectCount, expectTotals: parseExpectTotals(args['expect-total']) },
   };
@@ -128,7 +133,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .usage('$0 <command> [options]\n\nValidate and pay CSV/XLSX payout sheets.')
     .command(
       'validate <file>',
-      'dry run: read, map and pre-validate every row (no network); write the results file',
+      'dry run: read, map and pre-validate every row (no network) - write the results file',
       (y) =>
         registerOption(sheetOptions(y)).option('base-url', {
           type: 'string',
@@ -243,7 +248,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
           .positional('references', { type: 'string', array: true, describe: 'payout references' })
           .option('base-url', {
             type: 'string',
-            describe: 'only the register scope of this service (default PAYOUTS_BASE_URL; else every scope)',
+            describe: 'only the register scope of this service (default PAYOUTS_BASE_URL, else every scope)',
           })
           .option('limit', { type: 'number', default: 20, describe: 'how many recent runs to list' })
           // No defaults: yargs counts a default as given, and the two conflict.
@@ -276,10 +281,18 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             array: true,
             describe: 'rails (default: all, plus one with every rail)',
           })
-          .option('dir', { type: 'string', default: '.', describe: 'folder to write the templates to' }),
+          .option('dir', { type: 'string', default: '.', describe: 'folder to write the templates to' })
+          .option('force', {
+            type: 'boolean',
+            default: false,
+            describe: 'overwrite templates that already exist in --dir',
+          }),
       async (args) => {
         const { templateCommand } = await import('./template.js');
-        exitCode = await templateCommand({ rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir) }, io);
+        exitCode = await templateCommand(
+          { rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir), force: args.force },
+          io,
+        );
       },
     )
     .command(
@@ -301,7 +314,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     )
     .command(
       'webhooks',
-      'receive and verify webhook events; set the callback URL; show, rotate and fetch the webhook secret',
+      'receive and verify webhook events - set the callback URL - show, rotate and fetch the webhook secret',
       (y) => webhooks!.webhooksCommands(y, io, setExit),
     )
     .demandCommand(1, 'name a command: validate, run, status, template, sandbox or webhooks')

@@ -96,7 +96,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     const exitCode = report.interrupted ? EXIT.interrupted : report.summary.allOk ? EXIT.ok : EXIT.rowsNotOk;
     if (report.interrupted)
       io.stderr.write(
-        'payouts: interrupted: rows under way finished, the rest were not sent; run again to resume\n',
+        'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume\n',
       );
     if (options.json)
       io.stdout.write(

@@ -1,11 +1,13 @@
 import { UsageError } from '../errors.js';
 import { parseRail, RAILS, type Rail } from '../rows/rails.js';
-import { templateSpecs, writeTemplates } from '../sheet/templates.js';
+import { existingPaths, templatePaths, templateSpecs, writeTemplates } from '../sheet/templates.js';
 import { type CliIo, println } from './io.js';
 
 export interface TemplateCommandOptions {
   rails: string[];
   dir: string;
+  /** Overwrite templates that already exist (they may be filled-in sheets). */
+  force?: boolean;
 }
 
 /** `payouts template [rail...]`: writes blank CSV and XLSX templates; returns the exit code. */
@@ -13,10 +15,24 @@ export async function templateCommand(options: TemplateCommandOptions, io: CliIo
   const rails: Rail[] = [];
   for (const name of options.rails) {
     const rail = parseRail(name);
-    if (!rail) throw new UsageError(`"${name}" is not a rail; use one or more of ${RAILS.join(', ')}`);
+    if (!rail) throw new UsageError(`"${name}" is not a rail - use one or more of ${RAILS.join(', ')}`);
     if (!rails.includes(rail)) rails.push(rail);
   }
-  const written = await writeTemplates(options.dir, templateSpecs(rails));
+  const specs = templateSpecs(rails);
+  if (!options.force) {
+    // Nothing is written when any target exists: a half-written set is as confusing as a lost sheet.
+    const existing = await existingPaths(templatePaths(options.dir, specs));
+    if (existing.length > 0) {
+      const named =
+        existing.length > 3
+          ? `${existing.slice(0, 3).join(', ')} and ${existing.length - 3} more`
+          : existing.join(', ');
+      throw new UsageError(
+        `not writing templates: ${named} already exist${existing.length === 1 ? 's' : ''} and may be filled in - pass --force to overwrite, or choose another --dir`,
+      );
+    }
+  }
+  const written = await writeTemplates(options.dir, specs);
   for (const file of written) println(io.stderr, `wrote ${file}`);
   return 0;
 }

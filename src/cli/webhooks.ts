@@ -35,7 +35,7 @@ import { untilSignalled } from './signals.js';
 
 /** The `webhooks` command's line in `payouts --help`. */
 export const WEBHOOKS_DESCRIPTION =
-  'receive and verify webhook events; set the callback URL; show, rotate and fetch the webhook secret';
+  'receive and verify webhook events - set the callback URL - show, rotate and fetch the webhook secret';
 
 /** Where the webhook secret comes from when no --secret or --secret-file is given. */
 export const WEBHOOK_SECRET_ENV = {
@@ -162,7 +162,7 @@ export async function webhooksRotateSecretCommand(
   );
   println(
     io.stderr,
-    `webhook secret rotated: the service signs with the new one from now on; restart receivers with it (keep the old one as a second secret until the switch is done)`,
+    `webhook secret rotated: the service signs with the new one from now on - restart receivers with it (keep the old one as a second secret until the switch is done)`,
   );
   await deliverSecret(secret, options, io);
   return 0;
@@ -190,7 +190,7 @@ export async function webhooksVerifyCommand(options: WebhooksVerifyOptions, io: 
   }
   println(
     io.stderr,
-    `signature does not match ${options.bodyFile} (${body.length} bytes) under ${plural(options.secrets.length, 'secret')} ${options.secrets.map(secretFingerprint).join(', ')}; the body must be the raw bytes as received, not re-formatted JSON`,
+    `signature does not match ${options.bodyFile} (${body.length} bytes) under ${plural(options.secrets.length, 'secret')} ${options.secrets.map(secretFingerprint).join(', ')} - the body must be the raw bytes as received, not re-formatted JSON`,
   );
   return 1;
 }
@@ -302,13 +302,13 @@ export function webhooksCommands<T>(y: Argv<T>, io: CliIo, setExit: (code: numbe
     )
     .command(
       'rotate-secret',
-      'regenerate the webhook secret; print it with --reveal or write it to --secret-file',
+      'regenerate the webhook secret - print it with --reveal or write it to --secret-file',
       (c) => secretFileOutput(connectionOptions(c)),
       async (args) => setExit(await webhooksRotateSecretCommand(secretOptionsOf(args), io)),
     )
     .command(
       'fetch-secret',
-      'fetch the webhook secret (encrypted) and decrypt it with the client secret; --reveal or --secret-file',
+      'fetch the webhook secret (encrypted) and decrypt it with the client secret - --reveal or --secret-file',
       (c) => secretFileOutput(connectionOptions(c)),
       async (args) => setExit(await webhooksFetchSecretCommand(secretOptionsOf(args), io)),
     )
@@ -347,7 +347,7 @@ function secretInputOptions<T>(y: Argv<T>) {
     .option('secret', {
       type: 'string',
       array: true,
-      describe: `webhook secret, repeatable (current, then previous); prefer ${WEBHOOK_SECRET_ENV.current} or --secret-file`,
+      describe: `webhook secret, repeatable (current, then previous) - prefer ${WEBHOOK_SECRET_ENV.current} or --secret-file`,
     })
     .option('secret-file', {
       type: 'string',
@@ -388,7 +388,7 @@ async function webhookSecretsFrom(args: SecretInputArgs, io: CliIo): Promise<str
   const usable = [...new Set(secrets.filter((s) => s.trim() !== ''))];
   if (usable.length === 0) {
     throw new ConfigError(
-      `no webhook secret given; set ${WEBHOOK_SECRET_ENV.current} or pass --secret-file PATH (payouts webhooks fetch-secret --secret-file PATH writes one)`,
+      `no webhook secret given - set ${WEBHOOK_SECRET_ENV.current} or pass --secret-file PATH (payouts webhooks fetch-secret --secret-file PATH writes one)`,
     );
   }
   return usable;

@@ -23,7 +23,7 @@ const addressHelp = (prefix: 'recipientAddress' | 'bankAddress', owner: string):
       street1: `Street and number of the ${owner}.`,
       city: `City of the ${owner}.`,
       state: `State or region of the ${owner}: 1 to 3 letter ISO code (e.g. NY).`,
-      postalCode: `Postal code of the ${owner}; keep leading zeros (format the column as Text).`,
+      postalCode: `Postal code of the ${owner} - keep leading zeros (format the column as Text).`,
       country: `Country of the ${owner}: 2-letter ISO code (e.g. US).`,
     }[field],
     example: { street1: '1 Main St', city: 'New York', state: 'NY', postalCode: '10001', country: 'US' }[
@@ -36,7 +36,7 @@ const HELP: ColumnHelp[] = [
     column: 'reference',
     required: 'always',
     meaning:
-      'Your own unique id for the payout (invoice, payroll line). Unique within the sheet; it makes re-runs safe.',
+      'Your own unique id for the payout (invoice, payroll line). Unique within the sheet - it makes re-runs safe.',
     example: 'INV-2026-0001',
   },
   {
@@ -49,7 +49,7 @@ const HELP: ColumnHelp[] = [
   {
     column: 'currency',
     required: 'always',
-    meaning: 'The rail currency: USD for ACH, WIRE, SWIFT, RTP; MXN for SPEI; BRL for PIX; COP for COP.',
+    meaning: 'The rail currency: USD for ACH, WIRE, SWIFT and RTP, MXN for SPEI, BRL for PIX, COP for COP.',
     example: 'USD',
   },
   {
@@ -109,7 +109,7 @@ const HELP: ColumnHelp[] = [
   {
     column: 'businessName',
     required: 'this or individualName',
-    meaning: 'Name of a business recipient; needs countryOfIncorporation.',
+    meaning: 'Name of a business recipient - needs countryOfIncorporation.',
     example: '',
   },
   {
@@ -126,13 +126,13 @@ const HELP: ColumnHelp[] = [
   },
   {
     column: 'accountNumber',
-    required: 'ACH, WIRE, RTP; SWIFT (or iban)',
+    required: 'ACH, WIRE and RTP, and SWIFT unless iban is given',
     meaning: 'Bank account number, as text (keep leading zeros).',
     example: '000123456789',
   },
   {
     column: 'routingNumber',
-    required: 'ACH, WIRE, RTP; optional for SWIFT',
+    required: 'ACH, WIRE and RTP (optional for SWIFT)',
     meaning: 'US ABA routing number: exactly 9 digits, as text.',
     example: '021000021',
   },
@@ -183,7 +183,7 @@ const HELP: ColumnHelp[] = [
   {
     column: 'documentNumber',
     required: 'PIX',
-    meaning: 'CPF (11 digits) or CNPJ (14 digits); dots, dashes and slashes are ignored.',
+    meaning: 'CPF (11 digits) or CNPJ (14 digits) - dots, dashes and slashes are ignored.',
     example: '123.456.789-09',
   },
   {

@@ -104,7 +104,7 @@ export const AMOUNT_MESSAGES = {
   exponent: (text: string) =>
     `amount "${text}" is in scientific notation: write the full amount with a "." for the decimals (e.g. 1250.00)`,
   negative: (text: string) =>
-    `amount "${text}" is negative: a payout amount must be greater than 0; remove the row or fix the amount cell`,
+    `amount "${text}" is negative: a payout amount must be greater than 0 - remove the row or fix the amount cell`,
   sign: (text: string) => `amount "${text}" has a sign: write the amount without "+" (e.g. 1250.00)`,
   tooManyDecimals: (text: string) =>
     `amount "${text}" has more than 2 decimals: give the amount in cents at most (e.g. 1250.05)`,

@@ -112,7 +112,7 @@ export class TokenService {
     }
     if (cached.expiresAtMs <= now) {
       throw unauthorized(
-        `The access token expired at ${isoWithOffset(cached.expiresAtMs)}; request a new token`,
+        `The access token expired at ${isoWithOffset(cached.expiresAtMs)} - request a new token`,
         WWW_AUTHENTICATE_INVALID,
       );
     }

@@ -48,11 +48,11 @@ export function drawRequest(random: Random, settings: FaultSettings): RequestDra
 export function injectedErrorMessage(status: InjectedErrorStatus, requestId: string): string {
   switch (status) {
     case 500:
-      return `Internal server error (sandbox --error-rate); retry later and quote request id ${requestId}`;
+      return `Internal server error (sandbox --error-rate) - retry later and quote request id ${requestId}`;
     case 502:
-      return 'Bad response from an upstream banking partner (sandbox --error-rate); retry after a short delay';
+      return 'Bad response from an upstream banking partner (sandbox --error-rate) - retry after a short delay';
     case 503:
-      return 'Service unavailable (sandbox --error-rate); retry later';
+      return 'Service unavailable (sandbox --error-rate) - retry later';
   }
 }
 

@@ -128,14 +128,14 @@ export const SANDBOX_FLAGS: readonly SandboxFlag[] = [
     min: 0,
     max: 65535,
     integer: true,
-    help: 'TCP port to listen on; 0 picks a free one (the URL is printed)',
+    help: 'TCP port to listen on - 0 picks a free one (the URL is printed)',
   },
   {
     name: 'host',
     option: 'host',
     type: 'string',
     default: D.host,
-    help: 'interface to listen on; anything but loopback exposes the sandbox to the network',
+    help: 'interface to listen on - anything but loopback exposes the sandbox to the network',
   },
   {
     name: 'seed',
@@ -145,7 +145,7 @@ export const SANDBOX_FLAGS: readonly SandboxFlag[] = [
     min: 0,
     max: 2 ** 32 - 1,
     integer: true,
-    help: 'seed of the random faults, quotes and duplicates; the same seed and requests replay the same run (random when omitted, and printed)',
+    help: 'seed of the random faults, quotes and duplicates - the same seed and requests replay the same run (random when omitted, and printed)',
   },
   {
     name: 'latency',
@@ -181,7 +181,7 @@ export const SANDBOX_FLAGS: readonly SandboxFlag[] = [
     default: D.rateLimit,
     min: 0,
     max: 1_000_000,
-    help: 'requests per second across all endpoints, above which the answer is 429 with Retry-After; 0 is no limit',
+    help: 'requests per second across all endpoints, above which the answer is 429 with Retry-After - 0 is no limit',
   },
   {
     name: 'reset-rate',
@@ -210,7 +210,7 @@ export const SANDBOX_FLAGS: readonly SandboxFlag[] = [
     min: 1,
     max: 31_536_000,
     integer: true,
-    help: 'seconds a simulation (quote) can be turned into a transaction; later the answer is 422',
+    help: 'seconds a simulation (quote) can be turned into a transaction - later the answer is 422',
   },
   {
     name: 'settle-delay',
@@ -271,7 +271,7 @@ export const SANDBOX_FLAGS: readonly SandboxFlag[] = [
     min: 0,
     max: 3_600_000,
     integer: true,
-    help: 'milliseconds before the first webhook retry; doubles with each further attempt',
+    help: 'milliseconds before the first webhook retry - doubles with each further attempt',
   },
   {
     name: 'webhook-timeout',

@@ -164,14 +164,14 @@ export class RequestPipeline {
     if (rateLimitWaitMs > 0) {
       state.requests.injected.rateLimited += 1;
       const seconds = retryAfterSeconds(rateLimitWaitMs);
-      const message = `Rate limit of ${config.rateLimit} requests per second exceeded; retry after ${seconds} s`;
+      const message = `Rate limit of ${config.rateLimit} requests per second exceeded - retry after ${seconds} s`;
       return new HttpError(429, message, { headers: { [HEADERS.retryAfter]: String(seconds) } });
     }
     if (body.tooLarge) return new HttpError(413, `Request body is larger than ${MAX_BODY_BYTES} bytes`);
     if (match.kind === 'none') return new HttpError(404, `No resource at ${method} ${path}`);
     if (match.kind === 'method-not-allowed') {
       const allow = match.allow.join(', ');
-      return new HttpError(405, `${method} is not allowed on ${path}; use ${allow}`, {
+      return new HttpError(405, `${method} is not allowed on ${path} - use ${allow}`, {
         headers: { Allow: allow },
       });
     }
@@ -216,7 +216,7 @@ export class RequestPipeline {
       case 'in-progress':
         throw new HttpError(
           409,
-          `${MESSAGES.idempotencyInProgressPrefix}; retry the same request once it has finished`,
+          `${MESSAGES.idempotencyInProgressPrefix} - retry the same request once it has finished`,
         );
     }
   }
@@ -306,6 +306,6 @@ function serialize(reply: Reply): Answer {
 }
 
 function internalError(requestId: string, path: string, now: number): Answer {
-  const message = `Internal sandbox error; quote request id ${requestId}`;
+  const message = `Internal sandbox error - quote request id ${requestId}`;
   return serialize(errorReply(new HttpError(500, message), path, now));
 }

@@ -77,7 +77,7 @@ export function notFound(kind: ResourceKind, id: string): HttpError {
 
 /** 403 for a resource of another integrator (SPEC.md 5 step 7). */
 export function forbidden(kind: ResourceKind, id: string): HttpError {
-  return new HttpError(403, `${kind} ${id} belongs to another integrator; this token may not use it`);
+  return new HttpError(403, `${kind} ${id} belongs to another integrator - this token may not use it`);
 }
 
 /** Returns the record of `id` when it belongs to the caller; 404 when unknown, 403 when another's. */

@@ -25,7 +25,7 @@ export function parseDelimiterOption(value: string): string {
   const delimiter = value === 'tab' || value === '\\t' ? '\t' : value;
   if ([...delimiter].length !== 1 || /["\r\n]/.test(delimiter)) {
     throw new UsageError(
-      `--delimiter ${JSON.stringify(value)}: give one character such as , or ; (or "tab"); quotes and line breaks cannot be delimiters`,
+      `--delimiter ${JSON.stringify(value)}: give one character such as "," or ";" (or "tab") - quotes and line breaks cannot be delimiters`,
     );
   }
   return delimiter;

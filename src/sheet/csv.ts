@@ -64,7 +64,7 @@ export async function openCsv(file: string, opts: CsvOptions = {}): Promise<Open
     if (headers.length > MAX_COLUMNS) {
       throw new SheetError(
         file,
-        `the header row has ${headers.length} columns; a payout sheet has at most ${MAX_COLUMNS}. Is this the right file, and is ${delimiterName(dialect.delimiter)} its delimiter?`,
+        `the header row has ${headers.length} columns - a payout sheet has at most ${MAX_COLUMNS}. Is this the right file, and is ${delimiterName(dialect.delimiter)} its delimiter?`,
       );
     }
   } catch (error) {
@@ -256,19 +256,19 @@ function asSheetError(file: string, error: unknown, row: number): SheetError {
       case 'INVALID_OPENING_QUOTE':
         return new SheetError(
           file,
-          `${where}: a quote (") appears inside a cell that does not start with one; put the whole cell in quotes and double the quote (""), or remove it`,
+          `${where}: a quote (") appears inside a cell that does not start with one - put the whole cell in quotes and double the quote (""), or remove it`,
           { cause: error },
         );
       case 'CSV_INVALID_CLOSING_QUOTE':
         return new SheetError(
           file,
-          `${where}: a quoted cell is followed by more text before the next delimiter; put the whole cell in quotes and double any quote inside it ("")`,
+          `${where}: a quoted cell is followed by more text before the next delimiter - put the whole cell in quotes and double any quote inside it ("")`,
           { cause: error },
         );
       case 'CSV_MAX_RECORD_SIZE':
         return new SheetError(
           file,
-          `${where} is larger than ${MAX_RECORD_BYTES / 1024 / 1024} MB: a quote (") in it is probably never closed; check the quotes in that row`,
+          `${where} is larger than ${MAX_RECORD_BYTES / 1024 / 1024} MB: a quote (") in it is probably never closed - check the quotes in that row`,
           { cause: error },
         );
       default:

@@ -94,7 +94,7 @@ export function matchHeaders(
     if (missing.length > 0) {
       const found = headers.filter((h) => h.trim() !== '').map((h) => `"${h.trim()}"`);
       problems.push(
-        `missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: the first row must hold the headers ${REQUIRED_COLUMNS.join(', ')} (case, spaces, underscores, hyphens and dots do not matter; --columns FILE maps other names); the header row holds ${found.length > 0 ? found.slice(0, 12).join(', ') + (found.length > 12 ? ', ...' : '') : 'nothing'}`,
+        `missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: the first row must hold the headers ${REQUIRED_COLUMNS.join(', ')} (case, spaces, underscores, hyphens and dots do not matter - --columns FILE maps other names) - the header row holds ${found.length > 0 ? found.slice(0, 12).join(', ') + (found.length > 12 ? ', ...' : '') : 'nothing'}`,
       );
     }
     throw new SheetError(opts.file, problems.join('; '));
@@ -137,7 +137,7 @@ export async function loadColumnsMap(file: string): Promise<ColumnsMap> {
   }
   if (unknown.length > 0) {
     throw new UsageError(
-      `--columns ${file}: unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the columns are: ${CANONICAL_COLUMNS.join(', ')}`,
+      `--columns ${file}: unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} - the columns are: ${CANONICAL_COLUMNS.join(', ')}`,
     );
   }
   return map;
@@ -191,7 +191,7 @@ function pairsFromCsv(file: string, text: string): [string, string][] {
   records.forEach((record, i) => {
     if (record.length !== 2) {
       throw new UsageError(
-        `--columns ${file}: line ${i + 1} has ${record.length} fields; each line must be "their header,column"`,
+        `--columns ${file}: line ${i + 1} has ${record.length} fields - each line must be "their header,column"`,
       );
     }
     const [theirs, target] = record as [string, string];

@@ -2,7 +2,9 @@ import { open as openFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SheetError } from '../errors.js';
 import { type CsvEncoding, openCsv } from './csv.js';
-import type { OpenedSheet } from './types.js';
+import { restoreFormula } from './formula.js';
+import { isResultHeader } from './headers.js';
+import type { OpenedSheet, RawRow } from './types.js';
 
 /** Options of `openSheet`: `--delimiter`, `--encoding` (CSV) and `--sheet` (XLSX). */
 export interface OpenSheetOptions {
@@ -22,6 +24,10 @@ const OLE2_MAGIC = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])
  * Throws SheetError (exit 2) naming the file when it cannot be read as a whole.
  */
 export async function openSheet(file: string, opts: OpenSheetOptions = {}): Promise<OpenedSheet> {
+  return restoredIfResults(await openByFormat(file, opts));
+}
+
+async function openByFormat(file: string, opts: OpenSheetOptions): Promise<OpenedSheet> {
   const magic = await firstBytes(file);
   const extension = path.extname(file).toLowerCase();
   const isZip = magic.subarray(0, 4).equals(ZIP_MAGIC);
@@ -59,6 +65,40 @@ export async function openSheet(file: string, opts: OpenSheetOptions = {}): Prom
     return (await import('./xlsx.js')).openXlsx(file, { sheetName: opts.sheetName });
   }
   return openCsv(file, { delimiter: opts.delimiter, encoding: opts.encoding });
+}
+
+/**
+ * A results file fed back (it has `result.*` columns) gets its formula marks removed, so the
+ * service receives exactly what the user had typed, never the `'` (PRODUCT.md, issue 8).
+ */
+function restoredIfResults(sheet: OpenedSheet): OpenedSheet {
+  if (!sheet.headers.some(isResultHeader)) return sheet;
+  const restoreRow = (row: RawRow): RawRow => {
+    for (let i = 0; i < row.cells.length; i++) {
+      const cell = row.cells[i]!;
+      if (cell.kind === 'string' && cell.text.charCodeAt(0) === 39 /* ' */) {
+        const text = restoreFormula(cell.text);
+        if (text !== cell.text) row.cells[i] = { ...cell, text };
+      }
+    }
+    return row;
+  };
+  const { rows, batches } = sheet;
+  return {
+    ...sheet,
+    headers: sheet.headers.map(restoreFormula),
+    rows: (async function* () {
+      for await (const row of rows) yield restoreRow(row);
+    })(),
+    batches:
+      batches &&
+      (async function* () {
+        for await (const batch of batches) {
+          for (const row of batch) restoreRow(row);
+          yield batch;
+        }
+      })(),
+  };
 }
 
 async function firstBytes(file: string): Promise<Buffer> {

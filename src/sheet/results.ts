@@ -3,9 +3,14 @@ import { type Stringifier, stringify } from 'csv-stringify';
 import type ExcelJS from 'exceljs';
 import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../rows/columns.js';
 import { AtomicFile } from './atomic-file.js';
+import { neutraliseFormula } from './formula.js';
 import { canonicalColumnOf, isResultHeader } from './headers.js';
 import { MAX_CELL_CHARS } from './limits.js';
-import type { Cell, SheetFormat } from './types.js';
+import { checkResultsPath } from './results-path.js';
+import type { Cell, SheetFormat, SheetLayout } from './types.js';
+import { columnLetters } from './xlsx.js';
+
+export { neutraliseFormula, restoreFormula } from './formula.js';
 
 /** The columns appended to every input column (PRODUCT.md "The results file"). */
 export const RESULT_COLUMNS = [
@@ -48,6 +53,8 @@ export interface ResultsWriter {
 /** What `openResultsWriter` needs: the target, its format and the input's header row. */
 export interface ResultsWriterOptions {
   path: string;
+  /** The sheet the results are of: `path` must not be it, and must have its format's extension. */
+  sheetPath?: string;
   format: SheetFormat;
   /** The header row of the input, as the reader gave it. */
   inputHeaders: readonly string[];
@@ -57,6 +64,8 @@ export interface ResultsWriterOptions {
   bom?: boolean;
   /** XLSX only: input columns to format as text; default, the identifier columns by header. */
   textColumns?: readonly number[];
+  /** XLSX only: the input's layout (widths, hidden columns, number formats) to keep. */
+  layout?: SheetLayout;
 }
 
 /** Statuses whose rows are marked in an XLSX results file (PRODUCT.md "Row statuses"). */
@@ -64,6 +73,7 @@ export const MARKED_STATUSES: ReadonlySet<string> = new Set(['invalid', 'failed'
 
 /** Opens a results writer in the format of the input (CSV gives CSV, XLSX gives XLSX). */
 export async function openResultsWriter(opts: ResultsWriterOptions): Promise<ResultsWriter> {
+  if (opts.sheetPath !== undefined) checkResultsPath(opts.sheetPath, opts.path, opts.format);
   const layout = resultsLayout(opts.inputHeaders);
   const file = await AtomicFile.create(opts.path);
   if (opts.format !== 'xlsx') return new CsvResultsWriter(file, layout, opts);
@@ -92,25 +102,6 @@ export function resultsLayout(inputHeaders: readonly string[]): ResultsLayout {
   return { headers: [...kept.map((i) => inputHeaders[i]!), ...RESULT_COLUMNS], kept, outputOf };
 }
 
-/**
- * A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first, or the
- * full-width forms Apple Numbers turns into them) gets a leading `'` (PRODUCT.md "Cells that a
- * spreadsheet would run as a formula are neutralised", OWASP "CSV Injection"); plain numbers such
- * as `-12.50` stay as they are.
- */
-export function neutraliseFormula(text: string): string {
-  const first = text.charCodeAt(0);
-  // Most cells start with a letter or digit: settle those without the set.
-  if ((first > 64 && first < 0xff0b) || (first > 45 && first < 61)) return text;
-  if (!FORMULA_STARTS.has(first)) return text;
-  if ((first === 43 || first === 45) && PLAIN_NUMBER.test(text)) return text;
-  return `'${text}`;
-}
-
-// = + - @ TAB CR, and full-width ＝ ＋ － ＠.
-const FORMULA_STARTS: ReadonlySet<number> = new Set([61, 43, 45, 64, 9, 13, 0xff1d, 0xff0b, 0xff0d, 0xff20]);
-const PLAIN_NUMBER = /^[+-](?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-
 function resultValues(row: ResultRecord): string[] {
   return [
     String(row.rowNumber),
@@ -121,6 +112,24 @@ function resultValues(row: ResultRecord): string[] {
     row.simulationId ?? '',
     row.transactionId ?? '',
   ];
+}
+
+/**
+ * One wait for the file's 'drain', shared by every caller until it comes. A wait per row would
+ * add a listener per row to the stream: callers that do not await each write (a batch at a time)
+ * piled up hundreds and Node printed MaxListenersExceededWarning (issue 8).
+ */
+class Drain {
+  private pending: Promise<void> | undefined;
+
+  constructor(private readonly file: AtomicFile) {}
+
+  wait(): Promise<void> {
+    this.pending ??= Promise.race([once(this.file.stream, 'drain'), this.file.failed]).then(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
 }
 
 /** The core of csv-stringify, without its stream wrapper (as src/sheet/csv.ts uses csv-parse's). */
@@ -141,6 +150,7 @@ class CsvResultsWriter implements ResultsWriter {
   private used = 0;
   /** Filled buffers not yet handed to the file. */
   private full: Buffer[] = [];
+  private readonly drained: Drain;
 
   constructor(
     private readonly file: AtomicFile,
@@ -148,10 +158,14 @@ class CsvResultsWriter implements ResultsWriter {
     opts: ResultsWriterOptions,
   ) {
     this.path = opts.path;
+    this.drained = new Drain(file);
     const stringifier: Stringifier = stringify({
       delimiter: opts.delimiter ?? ',',
       bom: opts.bom ?? true,
       record_delimiter: '\n',
+      // A bare CR (or LF) in a cell is quoted too: unquoted, other CSV readers end the row
+      // there, and the rest of the cell starts a row that escaped neutralisation (issue 8).
+      quote_record_delimiter: true,
     });
     this.core = (stringifier as unknown as { api: StringifierCore }).api;
     // The stream wrapper's 'record' event: nobody listens, and it costs an array per row.
@@ -236,7 +250,7 @@ class CsvResultsWriter implements ResultsWriter {
     let ready = true;
     for (const buffer of this.full) ready = stream.write(buffer);
     this.full = [];
-    if (!ready) return Promise.race([once(stream, 'drain').then(() => {}), this.file.failed]);
+    if (!ready) return this.drained.wait();
   }
 }
 
@@ -259,8 +273,14 @@ class XlsxResultsWriter implements ResultsWriter {
   private readonly sheet: ExcelJS.Worksheet;
   // One style object per column and state, shared by all its cells: exceljs caches the style
   // id of an object it has seen, so shared objects keep styling off the per-cell cost.
-  private readonly plainStyles: Partial<ExcelJS.Style>[];
-  private readonly markedStyles: Partial<ExcelJS.Style>[];
+  private plainStyles: Partial<ExcelJS.Style>[] = [];
+  private markedStyles: Partial<ExcelJS.Style>[] = [];
+  private readonly isText: boolean[];
+  private readonly drained: Drain;
+  /** The sheet's layout; its number formats arrive as rows are read (`formatted` counts them). */
+  private readonly sheetLayout: SheetLayout | undefined;
+  private formatsSeen = -1;
+  private readonly canonical: (string | undefined)[];
 
   constructor(
     excel: typeof ExcelJS,
@@ -269,6 +289,8 @@ class XlsxResultsWriter implements ResultsWriter {
     opts: ResultsWriterOptions,
   ) {
     this.path = opts.path;
+    this.drained = new Drain(file);
+    this.sheetLayout = opts.layout;
     this.workbook = new excel.stream.xlsx.WorkbookWriter({
       stream: file.stream,
       useStyles: true,
@@ -276,7 +298,14 @@ class XlsxResultsWriter implements ResultsWriter {
       // keep memory flat on any number of rows.
       useSharedStrings: false,
     });
-    this.sheet = this.workbook.addWorksheet('Results', { views: [{ state: 'frozen', ySplit: 1 }] });
+    const headers = layout.headers;
+    const inputColumns = layout.kept.map((input) => opts.layout?.columns[input]);
+    const widths = headers.map((header, out) => {
+      const input = inputColumns[out];
+      if (out >= layout.kept.length) return RESULT_WIDTHS[header as ResultColumn];
+      return input?.width ?? Math.min(60, Math.max(10, header.length + 2));
+    });
+    this.sheet = this.workbook.addWorksheet('Results', { views: [resultsView(layout, widths)] });
     const textInputs = new Set(
       opts.textColumns ??
         opts.inputHeaders.flatMap((header, i) => {
@@ -284,15 +313,18 @@ class XlsxResultsWriter implements ResultsWriter {
           return column !== undefined && TEXT_COLUMNS.has(column) ? [i] : [];
         }),
     );
-    const headers = layout.headers;
-    const isText = headers.map((header, out) => {
+    this.isText = headers.map((header, out) => {
       const input = layout.kept[out];
       return input === undefined ? TEXT_RESULT_COLUMNS.has(header) : textInputs.has(input);
     });
-    this.plainStyles = isText.map((text) => (text ? { numFmt: '@' } : {}));
-    this.markedStyles = isText.map((text) => (text ? { numFmt: '@', fill: MARK_FILL } : { fill: MARK_FILL }));
-    this.sheet.columns = headers.map((header, out) => ({
-      width: Math.min(60, Math.max(10, header.length + 2)),
+    this.canonical = layout.kept.map((input) => {
+      const header = opts.inputHeaders[input]!;
+      return canonicalColumnOf(header) ?? header;
+    });
+    this.refreshStyles();
+    this.sheet.columns = headers.map((_header, out) => ({
+      width: widths[out],
+      hidden: inputColumns[out]?.hidden === true ? true : undefined,
       style: { ...this.plainStyles[out] },
     }));
     this.sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: 1, column: headers.length } };
@@ -303,11 +335,29 @@ class XlsxResultsWriter implements ResultsWriter {
     headerRow.commit();
   }
 
+  // Styles per column: text, the sheet's number format, wrapping for the errors column.
+  private refreshStyles(): void {
+    const columns = this.sheetLayout?.columns;
+    this.formatsSeen = this.sheetLayout?.formatted ?? 0;
+    const kept = this.layout.kept;
+    const errorsAt = kept.length + 2;
+    this.plainStyles = this.isText.map((text, out) => {
+      const input = kept[out];
+      const numFmt = text ? '@' : input === undefined ? undefined : columns?.[input]?.numFmt;
+      const style: Partial<ExcelJS.Style> = numFmt === undefined ? {} : { numFmt };
+      if (out === errorsAt) style.alignment = WRAP;
+      return style;
+    });
+    this.markedStyles = this.plainStyles.map((style) => ({ ...style, fill: MARK_FILL }));
+  }
+
   write(row: ResultRecord): Promise<void> | void {
     const failure = this.file.failure;
     if (failure) throw failure;
+    if (this.sheetLayout !== undefined && this.sheetLayout.formatted !== this.formatsSeen)
+      this.refreshStyles();
     const { kept, outputOf } = this.layout;
-    const values: (string | number | undefined)[] = [];
+    const values: (string | number | boolean | undefined)[] = [];
     for (let i = 0; i < kept.length; i++) values.push(xlsxValue(row.cells[kept[i]!]));
     const results = resultValues(row);
     values.push(row.rowNumber);
@@ -321,17 +371,19 @@ class XlsxResultsWriter implements ResultsWriter {
     if (MARKED_STATUSES.has(row.status)) {
       const marked = this.markedStyles;
       const status = kept.length + 1;
-      added.getCell(status + 1).style = marked[status]!;
+      const statusCell = added.getCell(status + 1);
+      statusCell.style = marked[status]!;
+      if (row.errors.length > 0) statusCell.note = noteOf(row.errors);
       for (const input of row.errorColumns) {
         const out = outputOf[input];
-        if (out !== undefined && out >= 0) added.getCell(out + 1).style = marked[out]!;
+        if (out === undefined || out < 0) continue;
+        const cell = added.getCell(out + 1);
+        cell.style = marked[out]!;
+        if (row.errors.length > 0) cell.note = noteOf(messagesAbout(row.errors, this.canonical[out]));
       }
     }
     added.commit();
-    const stream = this.file.stream;
-    if (stream.writableNeedDrain) {
-      return Promise.race([once(stream, 'drain').then(() => {}), this.file.failed]);
-    }
+    if (this.file.stream.writableNeedDrain) return this.drained.wait();
   }
 
   async commit(): Promise<void> {
@@ -350,9 +402,59 @@ class XlsxResultsWriter implements ResultsWriter {
   }
 }
 
-// Numbers stay numbers; everything else is text, neutralised and within Excel's cell limit.
-function xlsxValue(cell: Cell | undefined): string | number | undefined {
+type ResultColumn = (typeof RESULT_COLUMNS)[number];
+
+// result.errors is wide and wraps, so every message of a row can be read in place.
+const RESULT_WIDTHS: Record<ResultColumn, number> = {
+  'result.row': 11,
+  'result.status': 14,
+  'result.errors': 70,
+  'result.beneficiaryId': 22,
+  'result.recipientId': 22,
+  'result.simulationId': 22,
+  'result.transactionId': 22,
+};
+const WRAP: Partial<ExcelJS.Alignment> = { wrapText: true, vertical: 'top' };
+
+// Beyond this many characters of input columns, result.status and result.errors would open
+// off screen (issue 8: 42 columns to the right); the view then opens on them instead.
+const WIDE_INPUT = 100;
+
+/**
+ * The header row stays frozen. A wide sheet also freezes its first column (the reference, as a
+ * rule) and opens scrolled to the result columns: status and errors are in view without
+ * scrolling, and the input columns are one scroll to the left, with notes on the failing cells.
+ */
+export function resultsView(
+  layout: ResultsLayout,
+  widths: readonly number[],
+): Partial<ExcelJS.WorksheetView> {
+  const inputWidth = widths.slice(0, layout.kept.length).reduce((sum, width) => sum + width, 0);
+  if (inputWidth <= WIDE_INPUT || layout.kept.length < 2) return { state: 'frozen', ySplit: 1 };
+  const resultRow = layout.kept.length + 1;
+  return { state: 'frozen', xSplit: 1, ySplit: 1, topLeftCell: `${columnLetters(resultRow - 1)}2` };
+}
+
+/** A cell note holding messages, one per line. */
+function noteOf(messages: readonly string[]): ExcelJS.Comment {
+  return { texts: [{ text: messages.join('\n') }] } as ExcelJS.Comment;
+}
+
+/**
+ * The messages about one column: those that name it; all of them when none does (the row's
+ * messages do not say which column each is about).
+ */
+export function messagesAbout(messages: readonly string[], column: string | undefined): readonly string[] {
+  if (column === undefined) return messages;
+  const about = messages.filter((message) => message.includes(column));
+  return about.length > 0 ? about : messages;
+}
+
+// Numbers and booleans stay what they were; everything else is text, neutralised and within
+// Excel's cell limit.
+function xlsxValue(cell: Cell | undefined): string | number | boolean | undefined {
   if (cell === undefined || cell.kind === 'empty') return undefined;
+  if (cell.kind === 'boolean') return cell.text === 'true';
   if (cell.kind === 'number') {
     const number = Number(cell.text);
     if (Number.isFinite(number)) return number;

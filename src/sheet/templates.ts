@@ -1,4 +1,4 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { columnHelp, columnsForRails, railsDescription } from '../rows/column-help.js';
@@ -31,15 +31,32 @@ const TEXT_COLUMNS = new Set<string>([
 // A fixed date keeps regenerated templates identical to the committed ones.
 const TEMPLATE_DATE = new Date('2026-01-01T00:00:00Z');
 
+/** The files `writeTemplates` writes for the specs: `<name>.csv` and `<name>.xlsx` in `dir`. */
+export function templatePaths(dir: string, specs: readonly TemplateSpec[]): string[] {
+  return specs.flatMap((spec) => [path.join(dir, `${spec.name}.csv`), path.join(dir, `${spec.name}.xlsx`)]);
+}
+
+/** Which of the paths already exist (a filled-in sheet must not be overwritten, issue 8). */
+export async function existingPaths(paths: readonly string[]): Promise<string[]> {
+  const found = await Promise.all(
+    paths.map((file) =>
+      access(file).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => error.code !== 'ENOENT',
+      ),
+    ),
+  );
+  return paths.filter((_, i) => found[i]);
+}
+
 /** Writes `<name>.csv` and `<name>.xlsx` for each spec into `dir`; returns the paths written. */
 export async function writeTemplates(dir: string, specs: readonly TemplateSpec[]): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
   for (const spec of specs) {
     const columns = columnsForRails(spec.rails);
-    const csvPath = path.join(dir, `${spec.name}.csv`);
+    const [csvPath, xlsxPath] = templatePaths(dir, [spec]) as [string, string];
     await writeAtomically(csvPath, (tmp) => writeFile(tmp, `${columns.join(',')}\r\n`, 'utf8'));
-    const xlsxPath = path.join(dir, `${spec.name}.xlsx`);
     await writeAtomically(xlsxPath, (tmp) => templateWorkbook(spec, columns).xlsx.writeFile(tmp));
     written.push(csvPath, xlsxPath);
   }

@@ -23,6 +23,26 @@ export interface RawRow {
 
 export type SheetFormat = 'csv' | 'xlsx';
 
+/** How the user laid out one column of an XLSX sheet, kept in the results file (issue 8). */
+export interface ColumnLayout {
+  /** Width in characters, when the sheet set one. */
+  width?: number;
+  hidden?: boolean;
+  /** Number format code of the column (`#,##0.00`), from its first formatted cell. */
+  numFmt?: string;
+}
+
+/**
+ * The layout of an XLSX sheet, captured while it is read so that the results file can keep it
+ * without opening the sheet again (`run` reads the sheet once). Widths and hidden columns are
+ * known when the sheet is opened; number formats as rows are read, `formatted` counting them.
+ */
+export interface SheetLayout {
+  /** By header position. */
+  columns: ColumnLayout[];
+  formatted: number;
+}
+
 /** An opened sheet: its headers and a stream of its data rows. Knows nothing of payouts. */
 export interface OpenedSheet {
   path: string;
@@ -31,6 +51,8 @@ export interface OpenedSheet {
   /** For CSV: encoding and delimiter found; for XLSX: the worksheet name. */
   dialect: { encoding?: string; delimiter?: string; worksheet?: string };
   rows: AsyncIterable<RawRow>;
+  /** XLSX only: column widths, hidden columns and number formats. */
+  layout?: SheetLayout;
   /**
    * The same rows in arrays, as the reader produces them (one per chunk of the file), so that a
    * caller pays one promise per batch rather than per row. Iterate either `rows` or `batches`,

@@ -173,10 +173,33 @@ const BUILT_IN_DATE_FORMATS = new Set([
   55, 56, 57, 58,
 ]);
 
+// Built-in number formats that a results file keeps (ECMA-376 18.8.30): amounts and counts.
+const BUILT_IN_NUMBER_FORMATS: ReadonlyMap<number, string> = new Map([
+  [1, '0'],
+  [2, '0.00'],
+  [3, '#,##0'],
+  [4, '#,##0.00'],
+  [9, '0%'],
+  [10, '0.00%'],
+  [11, '0.00E+00'],
+  [49, '@'],
+]);
+
 /** For each cell style index (`s` of a cell), whether its number format shows a date. */
 export async function readDateStyles(zip: ZipArchive, path: string | undefined): Promise<boolean[]> {
-  const isDate: boolean[] = [];
-  if (path === undefined) return isDate;
+  return (await readCellFormats(zip, path)).map((format) => format.isDate);
+}
+
+/** The number format of a cell style: its code (`#,##0.00`; '' for General) and whether it is a date. */
+export interface CellFormat {
+  code: string;
+  isDate: boolean;
+}
+
+/** For each cell style index (`s` of a cell), its number format. */
+export async function readCellFormats(zip: ZipArchive, path: string | undefined): Promise<CellFormat[]> {
+  const formats: CellFormat[] = [];
+  if (path === undefined) return formats;
   const customFormats = new Map<number, string>();
   const styleFormats: number[] = [];
   // Only <numFmts> and <cellXfs> count: <dxfs> (conditional formats) and <cellStyleXfs> do not.
@@ -194,9 +217,13 @@ export async function readDateStyles(zip: ZipArchive, path: string | undefined):
   });
   for (const id of styleFormats) {
     const custom = customFormats.get(id);
-    isDate.push(custom === undefined ? BUILT_IN_DATE_FORMATS.has(id) : isDateFormatCode(custom));
+    formats.push(
+      custom === undefined
+        ? { code: BUILT_IN_NUMBER_FORMATS.get(id) ?? '', isDate: BUILT_IN_DATE_FORMATS.has(id) }
+        : { code: custom, isDate: isDateFormatCode(custom) },
+    );
   }
-  return isDate;
+  return formats;
 }
 
 /** Whether a number format code shows a date or time (`yyyy-mm-dd`, `d/m/yy h:mm`, ...). */

@@ -2,11 +2,12 @@ import type { Readable } from 'node:stream';
 import { SheetError } from '../errors.js';
 import { columnLabel } from './headers.js';
 import { MAX_CELL_CHARS, MAX_COLUMNS, oversizedCell } from './limits.js';
-import { type Cell, EMPTY_CELL, type OpenedSheet, type RawRow } from './types.js';
+import { type Cell, EMPTY_CELL, type OpenedSheet, type RawRow, type SheetLayout } from './types.js';
 import {
+  type CellFormat,
   decodeOoxmlEscapes,
   findWorkbookPart,
-  readDateStyles,
+  readCellFormats,
   readSharedStrings,
   readWorkbook,
   type WorkbookSheet,
@@ -32,7 +33,7 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
   try {
     zip = await openZip(file);
   } catch (error) {
-    const message = `is not a readable XLSX workbook: it is damaged, truncated or not a zip file; ${DAMAGED}`;
+    const message = `is not a readable XLSX workbook: it is damaged, truncated or not a zip file - ${DAMAGED}`;
     throw new SheetError(file, message, { cause: error });
   }
   const { sheet, entry, context } = await readWorkbookParts(file, zip, opts.sheetName);
@@ -53,6 +54,7 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
     format: 'xlsx',
     headers,
     dialect: { worksheet: sheet.name },
+    layout: reader.layout,
     rows: reader.rows(),
     batches: reader.batches(),
     close: () => reader.close(),
@@ -62,6 +64,7 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
 interface SheetContext {
   sharedStrings: string[];
   dateStyles: boolean[];
+  formats: CellFormat[];
   date1904: boolean;
   partPath: string;
 }
@@ -75,7 +78,7 @@ async function readWorkbookParts(
   if (workbookPath === undefined) {
     throw new SheetError(
       file,
-      'is a zip archive but not an Excel workbook (it has no xl/workbook.xml); save the sheet as .xlsx or CSV UTF-8',
+      'is a zip archive but not an Excel workbook (it has no xl/workbook.xml) - save the sheet as .xlsx or CSV UTF-8',
     );
   }
   const workbook = await damagedIfThrows(file, workbookPath, () => readWorkbook(zip, workbookPath));
@@ -84,19 +87,20 @@ async function readWorkbookParts(
   if (entry === undefined) {
     throw new SheetError(
       file,
-      `the workbook is damaged: the part of worksheet "${sheet.name}" is missing; ${DAMAGED}`,
+      `the workbook is damaged: the part of worksheet "${sheet.name}" is missing - ${DAMAGED}`,
     );
   }
   const sharedStrings = await damagedIfThrows(file, workbook.sharedStringsPath, () =>
     readSharedStrings(zip, workbook.sharedStringsPath),
   );
-  const dateStyles = await damagedIfThrows(file, workbook.stylesPath, () =>
-    readDateStyles(zip, workbook.stylesPath),
+  const formats = await damagedIfThrows(file, workbook.stylesPath, () =>
+    readCellFormats(zip, workbook.stylesPath),
   );
+  const dateStyles = formats.map((format) => format.isDate);
   return {
     sheet,
     entry,
-    context: { sharedStrings, dateStyles, date1904: workbook.date1904, partPath: entry.path },
+    context: { sharedStrings, dateStyles, formats, date1904: workbook.date1904, partPath: entry.path },
   };
 }
 
@@ -111,7 +115,7 @@ function chooseSheet(file: string, sheets: WorkbookSheet[], sheetName: string | 
   if (found === undefined) {
     throw new SheetError(
       file,
-      `the workbook has no sheet named "${sheetName}"; its sheets are ${sheets.map((s) => `"${s.name}"`).join(', ')}`,
+      `the workbook has no sheet named "${sheetName}" - its sheets are ${sheets.map((s) => `"${s.name}"`).join(', ')}`,
     );
   }
   if (found.partPath === undefined)
@@ -134,7 +138,7 @@ async function damagedIfThrows<T>(
 function damaged(file: string, part: string | undefined, error: unknown): SheetError {
   if (error instanceof SheetError) return error;
   const reason = (error as Error)?.message?.split('\n')[0] ?? String(error);
-  return new SheetError(file, `the workbook is damaged (${part ?? 'zip'}: ${reason}); ${DAMAGED}`, {
+  return new SheetError(file, `the workbook is damaged (${part ?? 'zip'}: ${reason}) - ${DAMAGED}`, {
     cause: error,
   });
 }
@@ -171,6 +175,8 @@ class WorksheetReader {
   private readonly parser: ReturnType<typeof xmlParser>;
   private readonly decoder = new TextDecoder('utf-8');
   private batch: RawRow[] = [];
+  /** Widths and hidden columns from <cols>; number formats from the first formatted cells. */
+  readonly layout: SheetLayout = { columns: [], formatted: 0 };
   private ended = false;
   private closed = false;
 
@@ -322,7 +328,40 @@ class WorksheetReader {
       case 'sheetData':
         this.inSheetData = true;
         return;
+      case 'col':
+        this.columnLayout(a);
+        return;
     }
+  }
+
+  // <col min max width customWidth hidden style> (ECMA-376 18.3.1.13), before <sheetData>.
+  private columnLayout(a: Record<string, string>): void {
+    const min = Number(a['min']);
+    const max = Math.min(Number(a['max'] ?? min), MAX_COLUMNS);
+    if (!(min >= 1 && max >= min)) return;
+    const width = Number(a['width']);
+    const hidden = a['hidden'] === '1' || a['hidden'] === 'true';
+    const format = this.context.formats[Number(a['style'] ?? 0)];
+    const numFmt = format && !format.isDate && format.code !== '' ? format.code : undefined;
+    for (let i = min - 1; i < max; i++) {
+      this.layout.columns[i] = {
+        ...(Number.isFinite(width) && width > 0 ? { width } : {}),
+        ...(hidden ? { hidden } : {}),
+        ...(numFmt !== undefined ? { numFmt } : {}),
+      };
+      if (numFmt !== undefined) this.layout.formatted++;
+    }
+  }
+
+  // The first cell of a column with a number format (not a date: dates become ISO text) sets it.
+  private noteFormat(column: number): void {
+    const format = this.context.formats[this.cellStyle];
+    if (format === undefined || format.isDate || format.code === '') return;
+    const columns = this.layout.columns;
+    const layout = columns[column];
+    if (layout?.numFmt !== undefined) return;
+    columns[column] = { ...layout, numFmt: format.code };
+    this.layout.formatted++;
   }
 
   private closeTag(name: string): void {
@@ -372,6 +411,7 @@ class WorksheetReader {
     }
     if (!blank) this.rowHasValue = true;
     this.rowCells[column] = cell;
+    if (this.cellStyle !== 0 && cell.kind === 'number') this.noteFormat(column);
     if (cell.text.length > MAX_CELL_CHARS)
       this.problem(oversizedCell(this.headers, column, cell.text.length));
   }
@@ -392,7 +432,7 @@ class WorksheetReader {
     if (width > MAX_COLUMNS) {
       throw new SheetError(
         this.file,
-        `the header row (row ${this.rowNumber}) has ${width} columns; a payout sheet has at most ${MAX_COLUMNS}. Is this the right file?`,
+        `the header row (row ${this.rowNumber}) has ${width} columns - a payout sheet has at most ${MAX_COLUMNS}. Is this the right file?`,
       );
     }
     const headers: string[] = [];
@@ -411,7 +451,7 @@ class WorksheetReader {
     } else if (!this.hasValue || (raw === '' && this.cellType !== 'str')) {
       if (!this.hasFormula) return EMPTY_CELL;
       this.problemInCell(
-        'holds a formula with no saved result; open the file in Excel and save it again, or paste the values',
+        'holds a formula with no saved result - open the file in Excel and save it again, or paste the values',
       );
       return { text: '', kind: 'empty', formula: true };
     } else {
@@ -420,7 +460,7 @@ class WorksheetReader {
           const text = this.context.sharedStrings[Number(raw)];
           if (text === undefined) {
             this.problemInCell(
-              `refers to shared string ${raw}, which the workbook does not have; ${DAMAGED}`,
+              `refers to shared string ${raw}, which the workbook does not have - ${DAMAGED}`,
             );
             return EMPTY_CELL;
           }
@@ -435,7 +475,7 @@ class WorksheetReader {
           break;
         case 'e':
           cell = { text: raw, kind: 'string' };
-          this.problemInCell(`holds the error value ${raw}; correct the formula or type the value`);
+          this.problemInCell(`holds the error value ${raw} - correct the formula or type the value`);
           break;
         case 'd':
           cell = { text: isoOfDateText(raw), kind: 'date' };
@@ -447,7 +487,7 @@ class WorksheetReader {
     if (this.hasFormula)
       return cell === EMPTY_CELL ? { text: '', kind: 'empty', formula: true } : { ...cell, formula: true };
     if (cell.kind === 'string' && cell.text.charCodeAt(0) === 35 /* # */ && ERROR_VALUES.has(cell.text)) {
-      this.problemInCell(`holds the error value ${cell.text}; correct it or type the value`);
+      this.problemInCell(`holds the error value ${cell.text} - correct it or type the value`);
     }
     return cell;
   }

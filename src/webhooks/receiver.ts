@@ -154,7 +154,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
     };
     const pathname = new URL(req.url ?? '/', 'http://receiver').pathname;
     if (pathname !== requestPath) return reject(404, `no webhook endpoint at ${pathname}`);
-    if (req.method !== 'POST') return reject(405, `${req.method} is not accepted; POST`, { allow: 'POST' });
+    if (req.method !== 'POST') return reject(405, `${req.method} is not accepted - POST`, { allow: 'POST' });
     if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
       return reject(413, `body over ${maxBodyBytes} bytes`, { connection: 'close' });
     }
@@ -178,7 +178,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
         await earlier;
       } catch {
         // The first copy could not be recorded: this one is refused too, and the service retries.
-        return answer(res, 500, { error: 'the event could not be recorded; deliver it again' });
+        return answer(res, 500, { error: 'the event could not be recorded - deliver it again' });
       }
       stats.duplicates += 1;
       notify({ kind: 'duplicate', operation: record.event.operation, resourceId: record.event.resourceId });
@@ -192,7 +192,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
     } catch (error) {
       seen.delete(key);
       notify({ kind: 'failed', reason: 'the event could not be recorded', error });
-      return answer(res, 500, { error: 'the event could not be recorded; deliver it again' });
+      return answer(res, 500, { error: 'the event could not be recorded - deliver it again' });
     }
     stats.accepted += 1;
     answer(res, 200, { status: 'received' }, closing ? { connection: 'close' } : {});

@@ -112,7 +112,7 @@ describe('payouts run when the service refuses rows', () => {
     });
     const failed = (errors: string) => ({ status: 'failed', errors });
     const refused = (id: string, kind: string) =>
-      `${kind} ${id} belongs to another integrator; this token may not use it`;
+      `${kind} ${id} belongs to another integrator - this token may not use it`;
 
     expect(outcome('REF-OK-NEW')).toEqual({ status: 'completed', errors: '' });
     expect(outcome('REF-OK-BENEFICIARY')).toEqual({ status: 'completed', errors: '' });
@@ -124,7 +124,7 @@ describe('payouts run when the service refuses rows', () => {
     expect(outcome('REF-404-DELETED')).toEqual(failed(`Beneficiary ${ids.goneBeneficiary} not found`));
     expect(outcome('REF-422-DELETED')).toEqual(
       failed(
-        `Beneficiary ${ids.goneBeneficiary} of recipient ${ids.orphanRecipient} has been deleted; nothing can be paid to it`,
+        `Beneficiary ${ids.goneBeneficiary} of recipient ${ids.orphanRecipient} has been deleted - nothing can be paid to it`,
       ),
     );
     expect(outcome('REF-422-CURRENCY')).toEqual(

@@ -41,7 +41,7 @@ describe('payouts run with a transaction whose answer is lost', () => {
     const lost = row(await readCsv(summaryOf(first).results));
     expect(lost['result.status']).toBe('unknown');
     expect(lost['result.errors']).toMatch(
-      /^the connection was lost while the transaction was being sent \(.+\), so it may have been paid; run again with --retry-unknown/,
+      /^the connection was lost while the transaction was being sent \(.+\), so it may have been paid - run again with --retry-unknown/,
     );
     expect(lost['result.transactionId']).toBe('');
     expect(lost['result.simulationId']).not.toBe('');

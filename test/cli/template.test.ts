@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
@@ -77,5 +77,26 @@ describe('payouts template', () => {
     const result = await runCli(['template', 'CHEQUE', '--dir', '/tmp']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('"CHEQUE" is not a rail');
+  });
+
+  // Issue 8: `payouts template` silently replaced a filled-in ach.csv in the current folder.
+  it('refuses to overwrite an existing template without --force, and writes nothing at all', async () => {
+    await withTempDir(async (dir) => {
+      const filled = 'reference,amount,currency,type\r\nINV-1,10.00,USD,ACH\r\n';
+      await writeFile(path.join(dir, 'ach.csv'), filled);
+      const result = await runCli(['template', 'ach', 'wire'], { cwd: dir });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        `payouts: not writing templates: ${path.join(dir, 'ach.csv')} already exists and may be filled in - pass --force to overwrite, or choose another --dir`,
+      );
+      expect(await readdir(dir)).toEqual(['ach.csv']);
+      expect(await readFile(path.join(dir, 'ach.csv'), 'utf8')).toBe(filled);
+
+      const forced = await runCli(['template', 'ach', '--force'], { cwd: dir });
+      expect(forced.code).toBe(0);
+      expect(await readFile(path.join(dir, 'ach.csv'), 'utf8')).toBe(
+        await readFile(path.join(committed, 'ach.csv'), 'utf8'),
+      );
+    });
   });
 });

@@ -180,7 +180,7 @@ describe('mapRow: reference, amount, currency and type', () => {
     ['12,50', 'amount "12,50" is not a decimal number with a "." (e.g. 1250.00): fix the amount cell'],
     [
       '-3',
-      'amount "-3" is negative: a payout amount must be greater than 0; remove the row or fix the amount cell',
+      'amount "-3" is negative: a payout amount must be greater than 0 - remove the row or fix the amount cell',
     ],
   ])('reports amount %j on the amount column', (amount, message) => {
     const payout = map({ ...ACH_ROW, amount });

@@ -67,11 +67,11 @@ describe('parseAmount', () => {
     ],
     [
       '-12.50',
-      'amount "-12.50" is negative: a payout amount must be greater than 0; remove the row or fix the amount cell',
+      'amount "-12.50" is negative: a payout amount must be greater than 0 - remove the row or fix the amount cell',
     ],
     [
       '-0',
-      'amount "-0" is negative: a payout amount must be greater than 0; remove the row or fix the amount cell',
+      'amount "-0" is negative: a payout amount must be greater than 0 - remove the row or fix the amount cell',
     ],
     ['+12.50', 'amount "+12.50" has a sign: write the amount without "+" (e.g. 1250.00)'],
     ['12.345', 'amount "12.345" has more than 2 decimals: give the amount in cents at most (e.g. 1250.05)'],

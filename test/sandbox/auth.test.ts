@@ -41,7 +41,7 @@ describe('protected endpoints: 401 (SPEC.md 5 step 6)', () => {
     const expired = await call(sb, 'GET', PATHS.integratorMe, { token: accessToken });
     expectErrorBody(expired, 401, PATHS.integratorMe);
     expect(expired.body.message).toBe(
-      'The access token expired at 2026-11-21T03:01:00.000+00:00; request a new token',
+      'The access token expired at 2026-11-21T03:01:00.000+00:00 - request a new token',
     );
     expect((await call(sb, 'GET', PATHS.integratorMe, { token: await token(sb) })).status).toBe(200);
   });

@@ -205,7 +205,7 @@ describe('openCsv rows', () => {
         2,
         big.length,
         [
-          'column "Beneficiary Name" holds 10,485,760 characters; a cell holds at most 32,767 (Excel\'s limit): shorten it',
+          'column "Beneficiary Name" holds 10,485,760 characters - a cell holds at most 32,767 (Excel\'s limit): shorten it',
         ],
       ],
       [3, 2, []],
@@ -229,14 +229,14 @@ describe('openCsv rows', () => {
     const rows = Array.from({ length: 100_000 }, (_, i) => `A-${i},some text for row ${i},more`).join('\n');
     const file = await csvFile(`reference,a,b\nA-x,"open,b\n${`${rows}\n`.repeat(10)}`);
     await expect(readSheet(file)).rejects.toThrow(
-      /row 2 \(line \d+\) is larger than 32 MB: a quote \("\) in it is probably never closed; check the quotes in that row/,
+      /row 2 \(line \d+\) is larger than 32 MB: a quote \("\) in it is probably never closed - check the quotes in that row/,
     );
   });
 
   it('refuses more than 1,000 columns', async () => {
     const headers = Array.from({ length: 1001 }, (_, i) => `c${i}`).join(',');
     await expect(openCsv(await csvFile(`${headers}\n`))).rejects.toThrow(
-      /the header row has 1001 columns; a payout sheet has at most 1000/,
+      /the header row has 1001 columns - a payout sheet has at most 1000/,
     );
   });
 

@@ -143,7 +143,7 @@ describe('loadColumnsMap', () => {
     const error = await rejection(loadColumnsMap(json));
     expect(error).toBeInstanceOf(UsageError);
     expect(error.message).toContain(
-      'unknown columns "routing" (for "A"), "accountNo" (for "C"); the columns are: reference, amount',
+      'unknown columns "routing" (for "A"), "accountNo" (for "C") - the columns are: reference, amount',
     );
   });
 

@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseCsv } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { SheetError } from '../../src/errors.js';
@@ -10,6 +12,7 @@ import {
   RESULT_COLUMNS,
   type ResultRecord,
   type ResultsWriter,
+  restoreFormula,
   resultsLayout,
 } from '../../src/sheet/results.js';
 import type { Cell, RawRow, SheetFormat } from '../../src/sheet/types.js';
@@ -52,6 +55,36 @@ describe('neutraliseFormula', () => {
       ['Ana Lopez', 'Ana Lopez'],
     ];
     for (const [input, output] of cases) expect(neutraliseFormula(input), JSON.stringify(input)).toBe(output);
+  });
+});
+
+describe('restoreFormula', () => {
+  it('gives back exactly what neutraliseFormula was given, and leaves other texts alone', () => {
+    const typed = [
+      '=1+1',
+      '-Foo',
+      '@x',
+      "'=1+1",
+      "''@x",
+      "'abc",
+      "'",
+      "'-12.50",
+      '-12.50',
+      'Ana',
+      '',
+      '\t=1',
+    ];
+    for (const text of typed)
+      expect(restoreFormula(neutraliseFormula(text)), JSON.stringify(text)).toBe(text);
+    const cases: [string, string][] = [
+      ["'=1+1", '=1+1'],
+      ["'-Foo", '-Foo'],
+      ["'abc", "'abc"],
+      ["'-12.50", "'-12.50"],
+      ["''=1", "'=1"],
+      ["'", "'"],
+    ];
+    for (const [input, output] of cases) expect(restoreFormula(input), JSON.stringify(input)).toBe(output);
   });
 });
 
@@ -125,14 +158,29 @@ describe('CSV results', () => {
       inputHeaders: ['reference', '=bad header'],
     });
     await writeAll(writer, [record([str('=1+1'), str('-12.50')], { errors: ['@evil message'] })]);
-    const { headers, rows } = await readSheet(out);
-    expect(headers.slice(0, 2)).toEqual(['reference', "'=bad header"]);
-    expect(rows[0]!.cells.map((c) => c.text).slice(0, 5)).toEqual([
-      "'=1+1",
-      '-12.50',
-      '2',
-      'valid',
-      "'@evil message",
+    const [headers, cells] = parseCsv(await readFile(out), { bom: true }) as string[][];
+    expect(headers!.slice(0, 2)).toEqual(['reference', "'=bad header"]);
+    expect(cells!.slice(0, 5)).toEqual(["'=1+1", '-12.50', '2', 'valid', "'@evil message"]);
+    // Fed back, the file gives what was typed (issue 8: the ' reached the service).
+    const back = await readSheet(out);
+    expect(back.headers.slice(0, 2)).toEqual(['reference', '=bad header']);
+    expect(back.rows[0]!.cells.map((c) => c.text).slice(0, 2)).toEqual(['=1+1', '-12.50']);
+  });
+
+  it('quotes every cell that holds a CR or an LF, so no reader splits the row', async () => {
+    const out = path.join(await tempDir(), 'r.csv');
+    const writer = await openResultsWriter({
+      path: out,
+      format: 'csv',
+      inputHeaders: ['reference', 'note', 'other'],
+      bom: false,
+    });
+    await writeAll(writer, [record([str('A-1'), str('paid\r=1+2'), str('two\nlines')])]);
+    const text = await readFile(out, 'utf8');
+    expect(text.split('\n')[1]).toBe('A-1,"paid\r=1+2","two');
+    const back = await readSheet(out);
+    expect(back.rows.map((r) => r.cells.slice(0, 3).map((c) => c.text))).toEqual([
+      ['A-1', 'paid\r=1+2', 'two\nlines'],
     ]);
   });
 
@@ -203,7 +251,7 @@ describe('XLSX results', () => {
       str('A-1'),
       num('12.5'),
       str('021000021'),
-      str("'=cmd|x"),
+      str('=cmd|x'),
       num('2'),
       str('valid'),
     ]);
@@ -250,6 +298,42 @@ describe('XLSX results', () => {
     expect(sheet.getCell(2, 2).value).toBe(12.5);
     expect(sheet.getCell(2, 5).value).toBe(2);
     expect(sheet.views[0]).toMatchObject({ state: 'frozen', ySplit: 1 });
+  });
+});
+
+describe.each<SheetFormat>(['csv', 'xlsx'])('%s results under backpressure', (format) => {
+  // Issue 8: validate writes a batch of rows, then awaits the last promise; a 'drain' listener
+  // per row flooded the terminal with MaxListenersExceededWarning from ~500 rows on.
+  it('waits for one drain however many rows ask, and Node warns of nothing', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const out = path.join(await tempDir(), `r.${format}`);
+      const writer = await openResultsWriter({ path: out, format, inputHeaders: ['reference', 'note'] });
+      // Random text: zipped XLSX output must grow as fast as CSV for the file to push back.
+      const note = str(randomBytes(1000).toString('hex'));
+      let waits = 0;
+      for (let batch = 0; batch < 8; batch++) {
+        const pending = new Set<Promise<void>>();
+        for (let i = 0; i < 500; i++) {
+          const wait = writer.write(
+            record([str(`A-${batch}-${i}`), note], { rowNumber: batch * 500 + i + 2 }),
+          );
+          if (wait) pending.add(wait);
+        }
+        waits += pending.size;
+        await Promise.all(pending);
+      }
+      await writer.commit();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+      // The same promise is handed out until the drain: at most one per batch.
+      expect(waits).toBeLessThanOrEqual(8);
+      expect((await readSheet(out)).rows).toHaveLength(4000);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });
 

@@ -103,7 +103,7 @@ describe('XLSX cell values (hand-built workbook)', () => {
           { text: '', kind: 'empty' },
           { text: '', kind: 'empty' },
         ],
-        ['cell C5 ("currency") holds the error value #N/A; correct the formula or type the value'],
+        ['cell C5 ("currency") holds the error value #N/A - correct the formula or type the value'],
       ],
     ]);
   });
@@ -114,7 +114,7 @@ describe('XLSX cell values (hand-built workbook)', () => {
     expect(notes.dialect).toEqual({ worksheet: 'Notes' });
     const file = fixture('parts-order.xlsx');
     await expect(openXlsx(file, { sheetName: 'March' })).rejects.toThrow(
-      `${file}: the workbook has no sheet named "March"; its sheets are "Payouts", "Notes"`,
+      `${file}: the workbook has no sheet named "March" - its sheets are "Payouts", "Notes"`,
     );
   });
 });
@@ -205,7 +205,7 @@ describe('XLSX written by exceljs', () => {
       sheet.getRow(1).values = Array.from({ length: 1200 }, (_, i) => `c${i}`);
     });
     await expect(openXlsx(file)).rejects.toThrow(
-      /the header row \(row 1\) has 1200 columns; a payout sheet has at most 1000/,
+      /the header row \(row 1\) has 1200 columns - a payout sheet has at most 1000/,
     );
   });
 

@@ -90,7 +90,7 @@ export function assertPayable(sandbox: Sandbox, recipient: Recipient): void {
   if (beneficiary !== undefined && beneficiary.deletedAt !== null) {
     throw new HttpError(
       422,
-      `Beneficiary ${recipient.beneficiaryId} of recipient ${recipient.id} has been deleted; nothing can be paid to it`,
+      `Beneficiary ${recipient.beneficiaryId} of recipient ${recipient.id} has been deleted - nothing can be paid to it`,
     );
   }
 }

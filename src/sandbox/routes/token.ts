@@ -26,7 +26,7 @@ function issueToken(request: RouteRequest, sandbox: Sandbox): Reply {
   const grantType = form.get('grant_type');
   if (grantType === undefined) return oauthError(400, 'invalid_request', 'Missing parameter: grant_type');
   if (grantType !== 'password' && grantType !== 'refresh_token') {
-    return oauthError(400, 'unsupported_grant_type', `Unsupported grant_type "${grantType}"; use password`);
+    return oauthError(400, 'unsupported_grant_type', `Unsupported grant_type "${grantType}" - use password`);
   }
   const clientId = form.get('client_id');
   if (

@@ -56,13 +56,13 @@ function createTransaction(request: AuthedRequest, sandbox: Sandbox): Reply {
   if (simulation.transactionId !== null) {
     throw new HttpError(
       422,
-      `${MESSAGES.simulationUsedPrefix}: simulation ${id} became transaction ${simulation.transactionId}; create a new simulation`,
+      `${MESSAGES.simulationUsedPrefix}: simulation ${id} became transaction ${simulation.transactionId} - create a new simulation`,
     );
   }
   if (request.now >= simulation.expiresAtMs) {
     throw new HttpError(
       422,
-      `${MESSAGES.simulationExpiredPrefix}: simulation ${id} expired at ${simulation.simulation.expiresAt}; create a new simulation`,
+      `${MESSAGES.simulationExpiredPrefix}: simulation ${id} expired at ${simulation.simulation.expiresAt} - create a new simulation`,
     );
   }
   const recipient = sandbox.state.recipients.get(simulation.simulation.recipientId);

@@ -1,0 +1,78 @@
+import { realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { resultsPathFor } from '../batch/paths.js';
+import { UsageError } from '../errors.js';
+import type { SheetFormat } from './types.js';
+
+/** The format a sheet is read in, by its extension (`openSheet` also checks its first bytes). */
+export function formatByExtension(sheetPath: string): SheetFormat {
+  const extension = path.extname(sheetPath).toLowerCase();
+  return extension === '.xlsx' || extension === '.xlsm' ? 'xlsx' : 'csv';
+}
+
+// CSV sheets may be .txt or .tsv; their results are CSV, so .csv fits too. An XLSX results file
+// is a plain workbook: .xlsm would make Excel refuse it (a macro workbook without macros).
+function extensionsFor(sheetPath: string, format: SheetFormat): string[] {
+  if (format === 'xlsx') return ['.xlsx'];
+  const own = path.extname(sheetPath).toLowerCase();
+  return own === '.txt' || own === '.tsv' ? ['.csv', own] : ['.csv'];
+}
+
+/**
+ * Refuses a results path that cannot be right (PRODUCT.md `--out`, issues 7 and 8): one whose
+ * extension is not the sheet's format (XLSX bytes in `x.csv`), or one that is the sheet itself,
+ * however it is spelled: relative, through a symbolic link, as a hard link, or in another case
+ * (a case-insensitive disk would write over the sheet). Throws UsageError (exit 2).
+ */
+export function checkResultsPath(sheetPath: string, outPath: string, format: SheetFormat): void {
+  const allowed = extensionsFor(sheetPath, format);
+  const extension = path.extname(outPath).toLowerCase();
+  if (!allowed.includes(extension)) {
+    const suggestion = `${outPath.slice(0, outPath.length - path.extname(outPath).length)}${allowed[0]}`;
+    throw new UsageError(
+      `--out ${quoted(outPath)} must end in ${allowed.join(' or ')}: the results file has the format of the sheet ${quoted(sheetPath)} (${format.toUpperCase()}) - use for example --out ${quoted(suggestion)}`,
+    );
+  }
+  if (isSameFile(sheetPath, outPath)) {
+    throw new UsageError(
+      `--out ${quoted(outPath)} is the sheet ${quoted(sheetPath)} itself: the results file is never written over the sheet - choose another --out, or leave it out for ${quoted(resultsPathFor(sheetPath, format))}`,
+    );
+  }
+}
+
+/** Whether two paths name one file, or would on a case-insensitive disk. */
+export function isSameFile(a: string, b: string): boolean {
+  const sheet = statOrUndefined(a);
+  const other = statOrUndefined(b);
+  // Hard links and symbolic links: one inode.
+  if (sheet && other && sheet.dev === other.dev && sheet.ino === other.ino) return true;
+  return canonical(a).toLowerCase() === canonical(b).toLowerCase();
+}
+
+// The real path of the file's folder (links resolved) and its own name, whether or not it exists.
+function canonical(file: string): string {
+  const absolute = path.resolve(file);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    try {
+      return path.join(realpathSync(path.dirname(absolute)), path.basename(absolute));
+    } catch {
+      return absolute;
+    }
+  }
+}
+
+function statOrUndefined(file: string): { dev: number; ino: number } | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+// Paths are quoted whole up to ~80 characters, then shortened in the middle with an ellipsis.
+function quoted(file: string): string {
+  const shown = file.length > 80 ? `${file.slice(0, 38)}...${file.slice(-39)}` : file;
+  return `"${shown}"`;
+}
