@@ -7,12 +7,14 @@ import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { ANSWER_LINE } from '../helpers/crash.js';
 import {
   duplicates,
   expectOnePaymentPerRow,
   paymentsOf,
   runAgainst,
   SANDBOX_ENV,
+  spawnCli,
   summaryOf,
   testDir,
   testSandbox,
@@ -256,5 +258,56 @@ describe('payouts run and the register', () => {
     expect(lines[1]).toContain(',finished,payouts.csv,12,submitted 12,0,');
     expect(lines[1]).toContain(summaryOf(ran).digest);
     expect(sb.ledger().requests.total).toBe(requests);
+  });
+
+  it('sends what it read and approved even when the sheet is replaced on disk during the run', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = path.join(dir, 'approved.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const validated = await runCli(['validate', sheet, '--json'], { env: {} });
+    const { digest } = summaryOf(validated);
+    const run = spawnCli([
+      'run',
+      sheet,
+      '--base-url',
+      sb.url,
+      '--approve',
+      digest,
+      '--json',
+      '--rate',
+      '20',
+      '--concurrency',
+      '1',
+      '--log-format',
+      'json',
+      '--log-level',
+      'debug',
+    ]);
+    expect(await run.whenLines(ANSWER_LINE, 4)).toBe(true);
+    // Replaced: every amount 9999.00, and a row nobody approved.
+    const rows = sampleRows();
+    await writeSheet(sheet, [
+      ...rows.map((r) => ({ ...r, amount: '9999.00' })),
+      { ...rows[0]!, reference: 'NOT-APPROVED', amount: '9999.00' },
+    ]);
+    const exit = await run.exited;
+    expect(exit.code, exit.stderr.slice(-2000)).toBe(0);
+    await expectOnePaymentPerRow(sb, rows);
+    const results = await readCsv(summaryOf({ code: 0, stdout: exit.stdout, stderr: '' }).results);
+    expect(results.map((r) => [r['reference'], r['amount'], r['result.status']])).toEqual(
+      rows.map((r) => [r['reference'], r['amount'], 'submitted']),
+    );
+  });
+
+  it('refuses --out that is the sheet itself (exit 2), before anything is sent', async () => {
+    const sb = await testSandbox();
+    const sheet = path.join(await testDir(), 'payouts.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const before = await readFile(sheet, 'utf8');
+    const result = await runAgainst(sb, sheet, ['--out', sheet]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(sb.ledger().requests.total).toBe(0);
+    expect(await readFile(sheet, 'utf8')).toBe(before);
   });
 });
