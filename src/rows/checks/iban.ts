@@ -53,7 +53,7 @@ export function hasValidIbanChecksum(iban: string): boolean {
  * is one of the SWIFT IBAN Registry (iban-registry.ts names the release; ibantools also knows
  * countries outside it, issue 8), the length and BBAN structure are the registry's, the
  * mod-97 check digits hold, and so does the national check digit where the country has one
- * (ibantools' per-country checks: BE, ES, FR, NO, PL...). Electronic format only: no spaces.
+ * (ibantools' checks for 17 countries: BE, ES, FR, NO, PL...). Electronic format only: no spaces.
  */
 export function isValidIban(text: string): boolean {
   if (!IBAN_PATTERN.test(text)) return false;
