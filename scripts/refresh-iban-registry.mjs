@@ -7,7 +7,8 @@
  *   npx biome check --write src/rows/checks/iban-registry.ts
  *
  * Input: the registry's TXT file (https://www.swift.com/standards/data-standards/iban, tab
- * separated, one row per data element, one column per country; Windows-1252), or a file in
+ * separated, one row per data element, one column per country; UTF-8 or Windows-1252; some
+ * cells quoted over several lines; some lengths written "28!n"), or a file in
  * python-stdnum's iban.dat form (`CC country="..." bban="4!n4!n12!c"`, generated from it).
  * Only the IBAN country codes and BBAN structures are kept: the territories a country code
  * covers (GF, GP, AX, IM...) use that country's code in their IBANs and are not IBAN countries.
@@ -15,6 +16,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'rows', 'checks', 'iban-registry.ts');
 const STRUCTURE = /^([0-9]+![nac])+$/;
@@ -40,16 +42,27 @@ if (!release || !/^[0-9]+$/.test(release)) usage('--release N (the registry rele
 if (!source) usage('--source is required: name where the file was downloaded from');
 if (!file) usage('give the registry file');
 
-const text = readFileSync(file, 'latin1');
+const bytes = readFileSync(file);
+let text;
+try {
+  text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+} catch {
+  text = bytes.toString('latin1');
+}
 /** @type {Map<string, string>} country code -> BBAN structure */
 const countries = new Map();
 if (/^[A-Z]{2} .*bban="/m.test(text)) {
   for (const match of text.matchAll(/^([A-Z]{2}) .*bban="([^"]+)"/gm)) countries.set(match[1], match[2]);
 } else {
   const rows = new Map();
-  for (const line of text.split(/\r?\n/)) {
-    const cells = line.split('\t').map((cell) => cell.trim().replace(/^"|"$/g, '').trim());
-    if (cells[0] && !rows.has(cells[0])) rows.set(cells[0], cells.slice(1));
+  const records = parse(text, { delimiter: '\t', bom: true, relax_quotes: true, relax_column_count: true });
+  for (const cells of records) {
+    const label = String(cells[0] ?? '').trim();
+    if (label && !rows.has(label))
+      rows.set(
+        label,
+        cells.slice(1).map((cell) => String(cell).trim()),
+      );
   }
   const codes = rows.get('IBAN prefix country code (ISO 3166)');
   const structures = rows.get('BBAN structure');
@@ -58,10 +71,12 @@ if (/^[A-Z]{2} .*bban="/m.test(text)) {
     usage(`${file}: not the registry TXT (its data element rows are missing)`);
   codes.forEach((code, i) => {
     if (!/^[A-Z]{2}$/.test(code)) return;
-    const structure = structures[i].replace(/\s+/g, '');
+    const structure = (structures[i] ?? '').replace(/\s+/g, '');
     const length = 4 + [...structure.matchAll(/([0-9]+)!/g)].reduce((sum, m) => sum + Number(m[1]), 0);
-    if (String(length) !== lengths[i])
+    // The registry writes some lengths as "28!n".
+    if (length !== Number.parseInt(lengths[i] ?? '', 10)) {
       usage(`${code}: BBAN structure ${structure} does not add up to IBAN length ${lengths[i]}`);
+    }
     countries.set(code, structure);
   });
 }
