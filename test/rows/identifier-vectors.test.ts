@@ -39,8 +39,8 @@ describe.each([
   ['routing-numbers.tsv', 'WIRE', 'routingNumber', 2314],
   ['ibans.tsv', 'SWIFT', 'iban', 1439],
   ['bics.tsv', 'SWIFT', 'swiftCode', 415],
-  ['clabes.tsv', 'SPEI', 'clabe', 14],
-  ['document-numbers.tsv', 'PIX', 'documentNumber', 39],
+  ['clabes.tsv', 'SPEI', 'clabe', 16],
+  ['document-numbers.tsv', 'PIX', 'documentNumber', 41],
 ] as const)('%s on %s %s', (file, rail, field, count) => {
   const all = vectors(file);
 
