@@ -38,7 +38,7 @@ describe.each([
   ['routing-numbers.tsv', 'ACH', 'routingNumber', 2314],
   ['routing-numbers.tsv', 'WIRE', 'routingNumber', 2314],
   ['ibans.tsv', 'SWIFT', 'iban', 1439],
-  ['bics.tsv', 'SWIFT', 'swiftCode', 415],
+  ['bics.tsv', 'SWIFT', 'swiftCode', 425],
   ['clabes.tsv', 'SPEI', 'clabe', 16],
   ['document-numbers.tsv', 'PIX', 'documentNumber', 41],
 ] as const)('%s on %s %s', (file, rail, field, count) => {
