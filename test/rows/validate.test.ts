@@ -724,6 +724,26 @@ describe('validateRecipient: rail details', () => {
     }
   });
 
+  // Issue 8: in the Federal Reserve's directory, outside the routing-symbol table.
+  it.each(['154000008', '155000007'])(
+    'ACH, WIRE and SWIFT accept the Treasury routing number %s',
+    (routing) => {
+      for (const rail of ['ACH', 'WIRE', 'SWIFT'] as const) {
+        expect(validateRecipient(details(rail, (d) => (d['routingNumber'] = routing)))).toEqual([]);
+      }
+    },
+  );
+
+  // Issue 8: SPEC.md 7.2 "iban is invalid" means not in the IBAN directory (the SWIFT registry).
+  it.each(['DZ580002100001113000000570', 'GF4120041010050500013M02606', 'CI93CI0080111301134291200589'])(
+    'SWIFT iban %s of a country outside the IBAN registry: iban is invalid',
+    (iban) => {
+      expect(validateRecipient(details('SWIFT', (d) => (d['iban'] = iban)))).toEqual([
+        { path: 'details.iban', message: 'iban is invalid' },
+      ]);
+    },
+  );
+
   it.each(['Checking', 'Savings', 'GeneralLedger', 'Loan'])(
     'ACH accountType %s is accepted',
     (accountType) => {
