@@ -27,6 +27,11 @@
 // time of each client process is reported beside it. Requests per row are counted by the
 // sandbox too (token and shared beneficiaries included).
 //
+// (d)  recurring payees (issue 7): sandbox --rate-limit 200; month 1 pays the sheet, month 2
+//      pays the same payees under new references with the same register, which remembers the
+//      beneficiaries and recipients it created: requests per row and rows/s of each month.
+//      Target: month 2 at ≤ 2.2 requests per row (a simulation and a transaction).
+//
 // Knobs: BENCH_RUN_ROWS (default 1,000), BENCH_NEWMAN_ROWS (default 100).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -49,6 +54,7 @@ const RATE_TARGET = 0.95;
 const LATENCY_MS = 50;
 const CONCURRENCY = 16;
 const LATENCY_TARGET = 0.8;
+const RECURRING_TARGET = 2.2;
 /** `--rate` must be a positive number: this one never binds (the client bucket holds 10,000). */
 const NO_CLIENT_LIMIT = 100_000;
 const SEED = 1;
@@ -166,26 +172,32 @@ async function runClient(args, env = {}) {
 }
 
 /** What the sandbox saw: accepted requests, 429s and rows over the window of its records. */
-async function ledgerFigures(url, rows) {
+async function ledgerFigures(url, rows, before = { total: 0, rateLimited: 0, transactions: 0, since: 0 }) {
   const response = await fetch(`${url}/_sandbox/ledger`);
   if (!response.ok) throw new Error(`GET /_sandbox/ledger answered ${response.status}`);
   const ledger = await response.json();
   const { requests } = ledger;
   const transactions = ledger.transactions.filter((t) => t.status !== 'FAILED').length;
-  if (ledger.transactions.length !== rows || transactions !== rows) {
+  if (
+    ledger.transactions.length !== before.transactions + rows ||
+    transactions !== before.transactions + rows
+  ) {
     throw new Error(
-      `the ledger holds ${ledger.transactions.length} transactions (${transactions} not failed), expected ${rows}`,
+      `the ledger holds ${ledger.transactions.length} transactions (${transactions} not failed), expected ${before.transactions + rows}`,
     );
   }
+  // Records of this case only: those created since `before.since` (an earlier month's are older).
+  const created = (record) => Date.parse(record.createdAt);
   let first = Number.POSITIVE_INFINITY;
   for (const kind of ['beneficiaries', 'recipients', 'simulations', 'transactions']) {
-    for (const record of ledger[kind]) first = Math.min(first, Date.parse(record.createdAt));
+    for (const record of ledger[kind])
+      if (created(record) >= before.since) first = Math.min(first, created(record));
   }
   let last = Number.NEGATIVE_INFINITY;
-  for (const t of ledger.transactions) last = Math.max(last, Date.parse(t.createdAt));
+  for (const t of ledger.transactions) last = Math.max(last, created(t));
   const windowSeconds = (last - first) / 1000;
-  const rateLimited = requests.injected.rateLimited;
-  const accepted = requests.total - rateLimited;
+  const rateLimited = requests.injected.rateLimited - before.rateLimited;
+  const accepted = requests.total - before.total - rateLimited;
   const unexpected = Object.entries(requests.byStatus).filter(([status]) => !/^(200|201|429)$/.test(status));
   if (unexpected.length > 0) throw new Error(`unexpected answers: ${JSON.stringify(requests.byStatus)}`);
   return {
@@ -197,30 +209,46 @@ async function ledgerFigures(url, rows) {
     acceptedPerSecond: Number((accepted / windowSeconds).toFixed(1)),
     rowsPerSecond: Number((rows / windowSeconds).toFixed(2)),
     byRoute: requests.byRoute,
+    totals: {
+      total: requests.total,
+      rateLimited: requests.injected.rateLimited,
+      transactions: ledger.transactions.length,
+      since: last + 1,
+    },
   };
 }
 
 /** One `payouts run` of `sheet` against a fresh sandbox started with `sandboxFlags`. */
 async function payoutsCase(name, sheet, rows, sandboxFlags, runFlags) {
-  const checkpoint = path.join(outDir, `run-bench-${name}.checkpoint.jsonl`);
-  const out = path.join(outDir, `run-bench-${name}.results.csv`);
-  await rm(checkpoint, { force: true });
-  await rm(out, { force: true });
+  const register = path.join(outDir, `run-bench-${name}.register.db`);
+  await removeRegister(register);
   const sandbox = await startSandbox(sandboxFlags);
   try {
+    return {
+      sandbox: sandboxFlags.join(' '),
+      ...(await payoutsRun(name, sheet, rows, sandbox, runFlags, register)),
+    };
+  } finally {
+    await sandbox.stop();
+    await removeRegister(register);
+  }
+}
+
+/** One `payouts run` of `sheet` against a running sandbox, with the given register. */
+async function payoutsRun(name, sheet, rows, sandbox, runFlags, register, before) {
+  const out = path.join(outDir, `run-bench-${name}.results.csv`);
+  await rm(out, { force: true });
+  try {
     const args = [cli, 'run', sheet, '--base-url', sandbox.url, '--json', '--log-format', 'json'];
-    const run = await runClient(
-      [...args, '--checkpoint', checkpoint, '--out', out, ...runFlags],
-      CREDENTIALS,
-    );
+    const run = await runClient([...args, '--register', register, '--out', out, ...runFlags], CREDENTIALS);
     if (run.code !== 0) throw new Error(`payouts run (${name}) exited ${run.code}: ${run.stderr}`);
     const { statuses } = JSON.parse(run.stdout.trim().split('\n').at(-1));
     const sent = (statuses.submitted ?? 0) + (statuses.completed ?? 0);
     if (sent !== rows)
       throw new Error(`payouts run (${name}) sent ${sent} of ${rows} rows: ${JSON.stringify(statuses)}`);
-    const figures = await ledgerFigures(sandbox.url, rows);
+    const figures = await ledgerFigures(sandbox.url, rows, before);
     return {
-      sandbox: sandboxFlags.join(' '),
+      sandboxUrl: sandbox.url,
       payouts: runFlags.join(' '),
       ...figures,
       wallSeconds: Number(run.seconds.toFixed(2)),
@@ -228,9 +256,34 @@ async function payoutsCase(name, sheet, rows, sandboxFlags, runFlags) {
       statuses,
     };
   } finally {
-    await sandbox.stop();
-    await rm(checkpoint, { force: true });
     await rm(out, { force: true });
+  }
+}
+
+async function removeRegister(register) {
+  for (const suffix of ['', '-wal', '-shm']) await rm(`${register}${suffix}`, { force: true });
+}
+
+/**
+ * (d) The same payees two months running against one sandbox and one register: the second
+ * month reuses the beneficiaries and recipients the first created.
+ */
+async function recurringCase(rows) {
+  const register = path.join(outDir, 'run-bench-recurring.register.db');
+  const months = ['2026-10', '2026-11'].map((month) => path.join(outDir, `run-bench-${month}.csv`));
+  await removeRegister(register);
+  await writeSheet(months[0], rows, { prefix: 'OCT' });
+  await writeSheet(months[1], rows, { prefix: 'NOV' });
+  const sandbox = await startSandbox(['--rate-limit', String(RATE_LIMIT)]);
+  const flags = ['--rate', String(RATE_LIMIT), '--concurrency', String(CONCURRENCY)];
+  try {
+    const first = await payoutsRun('recurring-1', months[0], rows, sandbox, flags, register);
+    const second = await payoutsRun('recurring-2', months[1], rows, sandbox, flags, register, first.totals);
+    return { first, second };
+  } finally {
+    await sandbox.stop();
+    await removeRegister(register);
+    for (const file of months) await rm(file, { force: true });
   }
 }
 
@@ -286,7 +339,7 @@ const PAYEE_COLUMNS = new Map([
  * an unquoted cell that looks like a number into a number (routing 021000021 becomes 21000021,
  * amount 10.00 becomes 10) and leaves a quoted one as text.
  */
-async function writeSheet(file, rows, { quoted = false } = {}) {
+async function writeSheet(file, rows, { quoted = false, prefix } = {}) {
   const cell = (c) => (quoted || /[",\r\n]/.test(c) ? `"${c.replaceAll('"', '""')}"` : c);
   const line = (cells) => `${cells.map(cell).join(',')}\r\n`;
   const out = createWriteStream(file);
@@ -294,6 +347,7 @@ async function writeSheet(file, rows, { quoted = false } = {}) {
   for (let i = 0; i < rows; i += 1) {
     const cells = benchRow(i);
     for (const [column, value] of PAYEE_COLUMNS) cells[COLUMNS.indexOf(column)] = value(i);
+    if (prefix) cells[COLUMNS.indexOf('reference')] = `${prefix}-${String(i).padStart(8, '0')}`;
     buffer += line(cells);
     if (buffer.length > 1 << 16) {
       if (!out.write(buffer)) await once(out, 'drain');
@@ -384,6 +438,20 @@ export async function runSection(results) {
       `     the same ${fmt(newmanRows)} rows, payouts --concurrency 1: ${fmt(seq.rowsPerSecond, 2)} rows/s ` +
         `(wall ${fmt(seq.rowsPerSecondWall, 2)}), ${fmt(seq.requestsPerRow, 2)} requests/row; ` +
         `payouts --concurrency 1 ÷ newman = ${seqRatio.toFixed(2)}×`,
+    );
+    const recurring = await recurringCase(rows);
+    run.recurring = { ...recurring, target: RECURRING_TARGET };
+    for (const [label, month] of [
+      ['(d) month 1 (new payees)', recurring.first],
+      ['(d) month 2 (the same payees)', recurring.second],
+    ]) {
+      console.log(
+        `${label}: sandbox --rate-limit ${RATE_LIMIT}, ${fmt(rows)} rows: ${fmt(month.requestsPerRow, 2)} requests/row, ` +
+          `${fmt(month.rowsPerSecond, 1)} rows/s, ${fmt(month.acceptedPerSecond, 1)} requests/s accepted`,
+      );
+    }
+    console.log(
+      `    month 2 requests/row ${recurring.second.requestsPerRow.toFixed(2)} (target ≤ ${RECURRING_TARGET}) ${verdict(recurring.second.requestsPerRow <= RECURRING_TARGET)}`,
     );
   } finally {
     for (const file of [sheet, prefix, prefixQuoted]) await rm(file, { force: true });
