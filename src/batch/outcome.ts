@@ -3,7 +3,15 @@
  * nothing was paid, `unknown` when the transaction may have taken effect, `skipped` when it was
  * never sent. Pure: the decision lives here so that it is table-tested on its own (issue 9).
  */
-import { NetworkError, PayoutsError, RateLimitError, ServiceError } from '../errors.js';
+import { MESSAGES } from '../api/contract.js';
+import {
+  InterruptedError,
+  NetworkError,
+  PayoutsError,
+  RateLimitError,
+  ServiceError,
+  ServiceUnavailableError,
+} from '../errors.js';
 
 /** A step that failed: the row's status and the messages for the results file. */
 export class StepFailure extends Error {
@@ -18,7 +26,13 @@ export class StepFailure extends Error {
 export const notSentInterrupted =
   'not sent: the run was interrupted before this row was paid; run again to send it';
 
-/** How a failed transaction request ends the row: unknown when it may have taken effect. */
+/** A row the run did not send because the service's outage outlasted --max-outage (issue 9). */
+export const notSentUnavailable = 'not sent: the service was unavailable; run again to resume';
+
+/**
+ * How a failed transaction request ends the row: unknown when any of its attempts may have
+ * taken effect, unless the last answer proves nothing was created (issue 9, item 2).
+ */
 export function transactionFailure(error: unknown): StepFailure {
   if (error instanceof ServiceError && error.status < 300) {
     return new StepFailure('unknown', [
@@ -35,7 +49,37 @@ export function transactionFailure(error: unknown): StepFailure {
       `the connection was lost while the transaction was being sent (${error.errorCode}), so it may have been paid; run again with --retry-unknown to re-send it with the same Idempotency-Key`,
     ]);
   }
+  if (error instanceof PayoutsError && error.inDoubt !== undefined && !provesNothingCreated(error)) {
+    return new StepFailure('unknown', [
+      `an earlier attempt of the transaction request got ${doubtText(error.inDoubt)} and may have taken effect, then ${lastAttemptText(error)}; run again with --retry-unknown to re-send it with the same Idempotency-Key`,
+    ]);
+  }
   return asStepFailure(error);
+}
+
+/**
+ * A 4xx to a keyed request proves that no earlier attempt created anything: the service replays
+ * a created transaction's 2xx for its key and releases the key on a 4xx
+ * (docs/api-assumptions.md "Idempotency"). Not so for 409 (the first attempt is still in
+ * progress) or the 422 of a key bound to another request.
+ */
+function provesNothingCreated(error: PayoutsError): boolean {
+  if (!(error instanceof ServiceError) || error.status < 400 || error.status >= 500) return false;
+  if (error.status === 409) return false;
+  return !error.serviceErrors.some((m) => m.startsWith(MESSAGES.idempotencyConflictPrefix));
+}
+
+function doubtText(inDoubt: string): string {
+  return /^\d+$/.test(inDoubt) ? `the answer ${inDoubt}` : `no answer (${inDoubt})`;
+}
+
+function lastAttemptText(error: PayoutsError): string {
+  if (error instanceof ServiceUnavailableError) return 'the service stayed unavailable';
+  if (error instanceof InterruptedError) return 'the run was stopped';
+  if (error instanceof RateLimitError) return 'the service kept answering 429 Too Many Requests';
+  if (error instanceof NetworkError) return `the service could not be reached (${error.errorCode})`;
+  if (error instanceof ServiceError) return `the service answered ${error.status}`;
+  return 'the request failed';
 }
 
 /**
@@ -68,6 +112,7 @@ export function asStepFailure(error: unknown): StepFailure {
         : `not sent: the service could not be reached (${error.errorCode}); nothing was paid for this row, run again to retry`,
     ]);
   }
+  if (error instanceof ServiceUnavailableError) return new StepFailure('skipped', [notSentUnavailable]);
   if (error instanceof PayoutsError && error.code === 'INTERRUPTED')
     return new StepFailure('skipped', [notSentInterrupted]);
   throw error;

@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
+import { MESSAGES } from '../../src/api/contract.js';
 import {
   asStepFailure,
   notSentInterrupted,
   StepFailure,
   transactionFailure,
 } from '../../src/batch/outcome.js';
-import { AuthError, InterruptedError, NetworkError, RateLimitError, ServiceError } from '../../src/errors.js';
+import {
+  AuthError,
+  InterruptedError,
+  NetworkError,
+  RateLimitError,
+  ServiceError,
+  ServiceUnavailableError,
+} from '../../src/errors.js';
 
 const where = { method: 'POST', path: '/v1/transactions' };
 const service = (status: number, requestId?: string, serviceErrors?: string[]) =>
@@ -52,6 +60,59 @@ describe('transactionFailure', () => {
       'not sent: the service kept answering 429 Too Many Requests; nothing was paid, run again later (or lower --rate)',
     ],
     ['interrupted before sending', new InterruptedError('stopped'), 'skipped', notSentInterrupted],
+    [
+      'the service gave out before the first attempt',
+      new ServiceUnavailableError('down'),
+      'skipped',
+      'not sent: the service was unavailable; run again to resume',
+    ],
+    // Issue 9, item 2: the most severe attempt decides.
+    [
+      'interrupted in the backoff after a cut attempt',
+      new InterruptedError('stopped', { inDoubt: 'ECONNRESET' }),
+      'unknown',
+      'an earlier attempt of the transaction request got no answer (ECONNRESET) and may have taken effect, then the run was stopped; run again with --retry-unknown to re-send it with the same Idempotency-Key',
+    ],
+    [
+      'kept answering 429 after a 502',
+      new RateLimitError('429', { ...where, inDoubt: '502' }),
+      'unknown',
+      'an earlier attempt of the transaction request got the answer 502 and may have taken effect, then the service kept answering 429 Too Many Requests; run again with --retry-unknown to re-send it with the same Idempotency-Key',
+    ],
+    [
+      'the outage outlasted --max-outage after a cut attempt',
+      new ServiceUnavailableError('down', { inDoubt: 'UND_ERR_SOCKET' }),
+      'unknown',
+      'an earlier attempt of the transaction request got no answer (UND_ERR_SOCKET) and may have taken effect, then the service stayed unavailable; run again with --retry-unknown to re-send it with the same Idempotency-Key',
+    ],
+    [
+      'still in progress (409) after a cut attempt',
+      new ServiceError({ ...where, status: 409, serviceMessage: 'in progress', inDoubt: 'ECONNRESET' }),
+      'unknown',
+      'an earlier attempt of the transaction request got no answer (ECONNRESET) and may have taken effect, then the service answered 409; run again with --retry-unknown to re-send it with the same Idempotency-Key',
+    ],
+    [
+      'key bound to another request (422) after a cut attempt',
+      new ServiceError({
+        ...where,
+        status: 422,
+        serviceMessage: `${MESSAGES.idempotencyConflictPrefix}: send a new key`,
+        inDoubt: 'ECONNRESET',
+      }),
+      'unknown',
+      'an earlier attempt of the transaction request got no answer (ECONNRESET) and may have taken effect, then the service answered 422; run again with --retry-unknown to re-send it with the same Idempotency-Key',
+    ],
+    [
+      'a refusal (400) after a cut attempt: the key was not used, nothing was created',
+      new ServiceError({
+        ...where,
+        status: 400,
+        serviceMessage: 'Insufficient balance',
+        inDoubt: 'ECONNRESET',
+      }),
+      'failed',
+      'Insufficient balance',
+    ],
   ];
   it.each(cases)('%s', (_name, error, status, message) => {
     const failure = transactionFailure(error);
