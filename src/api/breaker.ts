@@ -53,6 +53,7 @@ export class CircuitBreaker {
   private outageSince: number | undefined;
   private openUntil = 0;
   private pauseMs: number;
+  private readonly givingUp = new AbortController();
 
   constructor(options: CircuitBreakerOptions = {}) {
     const { clock, sleep, onChange, ...settings } = options;
@@ -70,6 +71,11 @@ export class CircuitBreaker {
   /** True once an outage outlasted `maxOutageMs`: nothing more is sent. */
   get gaveUp(): boolean {
     return this.current === 'gave-up';
+  }
+
+  /** Aborts when the breaker gives up: backoffs end then instead of sleeping it out. */
+  get gaveUpSignal(): AbortSignal {
+    return this.givingUp.signal;
   }
 
   /** Failed attempts in a row, across all requests, since the last answer that was not one. */
@@ -149,6 +155,7 @@ export class CircuitBreaker {
 
   private change(state: BreakerState, now: number): void {
     this.current = state;
+    if (state === 'gave-up') this.givingUp.abort(this.unavailable());
     this.onChange?.(state, { failures: this.failures, outageMs: now - (this.outageSince ?? now) });
   }
 

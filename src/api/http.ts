@@ -446,10 +446,12 @@ export class HttpClient {
       return await fn();
     } catch (err) {
       if (signal?.aborted) throw stopped();
-      if (err instanceof ServiceUnavailableError) {
-        throw new ServiceUnavailableError(`${options.method} ${options.path} was not sent: ${err.message}`, {
+      const unavailable = this.breaker?.gaveUp ? this.breaker.gaveUpSignal.reason : undefined;
+      if (err instanceof ServiceUnavailableError || unavailable instanceof ServiceUnavailableError) {
+        const why = err instanceof ServiceUnavailableError ? err : (unavailable as ServiceUnavailableError);
+        throw new ServiceUnavailableError(`${options.method} ${options.path} was not sent: ${why.message}`, {
           inDoubt,
-          cause: err,
+          cause: why,
         });
       }
       throw err;
@@ -469,7 +471,9 @@ export class HttpClient {
       { method: options.method, path: options.path, ...what, attempt, delayMs },
       'retrying request',
     );
-    await this.wait(() => this.sleep(delayMs, signal), options, signal, inDoubt);
+    // A breaker that gives up ends the backoff too: the request then fails at once.
+    const ends = anySignal(signal, this.breaker?.gaveUpSignal);
+    await this.wait(() => this.sleep(delayMs, ends), options, signal, inDoubt);
   }
 
   /** A 429 pauses every request, not just this one (STYLE.md, octokit plugin-throttling). */

@@ -14,6 +14,7 @@ import { GuardError } from '../errors.js';
 import type { SheetFormat } from '../sheet/types.js';
 import { BatchDigest } from './digest.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
+import { notSentUnavailable } from './outcome.js';
 import { checkpointPathFor } from './paths.js';
 import { openResultsFor, type PreparedRow, prepareSheet, type SheetOptions } from './prepare.js';
 import { type RowResult, RowSteps } from './row-steps.js';
@@ -45,8 +46,10 @@ export interface RunOptions extends SheetOptions {
   /** Webhook events recorded by `payouts webhooks listen --events FILE`: confirm outcomes. */
   eventsFile?: string;
   logger: Logger;
-  /** Aborted on SIGINT/SIGTERM: stop taking rows, finish those under way, write results. */
+  /** Aborted on SIGINT/SIGTERM/SIGHUP: stop taking rows, finish those under way, write results. */
   signal?: AbortSignal;
+  /** `--max-outage S`: how long an outage of the service is waited through (breaker.ts). */
+  maxOutageSeconds?: number;
   /** Progress as rows finish: done of total valid rows. */
   onProgress?: (done: number, total: number) => void;
   /** Replaces the client (tests); by default one is built from `connection`. */
@@ -64,6 +67,8 @@ export interface RunReport {
   unknownColumns: string[];
   samples: RowSample[];
   interrupted: boolean;
+  /** The service stayed unavailable past --max-outage: rows not sent are `skipped` (exit 6). */
+  unavailable: boolean;
 }
 
 /**
@@ -101,9 +106,13 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         rate: options.rate,
         concurrency: options.concurrency,
         logger,
+        stopSignal: signal,
+        ...(options.maxOutageSeconds === undefined
+          ? {}
+          : { breaker: { maxOutageMs: options.maxOutageSeconds * 1000 } }),
       });
     // Credentials first: refused ones end the run (exit 3) before any row is touched.
-    await client.tokens.getToken();
+    await client.tokens.getToken(signal);
 
     const steps = new RowSteps({
       client,
@@ -115,24 +124,36 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       signal,
     });
     // Pass 2: send, at most `concurrency` rows in flight, fed from the sheet stream.
-    const { results, fatal } = await sendRows(options, steps, checked.validRows, signal);
+    const breaker = client.breaker;
+    const { results, fatal } = await sendRows(
+      options,
+      steps,
+      checked.validRows,
+      signal,
+      () => breaker.gaveUp,
+    );
+    const unavailable = breaker.gaveUp;
     if (fatal) {
       // The run cannot go on; the rows that were sent are written down before it ends.
       await journal.flush();
       await writeResults(options, results, { stoppedBy: fatal, journal });
       throw fatal;
     }
-    if (options.eventsFile) {
+    if (options.eventsFile && !unavailable) {
       const confirmed = await applyWebhookOutcomes(options.eventsFile, journal, results);
       logger.info({ events: options.eventsFile, confirmed }, 'webhook outcomes applied');
     }
-    if (options.waitSeconds && !signal.aborted) {
+    if (options.waitSeconds && !signal.aborted && !unavailable) {
       await awaitOutcomes(client, journal, results, { seconds: options.waitSeconds, logger, signal });
     }
     await journal.flush();
 
     // Pass 3: the results file, in sheet order, from the row outcomes.
-    const written = await writeResults(options, results, { interrupted: signal.aborted, journal });
+    const written = await writeResults(options, results, {
+      interrupted: signal.aborted,
+      unavailable,
+      journal,
+    });
     return {
       sheetPath: options.sheetPath,
       format: written.format,
@@ -144,6 +165,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       unknownColumns: written.unknownColumns,
       samples: written.samples,
       interrupted: signal.aborted,
+      unavailable,
     };
   } finally {
     await journal?.close();
@@ -183,6 +205,7 @@ async function sendRows(
   steps: RowSteps,
   total: number,
   signal: AbortSignal,
+  unavailable: () => boolean,
 ): Promise<{ results: Map<string, SentRow>; fatal?: unknown }> {
   const prepared = await prepareSheet(options);
   const results = new Map<string, SentRow>();
@@ -191,7 +214,8 @@ async function sendRows(
   let fatal: { error: unknown } | undefined;
   let done = 0;
   for await (const row of prepared.rows) {
-    if (signal.aborted || fatal) break;
+    // An outage past --max-outage stops the feeding too: rows under way settle, the rest wait.
+    if (signal.aborted || fatal || unavailable()) break;
     if (row.issues.length > 0) continue;
     const task = limit(async () => {
       if (fatal) return;
@@ -229,6 +253,8 @@ const interruptedResult: RowResult = {
 interface StopReason {
   /** SIGINT/SIGTERM: rows not reached were not sent. */
   interrupted?: boolean;
+  /** The service stayed unavailable past --max-outage: rows not reached were not sent. */
+  unavailable?: boolean;
   /** An error that ended the run early. */
   stoppedBy?: unknown;
   journal: Journal;
@@ -253,6 +279,7 @@ function unfinishedResult(reference: string, stop: StopReason): RowResult {
       errors: [`not sent: the run stopped (${why}) before this row was paid; run again to send it`],
     };
   }
+  if (stop.unavailable) return { status: 'skipped', errors: [notSentUnavailable] };
   return stop.interrupted ? interruptedResult : missingResult;
 }
 
