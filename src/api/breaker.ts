@@ -78,6 +78,11 @@ export class CircuitBreaker {
     return this.givingUp.signal;
   }
 
+  /** The longest backoff of a request kept going by an outage: the breaker paces it after. */
+  get outageBackoffMs(): number {
+    return this.settings.openMs;
+  }
+
   /** Failed attempts in a row, across all requests, since the last answer that was not one. */
   get consecutiveFailures(): number {
     return this.failures;

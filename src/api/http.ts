@@ -260,8 +260,9 @@ export class HttpClient {
         const retry = { ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, errorCode };
         const earlier = inDoubt;
         if (mayHaveTakenEffect) inDoubt ??= errorCode;
-        if (!aborted && this.retries(retry, attempt)) {
-          await this.backoff(options, signal, inDoubt, failures, { errorCode });
+        const again = aborted ? false : this.retries(retry, attempt);
+        if (again) {
+          await this.backoff(options, signal, inDoubt, failures, { errorCode, outage: again === 'outage' });
           continue;
         }
         const effect = mayHaveTakenEffect
@@ -346,8 +347,16 @@ export class HttpClient {
       // A 5xx may come from a service that acted and then failed to answer (SPEC.md 7.1, 500).
       if (status >= 500) inDoubt ??= String(status);
       const retry = { ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, status };
-      if (!tooLong && this.retries(retry, attempt)) {
-        await this.backoff(options, signal, inDoubt, failures, { status, requestId }, retryAfterMs);
+      const again = tooLong ? false : this.retries(retry, attempt);
+      if (again) {
+        await this.backoff(
+          options,
+          signal,
+          inDoubt,
+          failures,
+          { status, requestId, outage: again === 'outage' },
+          retryAfterMs,
+        );
         continue;
       }
       throw toServiceError(attempt, { method, path, requestId, attempts, inDoubt: earlier });
@@ -356,12 +365,13 @@ export class HttpClient {
 
   /**
    * Whether to try again: per retry.ts, or, past the attempt budget, while the breaker sees the
-   * same failure everywhere (an outage: the breaker, not each request, decides when to give up).
+   * same failure everywhere ('outage': the breaker, not each request, decides when to give up).
    */
-  private retries(question: RetryQuestion, attempt: Attempt): boolean {
-    if (shouldRetry(question)) return true;
+  private retries(question: RetryQuestion, attempt: Attempt): 'retry' | 'outage' | false {
+    if (shouldRetry(question)) return 'retry';
     if (!this.breaker || verdictOf(attempt) !== 'failure') return false;
-    return shouldRetry({ ...question, attempt: 1 }) && this.breaker.sharesOutage(question.attempt);
+    const outage = shouldRetry({ ...question, attempt: 1 }) && this.breaker.sharesOutage(question.attempt);
+    return outage ? 'outage' : false;
   }
 
   /** `request` then `parseBody`: the answer's body checked against a contract.ts schema. */
@@ -463,10 +473,12 @@ export class HttpClient {
     signal: AbortSignal | undefined,
     inDoubt: string | undefined,
     attempt: number,
-    what: { status?: number; errorCode?: string; requestId?: string | undefined },
+    what: { status?: number; errorCode?: string; requestId?: string | undefined; outage?: boolean },
     retryAfterMs?: number,
   ): Promise<void> {
-    const delayMs = delayFor(attempt, { ...this.policy, retryAfterMs, random: this.random });
+    // Past its budget, a request kept going by an outage backs off briefly: the breaker paces it.
+    const capMs = what.outage && this.breaker ? this.breaker.outageBackoffMs : this.policy.capMs;
+    const delayMs = delayFor(attempt, { ...this.policy, capMs, retryAfterMs, random: this.random });
     this.logger?.warn(
       { method: options.method, path: options.path, ...what, attempt, delayMs },
       'retrying request',

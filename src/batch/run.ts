@@ -111,8 +111,13 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
           ? {}
           : { breaker: { maxOutageMs: options.maxOutageSeconds * 1000 } }),
       });
+    const breaker = client.breaker;
     // Credentials first: refused ones end the run (exit 3) before any row is touched.
-    await client.tokens.getToken(signal);
+    await client.tokens.getToken(signal).catch((error: unknown) => {
+      // Stopped, or the service down past --max-outage, before the first row: the results
+      // file still says why no row was sent (every row `skipped`, exit 5 or 6).
+      if (!(signal.aborted || breaker.gaveUp)) throw error;
+    });
 
     const steps = new RowSteps({
       client,
@@ -124,7 +129,6 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       signal,
     });
     // Pass 2: send, at most `concurrency` rows in flight, fed from the sheet stream.
-    const breaker = client.breaker;
     const { results, fatal } = await sendRows(
       options,
       steps,

@@ -126,4 +126,18 @@ describe('slow: the service goes away mid-run', { timeout: 120_000 }, () => {
     expect(again.code, again.stderr).toBe(EXIT.ok);
     await expectOnePaymentPerRow(sb, sheet, rows);
   });
+
+  it('down from the start: exit 6 with every row skipped in the results file', async () => {
+    const sb = await testSandbox();
+    const service = await removableService(sb.url);
+    await service.takeAway();
+    const { sheet, rows } = await sheetOf(5, 'NEVER');
+    const result = await runAgainst(service, sheet, ['--json', '--max-outage', '1']);
+    expect(result.code, result.stderr).toBe(EXIT.unavailable);
+    const results = await readCsv(summaryOf(result).results);
+    expect(results.map((r) => [r['reference'], r['result.status'], r['result.errors']])).toEqual(
+      rows.map((r) => [r['reference'], 'skipped', NOT_SENT]),
+    );
+    expect(paymentsOf(sb)).toEqual([]);
+  });
 });

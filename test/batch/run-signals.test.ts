@@ -114,7 +114,7 @@ describe('slow: output closed by its reader', { timeout: 60_000 }, () => {
       expect(exit.signal).toBeNull();
       expect(exit.code, exit.stderr.slice(-2000)).toBe(EXIT.ok);
       if (stream === 'stdout') expect(exit.stderr).not.toMatch(/EPIPE|internal error|Unhandled/);
-      const results = await readCsv(path.join(path.dirname(sheet), 'pipe' + stream + '.results.csv'));
+      const results = await readCsv(path.join(path.dirname(sheet), `pipe${stream}.results.csv`));
       expect(results.map((r) => r['result.status'])).toEqual(rows.map(() => 'submitted'));
       await expectOnePaymentPerRow(sb, sheet, rows);
     });
