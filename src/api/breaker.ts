@@ -53,7 +53,7 @@ export class CircuitBreaker {
   private outageSince: number | undefined;
   private openUntil = 0;
   private pauseMs: number;
-  private readonly givingUp = new AbortController();
+  private outage = new AbortController();
 
   constructor(options: CircuitBreakerOptions = {}) {
     const { clock, sleep, onChange, ...settings } = options;
@@ -73,9 +73,12 @@ export class CircuitBreaker {
     return this.current === 'gave-up';
   }
 
-  /** Aborts when the breaker gives up: backoffs end then instead of sleeping it out. */
-  get gaveUpSignal(): AbortSignal {
-    return this.givingUp.signal;
+  /**
+   * Aborted while the circuit is open or gave up; a fresh one after it closes. A backoff ends
+   * on it: from then on the breaker paces the attempts (a 503's long Retry-After included).
+   */
+  get outageSignal(): AbortSignal {
+    return this.outage.signal;
   }
 
   /** The longest backoff of a request kept going by an outage: the breaker paces it after. */
@@ -160,7 +163,9 @@ export class CircuitBreaker {
 
   private change(state: BreakerState, now: number): void {
     this.current = state;
-    if (state === 'gave-up') this.givingUp.abort(this.unavailable());
+    if (state === 'closed') this.outage = new AbortController();
+    else if (state === 'gave-up') this.outage.abort(this.unavailable());
+    else this.outage.abort();
     this.onChange?.(state, { failures: this.failures, outageMs: now - (this.outageSince ?? now) });
   }
 

@@ -456,12 +456,10 @@ export class HttpClient {
       return await fn();
     } catch (err) {
       if (signal?.aborted) throw stopped();
-      const unavailable = this.breaker?.gaveUp ? this.breaker.gaveUpSignal.reason : undefined;
-      if (err instanceof ServiceUnavailableError || unavailable instanceof ServiceUnavailableError) {
-        const why = err instanceof ServiceUnavailableError ? err : (unavailable as ServiceUnavailableError);
-        throw new ServiceUnavailableError(`${options.method} ${options.path} was not sent: ${why.message}`, {
+      if (err instanceof ServiceUnavailableError) {
+        throw new ServiceUnavailableError(`${options.method} ${options.path} was not sent: ${err.message}`, {
           inDoubt,
-          cause: why,
+          cause: err,
         });
       }
       throw err;
@@ -483,9 +481,21 @@ export class HttpClient {
       { method: options.method, path: options.path, ...what, attempt, delayMs },
       'retrying request',
     );
-    // A breaker that gives up ends the backoff too: the request then fails at once.
-    const ends = anySignal(signal, this.breaker?.gaveUpSignal);
-    await this.wait(() => this.sleep(delayMs, ends), options, signal, inDoubt);
+    // An open circuit ends the backoff: the breaker paces the next attempt (or gives up).
+    const outage = this.breaker?.outageSignal;
+    const ends = anySignal(signal, outage);
+    await this.wait(
+      async () => {
+        try {
+          await this.sleep(delayMs, ends);
+        } catch (error) {
+          if (signal?.aborted || !outage?.aborted) throw error;
+        }
+      },
+      options,
+      signal,
+      inDoubt,
+    );
   }
 
   /** A 429 pauses every request, not just this one (STYLE.md, octokit plugin-throttling). */

@@ -153,6 +153,26 @@ describe('HttpClient with a circuit breaker', () => {
   });
 });
 
+describe('a long Retry-After during an outage', () => {
+  it('503 with Retry-After: 100 everywhere: the open circuit ends the backoffs, the breaker gives up on time', async () => {
+    const breaker = new CircuitBreaker({ failureThreshold: 2, openMs: 50, maxOpenMs: 100, maxOutageMs: 500 });
+    const { http } = await client(
+      { '/v1/x': fail(503, 'maintenance', { 'retry-after': '100' }) },
+      { breaker, real: true },
+    );
+    const started = Date.now();
+    const errors = await Promise.all(
+      [1, 2, 3].map(() => rejection(http.request({ method: 'GET', path: '/v1/x', auth: true }))),
+    );
+    expect(errors.map((e) => (e as Error).constructor.name)).toEqual([
+      'ServiceUnavailableError',
+      'ServiceUnavailableError',
+      'ServiceUnavailableError',
+    ]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
 describe('the run stop signal ends every wait', () => {
   it('a Retry-After of 100 s is not waited out after the stop signal', async () => {
     const stop = new AbortController();
