@@ -1,13 +1,15 @@
-/** Resolves at the first SIGINT or SIGTERM, then stops listening: long-running commands stop cleanly. */
+/**
+ * Resolves at the first SIGINT, SIGTERM or SIGHUP, then stops listening: long-running commands
+ * stop cleanly (a closed terminal or session must not kill them unrecorded; issue 9).
+ */
 export function untilSignalled(): Promise<void> {
+  const names: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   return new Promise((resolve) => {
     const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      for (const name of names) process.off(name, stop);
       resolve();
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    for (const name of names) process.on(name, stop);
   });
 }
 

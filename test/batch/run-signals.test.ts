@@ -120,3 +120,20 @@ describe('slow: output closed by its reader', { timeout: 60_000 }, () => {
     });
   }
 });
+
+describe('slow: the sandbox and a closed session', { timeout: 30_000 }, () => {
+  it('payouts sandbox stops cleanly on SIGHUP (exit 0), not killed by it', async () => {
+    const run = spawnCli(['sandbox', '--json', '--port', '0']);
+    const started = await new Promise<boolean>((resolve) => {
+      run.child.stdout!.on('data', (chunk: Buffer) => {
+        if (chunk.toString('utf8').includes('"url"')) resolve(true);
+      });
+      run.child.on('close', () => resolve(false));
+    });
+    expect(started, run.stderr()).toBe(true);
+    run.child.kill('SIGHUP');
+    const exit = await run.exited;
+    expect(exit.signal).toBeNull();
+    expect(exit.code).toBe(0);
+  });
+});
