@@ -49,12 +49,19 @@ export interface PayoutsErrorOptions {
   status?: number;
   /** Request id the service's support asks for (SPEC.md 7.1, status 500). */
   requestId?: string;
+  /**
+   * Why an earlier attempt of the same request may have taken effect (ECONNRESET, 503, ...),
+   * although this error's own attempt did not: the outcome of a request is its most severe
+   * attempt's (issue 9, item 2).
+   */
+  inDoubt?: string;
 }
 
 export class PayoutsError extends Error {
   readonly code: ErrorCode;
   readonly status: number | undefined;
   readonly requestId: string | undefined;
+  readonly inDoubt: string | undefined;
 
   constructor(code: ErrorCode, message: string, options: PayoutsErrorOptions = {}) {
     super(redactSecrets(message), options.cause === undefined ? undefined : { cause: options.cause });
@@ -62,6 +69,7 @@ export class PayoutsError extends Error {
     this.code = code;
     this.status = options.status;
     this.requestId = options.requestId;
+    this.inDoubt = options.inDoubt;
   }
 
   get exitCode(): number {

@@ -5,6 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { type BeneficiariesApi, beneficiariesApi } from './beneficiaries.js';
+import { type BreakerSettings, CircuitBreaker } from './breaker.js';
 import type { Clock, Sleep } from './clock.js';
 import { type ApiLogger, createDispatcher, HttpClient, type RetryPolicy, type Timeouts } from './http.js';
 import { type IntegratorsApi, integratorsApi } from './integrators.js';
@@ -27,6 +28,10 @@ export interface ClientOptions {
   concurrency?: number;
   timeouts?: Partial<Timeouts>;
   retry?: Partial<RetryPolicy>;
+  /** The circuit breaker's tuning (`--max-outage` sets `maxOutageMs`). */
+  breaker?: Partial<BreakerSettings>;
+  /** The run's stop signal: ends every wait, never a request already sent (http.ts). */
+  stopSignal?: AbortSignal;
   logger?: ApiLogger;
   clock?: Clock;
   sleep?: Sleep;
@@ -45,6 +50,8 @@ export interface PayoutsClient {
   terms: TermsApi;
   tokens: TokenManager;
   limiter: RateLimiter;
+  /** Open while the service is down; `gaveUp` once an outage outlasted `--max-outage`. */
+  breaker: CircuitBreaker;
   /** Closes the connection pools. */
   close(): Promise<void>;
 }
@@ -54,12 +61,23 @@ export function createClient(options: ClientOptions): PayoutsClient {
   const credentials = checkCredentials(options.credentials);
   const time = { clock: options.clock, sleep: options.sleep };
   const limiter = new RateLimiter({ rate: options.rate, ...time });
+  const breaker = new CircuitBreaker({
+    ...options.breaker,
+    ...time,
+    onChange: (state, facts) =>
+      options.logger?.warn(
+        { breaker: state, failures: facts.failures, outageMs: facts.outageMs },
+        BREAKER_LOG[state],
+      ),
+  });
   // One worker holds one connection; a little headroom covers the token request.
   const connections = options.concurrency === undefined ? undefined : options.concurrency + 2;
   const dispatcher = options.dispatcher ?? createDispatcher(options.timeouts, connections);
   const shared = {
     dispatcher,
     limiter,
+    breaker,
+    stopSignal: options.stopSignal,
     timeouts: options.timeouts,
     retry: options.retry,
     logger: options.logger,
@@ -85,8 +103,17 @@ export function createClient(options: ClientOptions): PayoutsClient {
     terms: termsApi(http),
     tokens,
     limiter,
+    breaker,
     async close() {
+      limiter.close();
       if (!options.dispatcher) await dispatcher.close();
     },
   };
 }
+
+const BREAKER_LOG = {
+  open: 'the service is failing every request: pausing all sending, then probing',
+  'half-open': 'probing the service',
+  closed: 'the service answers again, sending resumes',
+  'gave-up': 'the service stayed unavailable past --max-outage: no more rows are sent',
+} as const;

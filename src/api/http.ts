@@ -17,7 +17,9 @@ import {
   NetworkError,
   RateLimitError,
   ServiceError,
+  ServiceUnavailableError,
 } from '../errors.js';
+import type { AttemptVerdict, CircuitBreaker } from './breaker.js';
 import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
 import { ErrorBodySchema, HEADERS } from './contract.js';
 import type { RateLimiter } from './rate.js';
@@ -27,6 +29,7 @@ import {
   type HttpMethod,
   parseRetryAfter,
   RETRY_DEFAULTS,
+  type RetryQuestion,
   shouldRetry,
 } from './retry.js';
 
@@ -130,6 +133,13 @@ export interface HttpClientOptions {
   /** Shared between clients; when omitted the client makes and owns one. */
   dispatcher?: Dispatcher;
   limiter?: RateLimiter;
+  /** Shared by every client of one service: an outage stops them all (breaker.ts). */
+  breaker?: CircuitBreaker;
+  /**
+   * The run's stop signal (SIGTERM): ends every wait (rate limiter, backoff, Retry-After,
+   * breaker, token), but never cuts a request already sent, whose answer the run records.
+   */
+  stopSignal?: AbortSignal;
   tokens?: TokenSource;
   timeouts?: Partial<Timeouts>;
   retry?: Partial<RetryPolicy>;
@@ -182,6 +192,8 @@ export class HttpClient {
   private readonly timeouts: Timeouts;
   private readonly policy: RetryPolicy;
   private readonly limiter: RateLimiter | undefined;
+  private readonly breaker: CircuitBreaker | undefined;
+  private readonly stopSignal: AbortSignal | undefined;
   private readonly tokens: TokenSource | undefined;
   private readonly logger: ApiLogger | undefined;
   private readonly clock: Clock;
@@ -198,6 +210,8 @@ export class HttpClient {
     this.dispatcher = options.dispatcher ?? createDispatcher(this.timeouts);
     this.policy = { ...RETRY_DEFAULTS, ...options.retry };
     this.limiter = options.limiter;
+    this.breaker = options.breaker;
+    this.stopSignal = options.stopSignal;
     this.tokens = options.tokens;
     this.logger = options.logger;
     this.clock = options.clock ?? systemClock;
@@ -212,8 +226,10 @@ export class HttpClient {
    * InterruptedError.
    */
   async request(options: RequestOptions): Promise<ApiResponse> {
-    const { method, path, signal } = options;
+    const { method, path } = options;
     if (options.auth && !this.tokens) throw new ConfigError(`${method} ${path} needs a token source`);
+    // Waits end on the caller's signal or the run's; a request once sent is cut by the caller's only.
+    const signal = anySignal(options.signal, this.stopSignal);
     const payload = encodeBody(options);
     const retryable = {
       method,
@@ -224,27 +240,36 @@ export class HttpClient {
     let failures = 0;
     let throttles = 0;
     let reauthenticated = false;
+    // Why an attempt so far may have taken effect: a later failure must not hide it (issue 9).
+    let inDoubt: string | undefined;
 
     for (;;) {
-      await this.wait(() => this.limiter?.acquire(signal), signal);
-      const token = options.auth ? await this.token(options) : undefined;
+      await this.wait(() => this.limiter?.acquire(signal), options, signal, inDoubt);
+      const token = options.auth ? await this.token(options, signal, inDoubt) : undefined;
+      const ticket = await this.wait(() => this.breaker?.admit(signal), options, signal, inDoubt);
       const attempt = await this.send(options, payload, token);
       attempts += 1;
+      this.breaker?.record(ticket ?? { probe: false }, verdictOf(attempt));
 
       if (attempt.kind === 'network') {
         failures += 1;
-        const aborted = signal?.aborted === true;
+        const aborted = options.signal?.aborted === true;
         const errorCode = aborted ? 'ABORTED' : attempt.code;
-        const retry = { ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, errorCode };
-        if (!aborted && shouldRetry(retry)) {
-          await this.backoff(options, failures, { errorCode });
-          continue;
-        }
         // An abort mid-request leaves the same doubt as a reset: the service may have acted.
         const mayHaveTakenEffect = aborted || classifyNetworkError(errorCode).mayHaveTakenEffect;
+        const retry = { ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, errorCode };
+        const earlier = inDoubt;
+        if (mayHaveTakenEffect) inDoubt ??= errorCode;
+        const again = aborted ? false : this.retries(retry, attempt);
+        if (again) {
+          await this.backoff(options, signal, inDoubt, failures, { errorCode, outage: again === 'outage' });
+          continue;
+        }
         const effect = mayHaveTakenEffect
           ? 'no answer came after the request was sent, so it may have taken effect'
-          : 'the request was not sent';
+          : earlier
+            ? `the last attempt was not sent, but an earlier one got no answer (${earlier}), so it may have taken effect`
+            : 'the request was not sent';
         throw new NetworkError(
           `${method} ${path} failed: ${effect} (${errorCode}, ${plural(attempts, 'attempt')})`,
           {
@@ -253,6 +278,7 @@ export class HttpClient {
             attempts,
             errorCode,
             mayHaveTakenEffect,
+            ...(mayHaveTakenEffect ? {} : { inDoubt: earlier }),
             cause: attempt.cause,
           },
         );
@@ -299,8 +325,8 @@ export class HttpClient {
           maxAttempts: this.policy.maxThrottledAttempts,
           status,
         };
-        if (!tooLong && shouldRetry(retry)) {
-          await this.throttle(options, throttles, retryAfterMs, requestId);
+        if (!tooLong && this.retries(retry, attempt)) {
+          await this.throttle(options, signal, inDoubt, throttles, retryAfterMs, requestId);
           continue;
         }
         const why = tooLong
@@ -312,19 +338,40 @@ export class HttpClient {
           attempts,
           requestId,
           retryAfterMs,
+          inDoubt,
         });
       }
 
       failures += 1;
-      if (
-        !tooLong &&
-        shouldRetry({ ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, status })
-      ) {
-        await this.backoff(options, failures, { status, requestId }, retryAfterMs);
+      const earlier = inDoubt;
+      // A 5xx may come from a service that acted and then failed to answer (SPEC.md 7.1, 500).
+      if (status >= 500) inDoubt ??= String(status);
+      const retry = { ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, status };
+      const again = tooLong ? false : this.retries(retry, attempt);
+      if (again) {
+        await this.backoff(
+          options,
+          signal,
+          inDoubt,
+          failures,
+          { status, requestId, outage: again === 'outage' },
+          retryAfterMs,
+        );
         continue;
       }
-      throw toServiceError(attempt, { method, path, requestId, attempts });
+      throw toServiceError(attempt, { method, path, requestId, attempts, inDoubt: earlier });
     }
+  }
+
+  /**
+   * Whether to try again: per retry.ts, or, past the attempt budget, while the breaker sees the
+   * same failure everywhere ('outage': the breaker, not each request, decides when to give up).
+   */
+  private retries(question: RetryQuestion, attempt: Attempt): 'retry' | 'outage' | false {
+    if (shouldRetry(question)) return 'retry';
+    if (!this.breaker || verdictOf(attempt) !== 'failure') return false;
+    const outage = shouldRetry({ ...question, attempt: 1 }) && this.breaker.sharesOutage(question.attempt);
+    return outage ? 'outage' : false;
   }
 
   /** `request` then `parseBody`: the answer's body checked against a contract.ts schema. */
@@ -371,9 +418,13 @@ export class HttpClient {
    * is reported against this request as "not sent": the runner must not mark a transaction
    * `unknown` when it never left.
    */
-  private async token(options: RequestOptions): Promise<string | undefined> {
+  private async token(
+    options: RequestOptions,
+    signal: AbortSignal | undefined,
+    inDoubt: string | undefined,
+  ): Promise<string | undefined> {
     try {
-      return await this.wait(() => this.tokens!.getToken(options.signal), options.signal);
+      return await this.wait(() => this.tokens!.getToken(signal), options, signal, inDoubt);
     } catch (err) {
       if (!(err instanceof NetworkError)) throw err;
       throw new NetworkError(`${options.method} ${options.path} was not sent: no token (${err.message})`, {
@@ -382,22 +433,34 @@ export class HttpClient {
         attempts: 0,
         errorCode: err.errorCode,
         mayHaveTakenEffect: false,
+        inDoubt,
         cause: err,
       });
     }
   }
 
-  /** Runs a wait (limiter, token, sleep), turning an abort into InterruptedError. */
+  /**
+   * Runs a wait (limiter, token, breaker, sleep). An abort becomes InterruptedError and a
+   * breaker that gave up ServiceUnavailableError, both naming this request and carrying
+   * whether an earlier attempt may have taken effect.
+   */
   private async wait<T>(
     fn: () => Promise<T> | undefined,
+    options: RequestOptions,
     signal: AbortSignal | undefined,
+    inDoubt: string | undefined,
   ): Promise<T | undefined> {
-    if (signal?.aborted) throw new InterruptedError('stopped before sending', { cause: signal.reason });
+    const stopped = () => new InterruptedError('stopped before sending', { cause: signal?.reason, inDoubt });
+    if (signal?.aborted) throw stopped();
     try {
       return await fn();
     } catch (err) {
-      if (signal?.aborted && !(err instanceof InterruptedError)) {
-        throw new InterruptedError('stopped before sending', { cause: signal.reason });
+      if (signal?.aborted) throw stopped();
+      if (err instanceof ServiceUnavailableError) {
+        throw new ServiceUnavailableError(`${options.method} ${options.path} was not sent: ${err.message}`, {
+          inDoubt,
+          cause: err,
+        });
       }
       throw err;
     }
@@ -405,21 +468,41 @@ export class HttpClient {
 
   private async backoff(
     options: RequestOptions,
+    signal: AbortSignal | undefined,
+    inDoubt: string | undefined,
     attempt: number,
-    what: { status?: number; errorCode?: string; requestId?: string | undefined },
+    what: { status?: number; errorCode?: string; requestId?: string | undefined; outage?: boolean },
     retryAfterMs?: number,
   ): Promise<void> {
-    const delayMs = delayFor(attempt, { ...this.policy, retryAfterMs, random: this.random });
+    // Past its budget, a request kept going by an outage backs off briefly: the breaker paces it.
+    const capMs = what.outage && this.breaker ? this.breaker.outageBackoffMs : this.policy.capMs;
+    const delayMs = delayFor(attempt, { ...this.policy, capMs, retryAfterMs, random: this.random });
     this.logger?.warn(
       { method: options.method, path: options.path, ...what, attempt, delayMs },
       'retrying request',
     );
-    await this.wait(() => this.sleep(delayMs, options.signal), options.signal);
+    // An open circuit ends the backoff: the breaker paces the next attempt (or gives up).
+    const outage = this.breaker?.outageSignal;
+    const ends = anySignal(signal, outage);
+    await this.wait(
+      async () => {
+        try {
+          await this.sleep(delayMs, ends);
+        } catch (error) {
+          if (signal?.aborted || !outage?.aborted) throw error;
+        }
+      },
+      options,
+      signal,
+      inDoubt,
+    );
   }
 
   /** A 429 pauses every request, not just this one (STYLE.md, octokit plugin-throttling). */
   private async throttle(
     options: RequestOptions,
+    signal: AbortSignal | undefined,
+    inDoubt: string | undefined,
     attempt: number,
     retryAfterMs: number | undefined,
     requestId?: string,
@@ -439,7 +522,7 @@ export class HttpClient {
       this.limiter.throttled();
       this.limiter.pause(this.clock.now() + waitMs);
     } else {
-      await this.wait(() => this.sleep(waitMs, options.signal), options.signal);
+      await this.wait(() => this.sleep(waitMs, signal), options, signal, inDoubt);
     }
   }
 }
@@ -494,7 +577,13 @@ function parseJson(text: string): unknown {
 
 function toServiceError(
   attempt: Extract<Attempt, { kind: 'response' }>,
-  context: { method: HttpMethod; path: string; requestId: string | undefined; attempts: number },
+  context: {
+    method: HttpMethod;
+    path: string;
+    requestId: string | undefined;
+    attempts: number;
+    inDoubt: string | undefined;
+  },
 ): ServiceError {
   const body = ErrorBodySchema.safeParse(attempt.data);
   const fields = body.success ? body.data : {};
@@ -508,6 +597,21 @@ function toServiceError(
     serviceMessage,
     serviceErrors: fields.errors,
   });
+}
+
+/** What an attempt tells the breaker: no answer, 5xx and 429 count against the service. */
+function verdictOf(attempt: Attempt): AttemptVerdict {
+  if (attempt.kind === 'network') {
+    if (attempt.code === 'ABORTED') return 'neutral';
+    return classifyNetworkError(attempt.code).transient ? 'failure' : 'neutral';
+  }
+  return attempt.status === 429 || attempt.status >= 500 ? 'failure' : 'success';
+}
+
+/** One signal that aborts when either does. */
+function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (!a || !b) return a ?? b;
+  return AbortSignal.any([a, b]);
 }
 
 function header(headers: ApiResponse['headers'], name: string): string | undefined {

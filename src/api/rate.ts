@@ -69,6 +69,8 @@ export class RateLimiter {
   private step: number;
   private readonly queue: Waiter[] = [];
   private pumping = false;
+  /** Ends the pump's sleep early: when the last waiter gives up, or on close. */
+  private wake = new AbortController();
   private readonly clock: Clock;
   private readonly sleep: Sleep;
   private readonly options: Tuning;
@@ -122,6 +124,8 @@ export class RateLimiter {
         waiter.onAbort = () => {
           const i = this.queue.indexOf(waiter);
           if (i >= 0) this.queue.splice(i, 1);
+          // Nobody left to grant: a pump asleep on a long pause must not keep the process alive.
+          if (this.queue.length === 0) this.interruptPump();
           reject(interrupted(signal));
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
@@ -129,6 +133,16 @@ export class RateLimiter {
       this.queue.push(waiter);
       if (!this.pumping) void this.pump();
     });
+  }
+
+  /** Stops granting: the pump's timer ends, so nothing of the limiter keeps the process alive. */
+  close(): void {
+    this.interruptPump();
+  }
+
+  private interruptPump(): void {
+    this.wake.abort();
+    this.wake = new AbortController();
   }
 
   /** Pauses all sending until `untilMs` (a 429's Retry-After). Never shortens a pause. */
@@ -217,7 +231,7 @@ export class RateLimiter {
       while (this.queue.length > 0) {
         const now = this.clock.now();
         if (now < this.pausedUntilMs) {
-          await this.sleep(this.pausedUntilMs - now);
+          await this.nap(this.pausedUntilMs - now);
           continue;
         }
         this.recover(now);
@@ -233,14 +247,27 @@ export class RateLimiter {
         }
         // Time until one whole token; also until the end of the bucket's head start after a pause.
         const wait = Math.max(this.refilledAt - now, 0) + ((1 - this.tokens) / this.effectiveRate) * 1000;
-        await this.sleep(Math.max(1, Math.ceil(wait)));
+        await this.nap(Math.max(1, Math.ceil(wait)));
       }
     } finally {
       this.pumping = false;
+    }
+  }
+
+  /** The pump's sleep; cut short (not failed) by interruptPump. */
+  private async nap(ms: number): Promise<void> {
+    try {
+      await this.sleep(ms, this.wake.signal);
+    } catch (error) {
+      if (!this.wake.signal.aborted && !isAbort(error)) throw error;
     }
   }
 }
 
 function interrupted(signal: AbortSignal): InterruptedError {
   return new InterruptedError('stopped while waiting to send', { cause: signal.reason });
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError';
 }

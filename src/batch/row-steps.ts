@@ -4,11 +4,11 @@
  * durable before its request leaves (PRODUCT.md "Never pay twice: the register").
  */
 import type { PayoutsClient } from '../api/client.js';
-import { isIdempotencyConflict, isIdempotencyInProgress, isSimulationExpired } from '../api/transactions.js';
-import { NetworkError, PayoutsError, RateLimitError, ServiceError } from '../errors.js';
+import { isSimulationExpired } from '../api/transactions.js';
 import { creationKey, type ScopeIdentity, transactionKey as transactionKeyOf } from '../register/identity.js';
 import type { PayoutChange, PayoutRecord, ScopeStore } from '../register/types.js';
 import type { PayoutRow } from '../rows/types.js';
+import { asStepFailure, notSentInterrupted, StepFailure, transactionFailure } from './outcome.js';
 import type { RowStatus } from './summary.js';
 
 /** What a row came to in this run: its results-file columns. */
@@ -37,16 +37,6 @@ class OncePerKey {
       promise.catch(() => this.inFlight.delete(key));
     }
     return promise;
-  }
-}
-
-/** A step that failed: the row's status and the messages for the results file. */
-class StepFailure extends Error {
-  constructor(
-    readonly status: 'failed' | 'unknown' | 'skipped',
-    readonly messages: string[],
-  ) {
-    super(messages.join('; '));
   }
 }
 
@@ -224,75 +214,4 @@ export class RowSteps {
   private record(payout: PayoutRow, change: PayoutChange): Promise<void> {
     return this.options.store.update(this.options.runId, payout.reference, change);
   }
-}
-
-const notSentInterrupted =
-  'not sent: the run was interrupted before this row was paid - run again to send it';
-
-/** How a failed transaction request ends the row: unknown when it may have taken effect. */
-function transactionFailure(error: unknown): StepFailure {
-  // The key is the payout's (service, integrator, reference): a request under it that is still
-  // being processed, or that was answered for another quote, may have paid it. Never "refused".
-  if (isIdempotencyInProgress(error)) {
-    return new StepFailure('unknown', [
-      `the service was still processing an earlier request with this payout's Idempotency-Key${requestIdText(error)}, so it may have been paid: run again with --retry-unknown to settle it with the same key`,
-    ]);
-  }
-  if (isIdempotencyConflict(error)) {
-    return new StepFailure('unknown', [
-      `this payout's Idempotency-Key was already used by the service for another request${requestIdText(error)}, so it may have been paid already: check the payments dashboard before paying it again under a new reference`,
-    ]);
-  }
-  if (error instanceof ServiceError && error.status < 300) {
-    return new StepFailure('unknown', [
-      `the service accepted the transaction request${requestIdText(error)} but its answer could not be read, so the transaction id is unknown - run again with --retry-unknown to fetch it with the same Idempotency-Key`,
-    ]);
-  }
-  if (error instanceof ServiceError && error.status >= 500) {
-    return new StepFailure('unknown', [
-      `the service answered ${error.status} to the transaction request${requestIdText(error)} and it may have taken effect - run again with --retry-unknown to re-send it with the same Idempotency-Key`,
-    ]);
-  }
-  if (error instanceof NetworkError && error.mayHaveTakenEffect) {
-    return new StepFailure('unknown', [
-      `the connection was lost while the transaction was being sent (${error.errorCode}), so it may have been paid - run again with --retry-unknown to re-send it with the same Idempotency-Key`,
-    ]);
-  }
-  return asStepFailure(error);
-}
-
-/** Any step's error as the row's status and messages; service messages stay word for word. */
-function asStepFailure(error: unknown): StepFailure {
-  if (error instanceof StepFailure) return error;
-  if (error instanceof ServiceError) {
-    return new StepFailure('failed', [
-      ...error.serviceErrors,
-      ...(error.status >= 500
-        ? [
-            `the service answered ${error.status}${requestIdText(error)} - nothing was paid, run again to retry`,
-          ]
-        : []),
-    ]);
-  }
-  if (error instanceof RateLimitError) {
-    return new StepFailure('failed', [
-      `not sent: the service kept answering 429 Too Many Requests - nothing was paid, run again later (or lower --rate)`,
-    ]);
-  }
-  if (error instanceof NetworkError) {
-    // Before the transaction, a broken connection pays nothing, but it may have created a
-    // beneficiary or recipient: a re-run gets it back by its Idempotency-Key.
-    return new StepFailure('failed', [
-      error.mayHaveTakenEffect
-        ? `the connection to the service broke before its answer came, on every attempt (${error.errorCode}) - nothing was paid for this row, run again to retry`
-        : `not sent: the service could not be reached (${error.errorCode}) - nothing was paid for this row, run again to retry`,
-    ]);
-  }
-  if (error instanceof PayoutsError && error.code === 'INTERRUPTED')
-    return new StepFailure('skipped', [notSentInterrupted]);
-  throw error;
-}
-
-function requestIdText(error: ServiceError): string {
-  return error.requestId ? ` (request id ${error.requestId})` : '';
 }

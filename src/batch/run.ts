@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../api/client.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import type { Credentials } from '../api/token.js';
-import { GuardError, RegisterError, StorageError } from '../errors.js';
+import { EXIT, GuardError, RegisterError, StorageError } from '../errors.js';
 import { detailsOf, type PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf, transactionKey } from '../register/identity.js';
 import { holderAlive, LEASE, markLive, newSelf, type Self } from '../register/owner.js';
@@ -22,6 +22,7 @@ import { transactionOutcomeOf } from '../webhooks/reconcile.js';
 import { BatchDigest } from './digest.js';
 import { earlierResult } from './earlier.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
+import { notSentInterrupted, notSentUnavailable } from './outcome.js';
 import {
   openResultsFor,
   type PreparedRow,
@@ -63,6 +64,8 @@ export interface RunOptions extends SheetOptions {
   logger: Logger;
   /** Aborted on SIGINT/SIGTERM/SIGHUP: stop taking rows, finish those under way, write results. */
   signal?: AbortSignal;
+  /** `--max-outage S`: how long an outage of the service is waited through (breaker.ts). */
+  maxOutageSeconds?: number;
   /** Progress as rows finish: done of total valid rows. */
   onProgress?: (done: number, total: number) => void;
   /** Replaces the client (tests); by default one is built from `connection`. */
@@ -82,6 +85,8 @@ export interface RunReport {
   unknownColumns: string[];
   samples: RowSample[];
   interrupted: boolean;
+  /** The service stayed unavailable past --max-outage: rows not sent are `skipped` (exit 6). */
+  unavailable: boolean;
 }
 
 /**
@@ -115,11 +120,23 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         concurrency: options.concurrency,
         logger,
         clock: options.clock,
+        stopSignal: signal,
+        ...(options.maxOutageSeconds === undefined
+          ? {}
+          : { breaker: { maxOutageMs: options.maxOutageSeconds * 1000 } }),
       });
-    // Credentials first: refused ones end the run (exit 3) before any row is touched.
-    await client.tokens.getToken();
-    const me = await client.integrators.me({ signal });
-    const scope: ScopeIdentity = { service: serviceOf(options.connection.baseUrl), integratorId: me.id };
+    const { breaker } = client;
+    // Credentials first: refused ones end the run (exit 3) before any row is touched. Then who
+    // we are to the service: the register's scope.
+    const integratorId = await whoAmI(client, signal);
+    if (integratorId === undefined) {
+      // Stopped, or the service down past --max-outage, before the first row: the results
+      // file still says why no row was sent (every row `skipped`, exit 5 or 6).
+      const how = { interrupted: signal.aborted, unavailable: breaker.gaveUp };
+      const written = await writeResults(options, read, new Map(), how);
+      return report(options, read, written, how);
+    }
+    const scope: ScopeIdentity = { service: serviceOf(options.connection.baseUrl), integratorId };
     const store = await register.openScope(scope, options.connection.credentials.username);
     run = await RunHolder.start(store, options, read.digest, clock);
     logger.info(
@@ -134,7 +151,8 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
 
     const steps = new RowSteps({ client, store, scope, runId: run.self.runId, signal });
     // Pass 2: claim and send, at most `concurrency` rows in flight, fed from what pass 1 read.
-    const sent = await sendRows(options, read, run, steps, signal);
+    const sent = await sendRows(options, read, run, steps, signal, () => breaker.gaveUp);
+    const unavailable = breaker.gaveUp;
     const settle: Settle = (reference, result) =>
       store.settle(
         reference,
@@ -142,7 +160,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         result.status === 'completed' ? 'completed' : 'failed',
         result.status === 'failed' ? result.errors.join(' | ') : undefined,
       );
-    if (!sent.fatal) {
+    if (!sent.fatal && !unavailable) {
       await applyRecordedEvents(store, sent.results, settle);
       if (options.eventsFile) {
         const confirmed = await applyWebhookOutcomes(options.eventsFile, settle, sent.results);
@@ -156,25 +174,26 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     // Pass 3: the results file, in sheet order, from what pass 1 read and the row outcomes.
     const stop: StopReason = {
       interrupted: signal.aborted,
+      unavailable,
       stoppedBy: sent.fatal,
       store,
       runId: run.self.runId,
     };
     const written = await writeResults(options, read, sent.results, stop);
-    await run.finish(written.summary, sent.fatal ? undefined : written.summary.allOk ? 0 : 1);
+    const exitCode = signal.aborted
+      ? EXIT.interrupted
+      : unavailable
+        ? EXIT.unavailable
+        : written.summary.allOk
+          ? EXIT.ok
+          : EXIT.rowsNotOk;
+    await run.finish(written.summary, sent.fatal ? undefined : exitCode);
     if (sent.fatal) throw afterSending(sent.fatal);
-    return {
-      sheetPath: options.sheetPath,
-      format: written.format,
-      summary: written.summary,
-      digest: read.digest,
-      runId: run.self.runId,
-      resultsPath: written.resultsPath,
-      registerPath: options.registerPath,
-      unknownColumns: written.unknownColumns,
-      samples: written.samples,
+    return report(options, read, written, {
       interrupted: signal.aborted,
-    };
+      unavailable,
+      runId: run.self.runId,
+    });
   } catch (error) {
     throw run?.sentAnything ? afterSending(error) : error;
   } finally {
@@ -183,6 +202,41 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     if (!options.client) await client?.close();
     await read.snapshot.dispose();
   }
+}
+
+/**
+ * The integrator id (GET /v1/integrators/me), after the token: refused credentials throw (exit
+ * 3); undefined when the run was stopped, or the service stayed down past --max-outage, first.
+ */
+async function whoAmI(client: PayoutsClient, signal: AbortSignal): Promise<string | undefined> {
+  try {
+    await client.tokens.getToken(signal);
+    return (await client.integrators.me({ signal })).id;
+  } catch (error) {
+    if (signal.aborted || client.breaker.gaveUp) return undefined;
+    throw error;
+  }
+}
+
+function report(
+  options: RunOptions,
+  read: ReadSheet,
+  written: Awaited<ReturnType<typeof writeResults>>,
+  how: { interrupted: boolean; unavailable: boolean; runId?: string },
+): RunReport {
+  return {
+    sheetPath: options.sheetPath,
+    format: written.format,
+    summary: written.summary,
+    digest: read.digest,
+    runId: how.runId ?? '',
+    resultsPath: written.resultsPath,
+    registerPath: options.registerPath,
+    unknownColumns: written.unknownColumns,
+    samples: written.samples,
+    interrupted: how.interrupted,
+    unavailable: how.unavailable,
+  };
 }
 
 /** A storage error after requests that move money left is exit 6, not 2 (PRODUCT.md exit codes). */
@@ -335,6 +389,7 @@ async function sendRows(
   run: RunHolder,
   steps: RowSteps,
   signal: AbortSignal,
+  unavailable: () => boolean,
 ): Promise<{ results: Map<string, SentRow>; fatal?: unknown }> {
   const results = new Map<string, SentRow>();
   const limit = pLimit(options.concurrency);
@@ -351,7 +406,8 @@ async function sendRows(
   const feed = async (batch: PreparedRow[]) => {
     const claimed = await run.claim(batch);
     for (const { verdict, row, details } of claimed.values()) {
-      if (signal.aborted || fatal) return;
+      // An outage past --max-outage stops the feeding too: rows under way settle, the rest wait.
+      if (signal.aborted || fatal || unavailable()) return;
       const earlier = earlierResult(verdict, details);
       if (earlier) {
         finished(row, earlier);
@@ -375,7 +431,7 @@ async function sendRows(
   };
   try {
     for await (const row of replay(options, read)) {
-      if (signal.aborted || fatal) break;
+      if (signal.aborted || fatal || unavailable()) break;
       if (row.issues.length > 0) continue;
       pending.push(row);
       if (pending.length >= Math.max(CLAIM_BATCH, options.concurrency)) {
@@ -383,7 +439,7 @@ async function sendRows(
         pending = [];
       }
     }
-    if (pending.length > 0 && !signal.aborted && !fatal) await feed(pending);
+    if (pending.length > 0 && !signal.aborted && !fatal && !unavailable()) await feed(pending);
   } catch (error) {
     // The register could not claim: nothing more is sent; rows under way still settle.
     fatal ??= { error };
@@ -422,10 +478,13 @@ function logRow(logger: Logger, row: PreparedRow, result: RowResult): void {
 interface StopReason {
   /** SIGINT/SIGTERM/SIGHUP: rows not reached were not sent. */
   interrupted?: boolean;
+  /** The service stayed unavailable past --max-outage: rows not reached were not sent. */
+  unavailable?: boolean;
   /** An error that ended the run early. */
   stoppedBy?: unknown;
-  store: ScopeStore;
-  runId: string;
+  /** The register scope, once open, and this run. */
+  store?: ScopeStore;
+  runId?: string;
 }
 
 /** The result of a valid row the send pass did not finish, from what the register knows. */
@@ -434,7 +493,7 @@ async function unfinishedResults(references: string[], stop: StopReason): Promis
   if (references.length === 0) return unfinished;
   const why = stop.stoppedBy instanceof Error ? stop.stoppedBy.message : String(stop.stoppedBy);
   let records = new Map<string, PayoutRecord>();
-  if (stop.stoppedBy !== undefined && !(stop.stoppedBy instanceof RegisterError)) {
+  if (stop.stoppedBy !== undefined && stop.store && !(stop.stoppedBy instanceof RegisterError)) {
     records = await stop.store.lookup(references).catch(() => new Map<string, PayoutRecord>());
   }
   for (const reference of references) {
@@ -442,7 +501,9 @@ async function unfinishedResults(references: string[], stop: StopReason): Promis
     if (stop.stoppedBy !== undefined) {
       unfinished.set(
         reference,
-        record?.runId === stop.runId && (record.state === 'sending' || record.state === 'unknown')
+        record !== undefined &&
+          record.runId === stop.runId &&
+          (record.state === 'sending' || record.state === 'unknown')
           ? {
               status: 'unknown',
               simulationId: record.simulationId,
@@ -455,17 +516,17 @@ async function unfinishedResults(references: string[], stop: StopReason): Promis
               errors: [`not sent: the run stopped (${why}) before this row was paid, run again to send it`],
             },
       );
+    } else if (stop.interrupted) {
+      unfinished.set(reference, interruptedResult);
     } else {
-      unfinished.set(reference, stop.interrupted ? interruptedResult : missingResult);
+      unfinished.set(reference, stop.unavailable ? unavailableResult : missingResult);
     }
   }
   return unfinished;
 }
 
-const interruptedResult: RowResult = {
-  status: 'skipped',
-  errors: ['not sent: the run was interrupted before this row was paid, run again to send it'],
-};
+const interruptedResult: RowResult = { status: 'skipped', errors: [notSentInterrupted] };
+const unavailableResult: RowResult = { status: 'skipped', errors: [notSentUnavailable] };
 
 // A valid row the send pass never reached without an interruption cannot happen.
 const missingResult: RowResult = {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { BREAKER_DEFAULTS } from '../api/breaker.js';
 import { parseExpectTotals } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
@@ -11,6 +12,7 @@ import { REGISTER_ENV, registerPath } from '../register/location.js';
 import { checkResultsPath, formatByExtension } from '../sheet/results-path.js';
 import { type CliIo, println, processIo } from './io.js';
 import { sandboxFlags } from './sandbox-flags.js';
+import { exitWhenIdle, tolerateClosedOutput } from './signals.js';
 
 /** Exit code for a bug in payouts itself (BSD EX_SOFTWARE); never used for bad input. */
 const EXIT_INTERNAL = 70;
@@ -187,6 +189,12 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             describe:
               'after sending, check transaction statuses for up to this many seconds (completed/failed)',
           })
+          .option('max-outage', {
+            type: 'number',
+            default: BREAKER_DEFAULTS.maxOutageMs / 1000,
+            describe:
+              'seconds an outage of the service (no answer, 5xx, 429 on every request) is waited through before the run stops with exit 6',
+          })
           .option('events', {
             type: 'string',
             describe:
@@ -219,6 +227,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
         if (!Number.isInteger(args.concurrency)) throw new UsageError('--concurrency must be a whole number');
         if (!Number.isFinite(args.wait) || args.wait < 0)
           throw new UsageError('--wait must be 0 or more seconds');
+        if (!Number.isFinite(args['max-outage']) || args['max-outage'] < 0)
+          throw new UsageError(`--max-outage must be 0 or more seconds, got ${args['max-outage']}`);
         const { runCommand } = await import('./run.js');
         exitCode = await runCommand(
           {
@@ -231,6 +241,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             concurrency: args.concurrency,
             rate: args.rate,
             waitSeconds: args.wait,
+            maxOutageSeconds: args['max-outage'],
             eventsFile: args.events ? resolveFrom(io.cwd, args.events) : undefined,
             logFormat: args['log-format'],
             logFile: args['log-file'] ? resolveFrom(io.cwd, args['log-file']) : undefined,
@@ -364,12 +375,15 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
+  tolerateClosedOutput();
   main(hideBin(process.argv)).then(
     (code) => {
       process.exitCode = code;
+      exitWhenIdle();
     },
     (error: unknown) => {
       process.exitCode = reportError(error, processIo());
+      exitWhenIdle();
     },
   );
 }

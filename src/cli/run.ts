@@ -31,7 +31,9 @@ export interface RunCommandOptions extends SheetOptions {
   logFormat?: LogFormat;
   logFile?: string;
   logLevel?: string;
-  /** Aborted to stop the run as SIGINT/SIGTERM would (tests); the real signals otherwise. */
+  /** `--max-outage S`: how long an outage of the service is waited through before exit 6. */
+  maxOutageSeconds?: number;
+  /** Aborted to stop the run as SIGINT/SIGTERM/SIGHUP would (tests); the real signals otherwise. */
   signal?: AbortSignal;
 }
 
@@ -93,14 +95,24 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       samples: report.samples,
     };
     printHumanSummary(io, facts);
-    const exitCode = report.interrupted ? EXIT.interrupted : report.summary.allOk ? EXIT.ok : EXIT.rowsNotOk;
+    const exitCode = report.interrupted
+      ? EXIT.interrupted
+      : report.unavailable
+        ? EXIT.unavailable
+        : report.summary.allOk
+          ? EXIT.ok
+          : EXIT.rowsNotOk;
     if (report.interrupted)
       io.stderr.write(
         'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume\n',
       );
+    else if (report.unavailable)
+      io.stderr.write(
+        'payouts: the service stayed unavailable past --max-outage: rows under way finished, the rest were not sent (skipped) - run again later to resume\n',
+      );
     if (options.json)
       io.stdout.write(
-        `${JSON.stringify({ ...summaryJson(facts), runId: report.runId, interrupted: report.interrupted, exitCode })}\n`,
+        `${JSON.stringify({ ...summaryJson(facts), runId: report.runId, interrupted: report.interrupted, unavailable: report.unavailable, exitCode })}\n`,
       );
     return exitCode;
   } finally {
@@ -112,9 +124,16 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
 }
 
 /**
+<<<<<<< HEAD
  * SIGINT/SIGTERM (issue 4, item 7): the first stops taking new rows while those under way
  * finish and the results are written; a second one ends the process at once (the register
+=======
+ * SIGINT/SIGTERM/SIGHUP (issue 4, item 7; issue 9): the first stops taking new rows and ends
+ * every wait (rate limiter, backoff, Retry-After, breaker) while the requests already sent
+ * finish and the results are written; a second one ends the process at once (the checkpoint
+>>>>>>> unattended
  * already holds every intent, so the rows in flight become `unknown`, never paid twice).
+ * SIGHUP is a closed terminal or session: a cron job's run must not die of it unrecorded.
  */
 function stopOnSignals(warn: (obj: object, msg: string) => void): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
@@ -128,13 +147,13 @@ function stopOnSignals(warn: (obj: object, msg: string) => void): { signal: Abor
     );
     controller.abort();
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const name of STOP_SIGNALS) process.on(name, onSignal);
   return {
     signal: controller.signal,
     dispose() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      for (const name of STOP_SIGNALS) process.off(name, onSignal);
     },
   };
 }
+
+const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];

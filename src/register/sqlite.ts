@@ -517,7 +517,11 @@ class SqliteScope implements ScopeStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?)
          ON CONFLICT (scope_id, reference) DO UPDATE SET amount = excluded.amount,
            currency = excluded.currency, rail = excluded.rail, payee = excluded.payee,
-           payee_hint = excluded.payee_hint, state = 'claimed',
+           payee_hint = excluded.payee_hint,
+           -- A payout in doubt stays in doubt while its new holder re-sends it: were that run to
+           -- die before its request, the next must not take it for one that never left.
+           state = CASE WHEN payouts.state = 'unknown' OR payouts.state = 'sending'
+             THEN 'sending' ELSE 'claimed' END,
            idempotency_key = excluded.idempotency_key, run_id = excluded.run_id,
            sheet = excluded.sheet, error = NULL, updated_at = excluded.updated_at,
            transaction_id = CASE WHEN payouts.state = 'unknown' OR payouts.state = 'sending'

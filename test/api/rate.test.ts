@@ -172,3 +172,41 @@ describe('RateLimiter abort', () => {
     await expect(limiter.acquire(AbortSignal.abort())).rejects.toBeInstanceOf(InterruptedError);
   });
 });
+
+describe('RateLimiter and a stopped run (issue 9)', () => {
+  /** A sleep that only ends when its signal aborts: a long pause seen from inside. */
+  function endlessSleep() {
+    const naps: { ms: number; signal: AbortSignal | undefined }[] = [];
+    const sleep = (ms: number, signal?: AbortSignal) =>
+      new Promise<void>((_resolve, reject) => {
+        naps.push({ ms, signal });
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    return { naps, sleep };
+  }
+
+  it('the pump stops sleeping through a 100 s pause once its last waiter gives up', async () => {
+    const { naps, sleep } = endlessSleep();
+    const clock = { now: () => 0 };
+    const limiter = new RateLimiter({ rate: 10, clock, sleep });
+    limiter.pause(100_000);
+    const stop = new AbortController();
+    const waiting = limiter.acquire(stop.signal);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(naps.map((n) => n.ms)).toEqual([100_000]);
+    stop.abort();
+    await expect(waiting).rejects.toBeInstanceOf(InterruptedError);
+    // The pump's own timer is cancelled: nothing of the limiter keeps the process alive.
+    expect(naps[0]!.signal?.aborted).toBe(true);
+  });
+
+  it('close() ends the pump sleep too', async () => {
+    const { naps, sleep } = endlessSleep();
+    const limiter = new RateLimiter({ rate: 10, clock: { now: () => 0 }, sleep });
+    limiter.pause(100_000);
+    void limiter.acquire().catch(() => undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    limiter.close();
+    expect(naps[0]!.signal?.aborted).toBe(true);
+  });
+});

@@ -17,7 +17,7 @@ export type ProxyAction =
   /** Pass it on, after `holdMs` milliseconds (a slow network). */
   | { kind: 'forward'; holdMs?: number }
   /** Answer it here; the service never sees it. */
-  | { kind: 'answer'; status: number; body: unknown }
+  | { kind: 'answer'; status: number; body: unknown; headers?: Record<string, string> }
   /** Pass it on, let the service act, then cut the client's connection without the answer. */
   | { kind: 'cut' };
 
@@ -37,7 +37,7 @@ export async function scriptedProxy(
       const request = { method: req.method ?? 'GET', path: req.url ?? '/', body: body.toString('utf8') };
       const action = decide(request);
       if (action.kind === 'answer') {
-        res.writeHead(action.status, { 'content-type': 'application/json' });
+        res.writeHead(action.status, { 'content-type': 'application/json', ...action.headers });
         res.end(JSON.stringify(action.body));
         return;
       }

@@ -29,7 +29,13 @@ function request(reference: string, amount = '10.00'): ClaimRequest {
 }
 
 /** Claims for `self` the way `run` does: the register's verdict decides. */
-async function claimAs(register: Register, self: Self, references: string[], alive = (_pid: number) => true) {
+async function claimAs(
+  register: Register,
+  self: Self,
+  references: string[],
+  alive = (_pid: number) => true,
+  retryUnknown = false,
+) {
   const store = await register.openScope(scope);
   const kinds = new Map<string, string>();
   await store.claim(
@@ -38,7 +44,7 @@ async function claimAs(register: Register, self: Self, references: string[], ali
     (req, record) => {
       const verdict = registerVerdict(record, req.details, {
         holderAlive: holderAlive(record?.run, self, Date.now(), { leaseMs: 60_000 }, alive),
-        retryUnknown: false,
+        retryUnknown,
       });
       kinds.set(req.reference, verdict.kind);
       if (verdict.kind === 'send' || verdict.kind === 'resend') return 'claim';
@@ -144,6 +150,22 @@ describe('the SQLite register', () => {
         simulationId: 'sim-1',
         error: 'the run of dead.csv stopped while this transaction request was being sent',
       });
+
+      // --retry-unknown takes it over, still in doubt: should that run die before its request,
+      // the next one must see a payout that may have been paid, not a fresh claim.
+      const retrying: Self = { runId: 'retrying', host: 'h', pid: 203 };
+      await begin(register, retrying);
+      const resend = await claimAs(register, retrying, ['SENDING'], pidIsDead, true);
+      expect(resend.kinds.get('SENDING')).toBe('resend');
+      expect((await store.lookup(['SENDING'])).get('SENDING')).toMatchObject({
+        state: 'sending',
+        runId: 'retrying',
+        simulationId: 'sim-1',
+      });
+      const after: Self = { runId: 'after', host: 'h', pid: 204 };
+      await begin(register, after);
+      const { kinds: afterKinds } = await claimAs(register, after, ['SENDING'], (pid) => pid === 204);
+      expect(afterKinds.get('SENDING')).toBe('unknown');
     } finally {
       await register.close();
     }

@@ -1,0 +1,178 @@
+/**
+ * A circuit breaker over every request to the service (issue 9, item 1). A run with nobody
+ * watching must not grind through every row while the service is down: after a run of failed
+ * attempts (no answer, 5xx, 429) the circuit opens and requests wait; one probe at a time is let
+ * through (half-open) after a growing pause; the first answer that is not a failure closes it.
+ * An outage longer than `maxOutageMs` ends the wait: every waiting and later request fails with
+ * ServiceUnavailableError, and the run stops taking rows (exit 6, "retry later").
+ *
+ * Time is injected (STYLE.md); waits end on the caller's AbortSignal.
+ */
+import { InterruptedError, ServiceUnavailableError } from '../errors.js';
+import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
+
+/** Defaults in one object (`--max-outage` sets `maxOutageMs`). */
+export const BREAKER_DEFAULTS = {
+  /** Failed attempts in a row, across all requests, that open the circuit. */
+  failureThreshold: 8,
+  /** Pause before the first probe; doubles after each failed probe, up to `maxOpenMs`. */
+  openMs: 1_000,
+  maxOpenMs: 8_000,
+  /** How long an outage (from its first failed attempt) is waited through before giving up. */
+  maxOutageMs: 30_000,
+  /** How often a waiting request looks again while a probe is under way. */
+  pollMs: 100,
+};
+
+export type BreakerSettings = typeof BREAKER_DEFAULTS;
+
+/** What an attempt says about the service: down (no answer, 5xx, 429), up, or nothing. */
+export type AttemptVerdict = 'failure' | 'success' | 'neutral';
+
+export type BreakerState = 'closed' | 'open' | 'half-open' | 'gave-up';
+
+/** Admission to send one attempt; a probe's answer decides whether the circuit closes. */
+export interface Ticket {
+  probe: boolean;
+}
+
+export interface CircuitBreakerOptions extends Partial<BreakerSettings> {
+  clock?: Clock;
+  sleep?: Sleep;
+  /** Told when the circuit opens, closes and gives up (for the logs). */
+  onChange?: (state: BreakerState, facts: { failures: number; outageMs: number }) => void;
+}
+
+export class CircuitBreaker {
+  private readonly settings: BreakerSettings;
+  private readonly clock: Clock;
+  private readonly sleep: Sleep;
+  private readonly onChange: CircuitBreakerOptions['onChange'];
+  private current: BreakerState = 'closed';
+  private failures = 0;
+  private outageSince: number | undefined;
+  private openUntil = 0;
+  private pauseMs: number;
+  private outage = new AbortController();
+
+  constructor(options: CircuitBreakerOptions = {}) {
+    const { clock, sleep, onChange, ...settings } = options;
+    this.settings = { ...BREAKER_DEFAULTS, ...settings };
+    this.clock = clock ?? systemClock;
+    this.sleep = sleep ?? realSleep;
+    this.onChange = onChange;
+    this.pauseMs = this.settings.openMs;
+  }
+
+  get state(): BreakerState {
+    return this.current;
+  }
+
+  /** True once an outage outlasted `maxOutageMs`: nothing more is sent. */
+  get gaveUp(): boolean {
+    return this.current === 'gave-up';
+  }
+
+  /**
+   * Aborted while the circuit is open or gave up; a fresh one after it closes. A backoff ends
+   * on it: from then on the breaker paces the attempts (a 503's long Retry-After included).
+   */
+  get outageSignal(): AbortSignal {
+    return this.outage.signal;
+  }
+
+  /** The longest backoff of a request kept going by an outage: the breaker paces it after. */
+  get outageBackoffMs(): number {
+    return this.settings.openMs;
+  }
+
+  /** Failed attempts in a row, across all requests, since the last answer that was not one. */
+  get consecutiveFailures(): number {
+    return this.failures;
+  }
+
+  /**
+   * Whether the failures of a request that failed `attempts` times are not its own: every
+   * attempt anywhere failed since (or the circuit is open). Such a request waits for the
+   * breaker to decide instead of giving up on its own attempt budget.
+   */
+  sharesOutage(attempts: number): boolean {
+    return this.current !== 'closed' || this.failures >= attempts;
+  }
+
+  /**
+   * Resolves when an attempt may be sent: at once while closed, else when this caller is the
+   * next probe. Rejects with ServiceUnavailableError once the breaker gave up, and with
+   * InterruptedError when `signal` aborts.
+   */
+  async admit(signal?: AbortSignal): Promise<Ticket> {
+    for (;;) {
+      if (signal?.aborted) throw new InterruptedError('stopped before sending', { cause: signal.reason });
+      if (this.current === 'closed') return { probe: false };
+      if (this.current === 'gave-up') throw this.unavailable();
+      const now = this.clock.now();
+      if (this.current === 'open' && now >= this.openUntil) {
+        this.current = 'half-open';
+        return { probe: true };
+      }
+      const waitMs = this.current === 'open' ? this.openUntil - now : this.settings.pollMs;
+      try {
+        await this.sleep(Math.max(1, Math.min(waitMs, this.settings.pollMs * 10)), signal);
+      } catch (error) {
+        if (signal?.aborted) throw new InterruptedError('stopped before sending', { cause: signal.reason });
+        throw error;
+      }
+    }
+  }
+
+  /** Records how an admitted attempt went. */
+  record(ticket: Ticket, verdict: AttemptVerdict): void {
+    const now = this.clock.now();
+    if (verdict === 'success') {
+      const wasOutage = this.current !== 'closed' && this.current !== 'gave-up';
+      this.failures = 0;
+      this.outageSince = undefined;
+      this.pauseMs = this.settings.openMs;
+      if (wasOutage) this.change('closed', now);
+      return;
+    }
+    if (ticket.probe && this.current === 'half-open' && verdict === 'neutral') {
+      // The probe told nothing (stopped, or a permanent error): let the next caller probe.
+      this.current = 'open';
+      return;
+    }
+    if (verdict !== 'failure' || this.current === 'gave-up') return;
+    this.failures += 1;
+    this.outageSince ??= now;
+    if (ticket.probe && this.current === 'half-open') {
+      if (now - this.outageSince >= this.settings.maxOutageMs) {
+        this.change('gave-up', now);
+        return;
+      }
+      this.pauseMs = Math.min(this.pauseMs * 2, this.settings.maxOpenMs);
+      this.open(now);
+      return;
+    }
+    if (this.current === 'closed' && this.failures >= this.settings.failureThreshold) this.open(now);
+  }
+
+  private open(now: number): void {
+    this.openUntil = now + this.pauseMs;
+    this.change('open', now);
+  }
+
+  private change(state: BreakerState, now: number): void {
+    this.current = state;
+    if (state === 'closed') this.outage = new AbortController();
+    else if (state === 'gave-up') this.outage.abort(this.unavailable());
+    else this.outage.abort();
+    this.onChange?.(state, { failures: this.failures, outageMs: now - (this.outageSince ?? now) });
+  }
+
+  private unavailable(): ServiceUnavailableError {
+    const seconds = Math.round(this.settings.maxOutageMs / 1000);
+    return new ServiceUnavailableError(
+      `the service stayed unreachable or unavailable for more than ${seconds} s (--max-outage) - run again later to resume`,
+    );
+  }
+}

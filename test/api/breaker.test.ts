@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { type BreakerState, CircuitBreaker, type Ticket } from '../../src/api/breaker.js';
+import { InterruptedError, ServiceUnavailableError } from '../../src/errors.js';
+import { fakeTime } from './helpers/fake-time.js';
+
+const plain: Ticket = { probe: false };
+
+function breaker(overrides = {}) {
+  const time = fakeTime();
+  const changes: BreakerState[] = [];
+  const b = new CircuitBreaker({
+    failureThreshold: 3,
+    openMs: 1_000,
+    maxOpenMs: 4_000,
+    maxOutageMs: 10_000,
+    clock: time.clock,
+    sleep: time.sleep,
+    onChange: (state) => changes.push(state),
+    ...overrides,
+  });
+  return { b, time, changes };
+}
+
+describe('CircuitBreaker', () => {
+  it('stays closed while failures are interrupted by answers', async () => {
+    const { b, changes } = breaker();
+    for (const verdict of ['failure', 'failure', 'success', 'failure', 'failure'] as const) {
+      b.record(await b.admit(), verdict);
+    }
+    expect(b.state).toBe('closed');
+    expect(b.consecutiveFailures).toBe(2);
+    expect(changes).toEqual([]);
+  });
+
+  it('opens after the threshold, lets one probe through after the pause, and closes on its answer', async () => {
+    const { b, time, changes } = breaker();
+    for (let i = 0; i < 3; i++) b.record(plain, 'failure');
+    expect(b.state).toBe('open');
+    const opened = time.now();
+    const probe = await b.admit();
+    expect(probe).toEqual({ probe: true });
+    expect(time.now() - opened).toBe(1_000);
+    expect(b.state).toBe('half-open');
+    // Others wait while the probe is out.
+    let second: Ticket | undefined;
+    const waiting = b.admit().then((t) => {
+      second = t;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(second).toBeUndefined();
+    b.record(probe, 'success');
+    await waiting;
+    expect(second).toEqual({ probe: false });
+    expect(changes).toEqual(['open', 'closed']);
+    expect(b.consecutiveFailures).toBe(0);
+  });
+
+  it('doubles the pause after each failed probe, then gives up once the outage passes maxOutageMs', async () => {
+    const { b, time, changes } = breaker();
+    const start = time.now();
+    for (let i = 0; i < 3; i++) b.record(plain, 'failure');
+    const probesAt: number[] = [];
+    for (;;) {
+      let ticket: Ticket;
+      try {
+        ticket = await b.admit();
+      } catch (error) {
+        expect(error).toBeInstanceOf(ServiceUnavailableError);
+        expect((error as Error).message).toBe(
+          'the service stayed unreachable or unavailable for more than 10 s (--max-outage) - run again later to resume',
+        );
+        break;
+      }
+      probesAt.push(time.now() - start);
+      b.record(ticket, 'failure');
+    }
+    // Pauses of 1, 2, 4, 4 s: the probe at 11 s finds the outage older than 10 s.
+    expect(probesAt).toEqual([1_000, 3_000, 7_000, 11_000]);
+    expect(changes.at(-1)).toBe('gave-up');
+    expect(b.gaveUp).toBe(true);
+    await expect(b.admit()).rejects.toBeInstanceOf(ServiceUnavailableError);
+  });
+
+  it('a probe that tells nothing lets the next caller probe at once', async () => {
+    const { b } = breaker();
+    for (let i = 0; i < 3; i++) b.record(plain, 'failure');
+    const probe = await b.admit();
+    b.record(probe, 'neutral');
+    expect(b.state).toBe('open');
+    expect(await b.admit()).toEqual({ probe: true });
+  });
+
+  it('a wait ends at once when the signal aborts', async () => {
+    const { b } = breaker({ openMs: 60_000 });
+    for (let i = 0; i < 3; i++) b.record(plain, 'failure');
+    const controller = new AbortController();
+    const waiting = b.admit(controller.signal);
+    controller.abort();
+    await expect(waiting).rejects.toBeInstanceOf(InterruptedError);
+  });
+
+  it('sharesOutage: a request failing alone does not, one failing with everything else does', () => {
+    const { b } = breaker({ failureThreshold: 100 });
+    b.record(plain, 'failure');
+    b.record(plain, 'success');
+    b.record(plain, 'failure');
+    expect(b.sharesOutage(5)).toBe(false);
+    for (let i = 0; i < 4; i++) b.record(plain, 'failure');
+    expect(b.sharesOutage(5)).toBe(true);
+  });
+});
