@@ -10,7 +10,7 @@ import type { Credentials } from '../api/token.js';
 import { fingerprintSheet } from '../checkpoint/fingerprint.js';
 import { type Journal, openJournal } from '../checkpoint/journal.js';
 import { acquireLock } from '../checkpoint/lock.js';
-import { GuardError } from '../errors.js';
+import { GuardError, StorageError } from '../errors.js';
 import type { SheetFormat } from '../sheet/types.js';
 import { BatchDigest } from './digest.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
@@ -78,6 +78,8 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
   const lock = await acquireLock(options.sheetPath);
   let journal: Journal | undefined;
   let client: PayoutsClient | undefined;
+  // Set when the send pass starts: a storage failure from then on is exit 6, not 2 (issue 9).
+  let sending = false;
   try {
     // Pass 1: the dry run of the whole sheet, so the guards see every row before any is sent.
     const checked = await checkSheet(options);
@@ -115,6 +117,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       signal,
     });
     // Pass 2: send, at most `concurrency` rows in flight, fed from the sheet stream.
+    sending = true;
     const { results, fatal } = await sendRows(options, steps, checked.validRows, signal);
     if (fatal) {
       // The run cannot go on; the rows that were sent are written down before it ends.
@@ -145,6 +148,8 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       samples: written.samples,
       interrupted: signal.aborted,
     };
+  } catch (error) {
+    throw sending && error instanceof StorageError ? error.sent() : error;
   } finally {
     await journal?.close();
     if (!options.client) await client?.close();
@@ -170,6 +175,9 @@ async function checkSheet(options: RunOptions): Promise<CheckedSheet> {
     tally(summary, row, valid ? 'valid' : 'invalid');
     if (valid) digest.add(row);
   }
+  // Issue 9: an unusable results path (missing or read-only folder) is found before anything
+  // is sent, not after every row was paid.
+  await (await openResultsFor(prepared, options)).abort();
   return { summary, digest: digest.finish(), validRows: summary.byStatus.valid };
 }
 

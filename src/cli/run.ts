@@ -1,11 +1,20 @@
 import type { ControlTotals } from '../batch/guards.js';
 import type { SheetOptions } from '../batch/prepare.js';
 import { runBatch } from '../batch/run.js';
-import { EXIT } from '../errors.js';
+import { EXIT, type StorageError } from '../errors.js';
 import { type SandboxHandle, startSandbox } from '../sandbox/index.js';
 import type { Connection } from './connection.js';
 import type { CliIo } from './io.js';
-import { createLogger, type LogFormat } from './logging.js';
+import {
+  createLogger,
+  exitCodeOfError,
+  fatalFields,
+  fatalMessage,
+  type LogFormat,
+  logFormatOf,
+  markLoggedOnStderr,
+  runFinishedFields,
+} from './logging.js';
 import { RunProgress } from './run-progress.js';
 import { printHumanSummary, type SummaryFacts, summaryJson } from './summary.js';
 
@@ -29,15 +38,22 @@ export interface RunCommandOptions extends SheetOptions {
   logLevel?: string;
   /** Aborted to stop the run as SIGINT/SIGTERM would (tests); the real signals otherwise. */
   signal?: AbortSignal;
+  /** Milliseconds since the epoch (tests inject it); measures the run's duration. */
+  now?: () => number;
 }
 
 /** `payouts run <sheet>`: pays the sheet and reports it; returns the exit code. */
 export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<number> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  let logFailure: StorageError | undefined;
+  const logOptions = { format: options.logFormat, file: options.logFile, stderr: io.stderr };
   const logger = createLogger({
-    format: options.logFormat,
+    ...logOptions,
     level: options.logLevel,
-    file: options.logFile,
-    stderr: io.stderr,
+    onStorageError: (error) => {
+      logFailure = error;
+    },
   });
   const stop = options.signal
     ? { signal: options.signal, dispose: () => {} }
@@ -82,8 +98,26 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       unknownColumns: report.unknownColumns,
       samples: report.samples,
     };
+    // Issue 9: a log file that failed mid-run (disk full) ends the run with exit 6, not a success.
+    if (logFailure) facts.error = logFailure.sent();
     printHumanSummary(io, facts);
-    const exitCode = report.interrupted ? EXIT.interrupted : report.summary.allOk ? EXIT.ok : EXIT.rowsNotOk;
+    const exitCode = facts.error
+      ? facts.error.exitCode
+      : report.interrupted
+        ? EXIT.interrupted
+        : report.summary.allOk
+          ? EXIT.ok
+          : EXIT.rowsNotOk;
+    logger.info(
+      runFinishedFields({
+        exitCode,
+        durationMs: now() - started,
+        summary: report.summary,
+        resultsPath: report.resultsPath,
+        checkpointPath: report.checkpointPath,
+      }),
+      'run finished',
+    );
     if (report.interrupted)
       io.stderr.write(
         'payouts: interrupted: rows under way finished, the rest were not sent; run again to resume\n',
@@ -93,6 +127,22 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
         `${JSON.stringify({ ...summaryJson(facts), batchId: report.batchId, interrupted: report.interrupted, exitCode })}\n`,
       );
     return exitCode;
+  } catch (error) {
+    // Issue 9: the error is a log record too, then the final one, so a JSON log always ends
+    // with `run finished`; main.ts reportError then leaves stderr alone if it got both.
+    const exitCode = exitCodeOfError(error);
+    logger.fatal(fatalFields(error, exitCode), fatalMessage(error));
+    logger.info(
+      runFinishedFields({
+        exitCode,
+        durationMs: now() - started,
+        resultsPath: options.outPath ?? null,
+        checkpointPath: options.checkpointPath ?? null,
+      }),
+      'run finished',
+    );
+    if (!options.logFile && logFormatOf(logOptions) === 'json') markLoggedOnStderr(error);
+    throw error;
   } finally {
     stop.dispose();
     await sandbox?.close();
