@@ -48,6 +48,8 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const started = now();
   let logFailure: StorageError | undefined;
   const logOptions = { format: options.logFormat, file: options.logFile, stderr: io.stderr };
+  // With JSON logs on stderr, main.ts reportError leaves a fatal error to this logger.
+  const jsonOnStderr = !options.logFile && logFormatOf(logOptions) === 'json';
   const logger = createLogger({
     ...logOptions,
     level: options.logLevel,
@@ -108,6 +110,10 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
         : report.summary.allOk
           ? EXIT.ok
           : EXIT.rowsNotOk;
+    if (report.interrupted)
+      io.stderr.write(
+        'payouts: interrupted: rows under way finished, the rest were not sent; run again to resume\n',
+      );
     logger.info(
       runFinishedFields({
         exitCode,
@@ -118,10 +124,6 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       }),
       'run finished',
     );
-    if (report.interrupted)
-      io.stderr.write(
-        'payouts: interrupted: rows under way finished, the rest were not sent; run again to resume\n',
-      );
     if (options.json)
       io.stdout.write(
         `${JSON.stringify({ ...summaryJson(facts), batchId: report.batchId, interrupted: report.interrupted, exitCode })}\n`,
@@ -141,7 +143,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       }),
       'run finished',
     );
-    if (!options.logFile && logFormatOf(logOptions) === 'json') markLoggedOnStderr(error);
+    if (jsonOnStderr) markLoggedOnStderr(error);
     throw error;
   } finally {
     stop.dispose();
