@@ -209,6 +209,28 @@ describe('payouts run: storage failures', () => {
   );
 });
 
+describe('payouts run --events: an events file that cannot be read after paying', () => {
+  it('is exit 6 naming the file, not a bug', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = await sheetIn(dir);
+    const events = path.join(dir, 'events');
+    await mkdir(events); // a folder where the file should be: reading it fails with EISDIR
+    const result = await runAgainst(sb, sheet, ['--events', events, '--json', '--log-format', 'json']);
+    expect(result.code).toBe(6);
+    expect(paymentsOf(sb)).toHaveLength(SAMPLE_ROWS);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      command: 'run',
+      exitCode: 6,
+      error: {
+        code: 'STORAGE',
+        errno: 'EISDIR',
+        message: `cannot read the events file ${events} (fix the file or its folder, or give another --events PATH): it is a directory (EISDIR)`,
+      },
+    });
+  });
+});
+
 describe('payouts run: the operator surface of JSON logs', () => {
   it('ends with a "run finished" record: counts, totals, exit code, duration, paths', async () => {
     const sb = await testSandbox();

@@ -4,11 +4,11 @@
  */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, UsageError } from '../../errors.js';
 import { readSecretFile } from '../../webhooks/secret.js';
 import type { CliIo } from '../io.js';
 
-/** Where the webhook secret comes from when no --secret or --secret-file is given. */
+/** Where the webhook secret comes from when no --secret-file is given. */
 export const WEBHOOK_SECRET_ENV = {
   current: 'PAYOUTS_WEBHOOK_SECRET',
   /** The secret before the last rotation, still accepted while the service switches (SPEC.md 6.4). */
@@ -20,13 +20,20 @@ export interface SecretInputArgs {
   'secret-file'?: string[];
 }
 
-/** Declares --secret and --secret-file on a command that verifies signatures. */
+/**
+ * Why `--secret S` is refused (issue 9): a value on the command line is visible to every user
+ * of the machine in `ps` and stays in shell history. The secret is never repeated back.
+ */
+export const SECRET_FLAG_REFUSED = `--secret is refused because a secret on the command line is visible to every user in ps and stays in shell history: put it in a file readable only by you and pass --secret-file PATH (payouts webhooks fetch-secret --secret-file PATH writes one), or set ${WEBHOOK_SECRET_ENV.current} (and ${WEBHOOK_SECRET_ENV.previous} during a rotation)`;
+
+/** Declares --secret-file on a command that verifies signatures (and the refused --secret). */
 export function secretInputOptions<T>(y: Argv<T>) {
   return y
     .option('secret', {
       type: 'string',
       array: true,
-      describe: `webhook secret, repeatable (current, then previous); prefer ${WEBHOOK_SECRET_ENV.current} or --secret-file`,
+      hidden: true,
+      describe: 'refused: use --secret-file or the environment',
     })
     .option('secret-file', {
       type: 'string',
@@ -36,15 +43,13 @@ export function secretInputOptions<T>(y: Argv<T>) {
 }
 
 /**
- * The secrets to verify with: --secret and --secret-file when given, else the environment
- * (current, then previous). None at all is a ConfigError naming where to put one.
+ * The secrets to verify with: --secret-file when given, else the environment (current, then
+ * previous). --secret is a UsageError; none at all is a ConfigError naming where to put one.
  */
 export async function webhookSecretsFrom(args: SecretInputArgs, io: CliIo): Promise<string[]> {
+  if (args.secret !== undefined) throw new UsageError(SECRET_FLAG_REFUSED);
   const files = args['secret-file'] ?? [];
-  const fromFlags = [
-    ...(args.secret ?? []),
-    ...(await Promise.all(files.map((f) => readSecretFile(path.resolve(io.cwd, f))))),
-  ];
+  const fromFlags = await Promise.all(files.map((f) => readSecretFile(path.resolve(io.cwd, f))));
   const secrets =
     fromFlags.length > 0
       ? fromFlags
