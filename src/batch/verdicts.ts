@@ -81,7 +81,14 @@ export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus
   const { amount, currency } = row.payout;
   if (amount && currency) {
     BatchSummary.add(summary.sheetTotals, currency, amount.minor);
-    if (status !== 'invalid') BatchSummary.add(summary.validTotals, currency, amount.minor);
+    if (status !== 'invalid') {
+      BatchSummary.add(summary.validTotals, currency, amount.minor);
+      summary.noteLargest(currency, {
+        minor: amount.minor,
+        rowNumber: row.raw.rowNumber,
+        reference: row.payout.reference,
+      });
+    }
   }
 }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { parseExpectTotals } from '../batch/guards.js';
+import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import { type CliIo, println, processIo } from './io.js';
 import {
@@ -50,6 +50,12 @@ function sheetOptions<T>(y: Argv<T>) {
       array: true,
       default: [] as string[],
       describe: 'control total CUR=AMOUNT, repeatable (e.g. --expect-total USD=1234.50)',
+    })
+    .option('max-amount', {
+      type: 'string',
+      array: true,
+      default: [] as string[],
+      describe: 'largest amount one row may pay, CUR=AMOUNT, repeatable (e.g. --max-amount USD=25000)',
     });
 }
 
@@ -64,6 +70,7 @@ interface SheetArgs {
   columns?: string;
   'expect-count'?: number;
   'expect-total': string[];
+  'max-amount': string[];
   [key: string]: unknown;
 }
 
@@ -83,7 +90,11 @@ function commonSheetOptions(args: SheetArgs, io: CliIo) {
     columnsFile: args.columns ? resolveFrom(io.cwd, args.columns) : undefined,
     outPath: args.out ? resolveFrom(io.cwd, args.out) : undefined,
     json: args.json,
-    controls: { expectCount, expectTotals: parseExpectTotals(args['expect-total']) },
+    controls: {
+      expectCount,
+      expectTotals: parseExpectTotals(args['expect-total']),
+      maxAmounts: parseMaxAmounts(args['max-amount']),
+    },
   };
 }
 
