@@ -3,7 +3,7 @@
  * text lines when it is, or as `--log-format` says; `--log-file` sends them to a file instead.
  * Secrets are redacted by key and account-like digit runs are masked in every string.
  */
-import { closeSync, createWriteStream, openSync } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { BatchSummary, ROW_STATUSES } from '../batch/summary.js';
@@ -71,11 +71,10 @@ function scrub(value: unknown, depth = 0): unknown {
 /** Builds the logger of a command. */
 export function createLogger(options: LoggerOptions): Logger {
   const format = logFormatOf(options);
-  const target: NodeJS.WritableStream = options.file
-    ? openLogFile(options.file, options.onStorageError)
-    : options.stderr;
+  const file = options.file ? openLogFile(options.file, options.onStorageError) : undefined;
+  const target: NodeJS.WritableStream = file ?? options.stderr;
   const destination = format === 'json' ? target : textLines(target);
-  return pino(
+  const logger = pino(
     {
       level: options.level ?? 'info',
       base: undefined,
@@ -90,13 +89,15 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     destination,
   );
+  if (file) logFiles.set(logger, file);
+  return logger;
 }
 
 /**
  * Opens --log-file for appending, created with mode 0600 (logs name references and amounts).
  * Opening is synchronous so that an unusable path fails here, before anything is sent.
  */
-function openLogFile(file: string, onStorageError: LoggerOptions['onStorageError']): NodeJS.WritableStream {
+function openLogFile(file: string, onStorageError: LoggerOptions['onStorageError']): WriteStream {
   const problem = (cause: unknown) =>
     new StorageError(
       `cannot write the log file ${file} (free some space or fix the folder, or choose another --log-file PATH)`,
@@ -110,17 +111,30 @@ function openLogFile(file: string, onStorageError: LoggerOptions['onStorageError
   }
   const stream = createWriteStream(file, { fd, flags: 'a' });
   let failed = false;
+  // The stream closes its descriptor after an error; later records are dropped, not thrown.
   stream.on('error', (error) => {
     if (failed) return;
     failed = true;
     onStorageError?.(problem(error));
-    try {
-      closeSync(fd);
-    } catch {
-      // Already closed by the stream.
-    }
   });
   return stream;
+}
+
+// The --log-file stream of each logger, so that closeLogger can wait until it is on disk.
+const logFiles = new WeakMap<Logger, WriteStream>();
+
+/**
+ * Flushes the logger and, for --log-file, closes the file and waits until its last record was
+ * written or failed (a failure reaches `onStorageError` first). Safe to call twice.
+ */
+export async function closeLogger(logger: Logger): Promise<void> {
+  logger.flush();
+  const stream = logFiles.get(logger);
+  if (stream === undefined || stream.closed) return;
+  await new Promise<void>((resolve) => {
+    stream.once('close', () => resolve());
+    stream.end();
+  });
 }
 
 /** Exit code for a bug in payouts itself (BSD EX_SOFTWARE); never used for bad input. */

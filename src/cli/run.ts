@@ -6,6 +6,7 @@ import { type SandboxHandle, startSandbox } from '../sandbox/index.js';
 import type { Connection } from './connection.js';
 import type { CliIo } from './io.js';
 import {
+  closeLogger,
   createLogger,
   exitCodeOfError,
   fatalFields,
@@ -100,20 +101,11 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       unknownColumns: report.unknownColumns,
       samples: report.samples,
     };
-    // Issue 9: a log file that failed mid-run (disk full) ends the run with exit 6, not a success.
-    if (logFailure) facts.error = logFailure.sent();
-    printHumanSummary(io, facts);
-    const exitCode = facts.error
-      ? facts.error.exitCode
-      : report.interrupted
-        ? EXIT.interrupted
-        : report.summary.allOk
-          ? EXIT.ok
-          : EXIT.rowsNotOk;
-    if (report.interrupted)
-      io.stderr.write(
-        'payouts: interrupted: rows under way finished, the rest were not sent; run again to resume\n',
-      );
+    let exitCode: number = report.interrupted
+      ? EXIT.interrupted
+      : report.summary.allOk
+        ? EXIT.ok
+        : EXIT.rowsNotOk;
     logger.info(
       runFinishedFields({
         exitCode,
@@ -124,6 +116,18 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       }),
       'run finished',
     );
+    // Issue 9: a log file that could not be written (disk full) ends the run with exit 6; its
+    // last write is known only once the file is closed.
+    await closeLogger(logger);
+    if (logFailure) {
+      facts.error = logFailure.sent();
+      exitCode = facts.error.exitCode;
+    }
+    printHumanSummary(io, facts);
+    if (report.interrupted)
+      io.stderr.write(
+        'payouts: interrupted: rows under way finished, the rest were not sent; run again to resume\n',
+      );
     if (options.json)
       io.stdout.write(
         `${JSON.stringify({ ...summaryJson(facts), batchId: report.batchId, interrupted: report.interrupted, exitCode })}\n`,
@@ -148,7 +152,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   } finally {
     stop.dispose();
     await sandbox?.close();
-    logger.flush();
+    await closeLogger(logger);
   }
 }
 

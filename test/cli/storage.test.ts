@@ -209,6 +209,29 @@ describe('payouts run: storage failures', () => {
   );
 });
 
+describe('payouts run --log-file on a disk that is full', () => {
+  it.skipIf(!canMount)('pays, writes the results, and ends with exit 6 naming the log file', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = await sheetIn(dir);
+    const full = path.join(dir, 'full');
+    await mkdir(full);
+    expect(await fullDisk(full)).toBe(true);
+    const log = path.join(full, 'run.log');
+    const result = await runAgainst(sb, sheet, ['--json', '--log-file', log]);
+    expect(result.code).toBe(6);
+    expect(paymentsOf(sb)).toHaveLength(SAMPLE_ROWS);
+    const summary = JSON.parse(result.stdout) as Record<string, unknown>;
+    const message = `cannot write the log file ${log} (free some space or fix the folder, or choose another --log-file PATH): no space left on the device (the disk is full) (ENOSPC)`;
+    expect(summary).toMatchObject({
+      exitCode: 6,
+      statuses: { submitted: SAMPLE_ROWS },
+      error: { code: 'STORAGE', message },
+    });
+    expect(errorLine(result)).toBe(`payouts: ${message}`);
+  });
+});
+
 describe('payouts run --events: an events file that cannot be read after paying', () => {
   it('is exit 6 naming the file, not a bug', async () => {
     const sb = await testSandbox();
