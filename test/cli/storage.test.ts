@@ -254,6 +254,29 @@ describe('payouts run --events: an events file that cannot be read after paying'
   });
 });
 
+describe('payouts webhooks listen: an events file it cannot open', () => {
+  it('is exit 2 and one JSON record naming the file (logs are JSON off a terminal)', async () => {
+    const dir = await testDir();
+    const events = path.join(dir, 'missing', 'events.jsonl');
+    const result = await runCli(['webhooks', 'listen', '--port', '0', '--events', events], {
+      env: { PAYOUTS_WEBHOOK_SECRET: 'whsec-listen-storage-test' },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(records(result)).toEqual([
+      expect.objectContaining({
+        level: 60,
+        code: 'STORAGE',
+        exitCode: 2,
+        errno: 'ENOENT',
+        path: events,
+        msg: `cannot write the events file ${events} (fix the file or its folder, or give another --events PATH): no such file or directory (ENOENT)`,
+      }),
+    ]);
+    expect(result.stderr).not.toContain('whsec-listen-storage-test');
+  });
+});
+
 describe('payouts run: the operator surface of JSON logs', () => {
   it('ends with a "run finished" record: counts, totals, exit code, duration, paths', async () => {
     const sb = await testSandbox();
