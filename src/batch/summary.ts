@@ -46,9 +46,11 @@ export class BatchSummary {
   }
 
   /** Keeps `row` as its currency's largest valid amount if it is larger than the one so far. */
-  noteLargest(currency: string, row: LargestAmount): void {
+  noteLargest(currency: string, minor: bigint, rowNumber: number, reference: string): void {
+    // Called for every valid row: allocates only when the row is the new largest.
     const largest = this.largestValid.get(currency);
-    if (largest === undefined || row.minor > largest.minor) this.largestValid.set(currency, row);
+    if (largest === undefined || minor > largest.minor)
+      this.largestValid.set(currency, { minor, rowNumber, reference });
   }
 
   /** True when no row is invalid, failed or unknown. */

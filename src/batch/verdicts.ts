@@ -83,11 +83,7 @@ export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus
     BatchSummary.add(summary.sheetTotals, currency, amount.minor);
     if (status !== 'invalid') {
       BatchSummary.add(summary.validTotals, currency, amount.minor);
-      summary.noteLargest(currency, {
-        minor: amount.minor,
-        rowNumber: row.raw.rowNumber,
-        reference: row.payout.reference,
-      });
+      summary.noteLargest(currency, amount.minor, row.raw.rowNumber, row.payout.reference);
     }
   }
 }
