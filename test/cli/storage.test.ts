@@ -25,8 +25,9 @@ function mountTmpfs(dir: string, options: string): boolean {
   } catch {
     return false;
   }
+  // Lazy: detached at once even if a file on it is still open, so no mount outlives the test.
   onTestFinished(() => {
-    execFileSync('umount', [dir], { stdio: 'ignore' });
+    execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
   });
   return true;
 }
