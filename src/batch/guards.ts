@@ -2,49 +2,87 @@ import { GuardError, UsageError } from '../errors.js';
 import { parseAmount } from '../rows/money.js';
 import { type BatchSummary, formatAmountForPeople } from './summary.js';
 
-/** Control totals of PRODUCT.md: `--expect-count N`, `--expect-total CUR=AMOUNT` (repeatable). */
+/**
+ * Batch guards of PRODUCT.md: `--expect-count N`, `--expect-total CUR=AMOUNT` (repeatable),
+ * and `--max-amount CUR=AMOUNT` (repeatable, issue 9): no single payout above the limit.
+ */
 export interface ControlTotals {
   expectCount?: number;
   expectTotals: Map<string, bigint>;
+  /** Per currency, the largest amount one row may pay (minor units); absent: no limit. */
+  maxAmounts?: Map<string, bigint>;
 }
 
 /** Parses `--expect-total` values such as `USD=1234.50`; a malformed one is a usage error. */
 export function parseExpectTotals(values: readonly string[]): Map<string, bigint> {
-  const totals = new Map<string, bigint>();
+  return parseCurrencyAmounts('--expect-total', values, 'USD=1234.50');
+}
+
+/** Parses `--max-amount` values such as `USD=25000.00`; a malformed one is a usage error. */
+export function parseMaxAmounts(values: readonly string[]): Map<string, bigint> {
+  return parseCurrencyAmounts('--max-amount', values, 'USD=25000.00');
+}
+
+/** `CUR=AMOUNT` values of a repeatable flag, by upper-case currency, in minor units. */
+function parseCurrencyAmounts(flag: string, values: readonly string[], example: string): Map<string, bigint> {
+  const amounts = new Map<string, bigint>();
   for (const value of values) {
     const match = /^\s*([A-Za-z]{3})\s*=\s*(.+)$/.exec(value);
     const amount = match ? parseAmount(match[2]!) : undefined;
     if (!match || !amount?.ok) {
       throw new UsageError(
-        `--expect-total "${value}" is not CUR=AMOUNT with a 3-letter currency and a decimal amount, e.g. --expect-total USD=1234.50`,
+        `${flag} "${quoted(value)}" is not CUR=AMOUNT with a 3-letter currency and a decimal amount, e.g. ${flag} ${example}`,
       );
     }
     const currency = match[1]!.toUpperCase();
-    if (totals.has(currency)) throw new UsageError(`--expect-total names ${currency} twice`);
-    totals.set(currency, amount.minor);
+    if (amounts.has(currency)) throw new UsageError(`${flag} names ${currency} twice`);
+    amounts.set(currency, amount.minor);
   }
-  return totals;
+  return amounts;
+}
+
+/** A flag value as quoted in a message: at most 80 characters, then an ellipsis. */
+function quoted(value: string): string {
+  return value.length > 80 ? `${value.slice(0, 80)}…` : value;
 }
 
 /**
- * Checks the sheet against its control totals. The count is of every data row; the totals
- * are of every row's amount per currency (valid or not), so they describe the file as the
- * finance team prepared it; a currency without --expect-total is not checked. Throws a GuardError (exit 4) listing every mismatch.
+ * Checks the sheet against its control totals and amount limits. The count is of every data
+ * row; the totals are of every row's amount per currency (valid or not), so they describe the
+ * file as the finance team prepared it; a currency without --expect-total is not checked. The
+ * limits apply to the rows that would be sent (valid ones). Throws a GuardError (exit 4)
+ * listing every mismatch.
  */
 export function checkControlTotals(summary: BatchSummary, expected: ControlTotals): void {
-  const problems: string[] = [];
+  const totals: string[] = [];
   if (expected.expectCount !== undefined && expected.expectCount !== summary.rows) {
-    problems.push(`--expect-count ${expected.expectCount} but the sheet has ${summary.rows} rows`);
+    totals.push(`--expect-count ${expected.expectCount} but the sheet has ${summary.rows} rows`);
   }
   for (const [currency, minor] of expected.expectTotals) {
     const actual = summary.sheetTotals.get(currency) ?? 0n;
     if (actual !== minor) {
-      problems.push(
+      totals.push(
         `--expect-total ${currency}=${formatAmountForPeople(minor)} but the sheet's ${currency} amounts add up to ${formatAmountForPeople(actual)}`,
       );
     }
   }
-  if (problems.length > 0) {
-    throw new GuardError(`control totals do not match, so nothing was sent: ${problems.join('; ')}`);
+  const limits: string[] = [];
+  for (const [currency, limit] of expected.maxAmounts ?? []) {
+    const largest = summary.largestValid.get(currency);
+    if (largest !== undefined && largest.minor > limit) {
+      limits.push(
+        `--max-amount ${currency}=${formatAmountForPeople(limit)} but row ${largest.rowNumber} (${quoted(largest.reference)}) pays ${currency} ${formatAmountForPeople(largest.minor)}`,
+      );
+    }
   }
+  // " | " between findings: no message of payouts holds "; " (PRODUCT.md "The results file").
+  const parts: string[] = [];
+  if (totals.length > 0)
+    parts.push(`control totals do not match, so nothing was sent: ${totals.join(' | ')}`);
+  if (limits.length > 0) {
+    parts.push(
+      `a payout is above its --max-amount, so nothing was sent: ${limits.join(' | ')}: check that row, or raise the limit if it is right`,
+    );
+  }
+  if (parts.length > 0) throw new GuardError(parts.join(' | '));
 }

@@ -121,6 +121,7 @@ export class VerdictSource {
     Object.assign(summary.byStatus, message.summary.byStatus);
     for (const [currency, minor] of message.summary.sheetTotals) summary.sheetTotals.set(currency, minor);
     for (const [currency, minor] of message.summary.validTotals) summary.validTotals.set(currency, minor);
+    for (const [currency, row] of message.summary.largestValid) summary.largestValid.set(currency, row);
     return { summary, digest: message.digest, invalidSamples: message.invalidSamples };
   }
 

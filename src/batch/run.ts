@@ -256,6 +256,14 @@ interface ReadSheet {
 /** Pass 1: reads the sheet once into a snapshot while counting, totalling and hashing its rows. */
 async function readOnce(options: RunOptions): Promise<ReadSheet> {
   const prepared = await prepareSheet(options);
+  // Issue 9: an unusable results path (missing or read-only folder) is found before anything
+  // is sent, not after every row was paid.
+  try {
+    await (await openResultsFor(prepared, options)).abort();
+  } catch (error) {
+    await prepared.sheet.close?.();
+    throw error;
+  }
   const snapshot = await RowSnapshot.create();
   try {
     const summary = new BatchSummary();

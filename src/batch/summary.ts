@@ -15,6 +15,13 @@ export type RowStatus = (typeof ROW_STATUSES)[number];
 /** Statuses that make the exit code 1 (PRODUCT.md "Exit codes"). */
 export const NOT_OK_STATUSES: ReadonlySet<RowStatus> = new Set(['invalid', 'failed', 'unknown']);
 
+/** A row's amount (minor units) and where it is, for a guard that names the row. */
+export interface LargestAmount {
+  minor: bigint;
+  rowNumber: number;
+  reference: string;
+}
+
 /** Counts per status and amounts per currency, in minor units (never floats). */
 export class BatchSummary {
   rows = 0;
@@ -32,6 +39,9 @@ export class BatchSummary {
   /** Sum of the amounts of rows that are valid (or were sent), per currency. */
   readonly validTotals = new Map<string, bigint>();
 
+  /** The largest amount of a valid (or sent) row per currency, with its row: `--max-amount`. */
+  readonly largestValid = new Map<string, LargestAmount>();
+
   /** Counts one row. */
   count(status: RowStatus): void {
     this.rows += 1;
@@ -41,6 +51,14 @@ export class BatchSummary {
   /** Adds an amount to a per-currency total. */
   static add(totals: Map<string, bigint>, currency: string, minor: bigint): void {
     totals.set(currency, (totals.get(currency) ?? 0n) + minor);
+  }
+
+  /** Keeps `row` as its currency's largest valid amount if it is larger than the one so far. */
+  noteLargest(currency: string, minor: bigint, rowNumber: number, reference: string): void {
+    // Called for every valid row: allocates only when the row is the new largest.
+    const largest = this.largestValid.get(currency);
+    if (largest === undefined || minor > largest.minor)
+      this.largestValid.set(currency, { minor, rowNumber, reference });
   }
 
   /** True when no row is invalid, failed or unknown. */

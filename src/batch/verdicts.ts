@@ -95,7 +95,10 @@ export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus
   const { amount, currency } = row.payout;
   if (amount && currency) {
     BatchSummary.add(summary.sheetTotals, currency, amount.minor);
-    if (status !== 'invalid') BatchSummary.add(summary.validTotals, currency, amount.minor);
+    if (status !== 'invalid') {
+      BatchSummary.add(summary.validTotals, currency, amount.minor);
+      summary.noteLargest(currency, amount.minor, row.raw.rowNumber, row.payout.reference);
+    }
   }
 }
 

@@ -3,10 +3,12 @@
  * text lines when it is, or as `--log-format` says; `--log-file` sends them to a file instead.
  * Secrets are redacted by key and account-like digit runs are masked in every string.
  */
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
-import { redactSecrets } from '../errors.js';
+import { BatchSummary, ROW_STATUSES } from '../batch/summary.js';
+import { PayoutsError, redactSecrets, StorageError } from '../errors.js';
+import { PRIVATE_FILE_MODE } from '../sheet/atomic-file.js';
 
 export type LogFormat = 'json' | 'text';
 
@@ -16,6 +18,16 @@ export interface LoggerOptions {
   file?: string;
   /** Where logs go without --log-file. */
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /**
+   * Told once when the log file cannot be written mid-run (disk full): the run goes on, since
+   * payments matter more than their log, and the caller ends with exit 6.
+   */
+  onStorageError?: (error: StorageError) => void;
+}
+
+/** The format logs take: as asked, else text on a terminal and JSON for cron and files. */
+export function logFormatOf(options: Pick<LoggerOptions, 'format' | 'file' | 'stderr'>): LogFormat {
+  return options.format ?? (options.stderr.isTTY && !options.file ? 'text' : 'json');
 }
 
 const SECRET_KEYS = [
@@ -58,12 +70,11 @@ function scrub(value: unknown, depth = 0): unknown {
 
 /** Builds the logger of a command. */
 export function createLogger(options: LoggerOptions): Logger {
-  const format = options.format ?? (options.stderr.isTTY && !options.file ? 'text' : 'json');
-  const target: NodeJS.WritableStream = options.file
-    ? createWriteStream(options.file, { flags: 'a' })
-    : options.stderr;
+  const format = logFormatOf(options);
+  const file = options.file ? openLogFile(options.file, options.onStorageError) : undefined;
+  const target: NodeJS.WritableStream = file ?? options.stderr;
   const destination = format === 'json' ? target : textLines(target);
-  return pino(
+  const logger = pino(
     {
       level: options.level ?? 'info',
       base: undefined,
@@ -78,6 +89,119 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     destination,
   );
+  if (file) logFiles.set(logger, file);
+  return logger;
+}
+
+/**
+ * Opens --log-file for appending, created with mode 0600 (logs name references and amounts).
+ * Opening is synchronous so that an unusable path fails here, before anything is sent.
+ */
+function openLogFile(file: string, onStorageError: LoggerOptions['onStorageError']): WriteStream {
+  const problem = (cause: unknown) =>
+    new StorageError(
+      `cannot write the log file ${file} (free some space or fix the folder, or choose another --log-file PATH)`,
+      { path: file, cause },
+    );
+  let fd: number;
+  try {
+    fd = openSync(file, 'a', PRIVATE_FILE_MODE);
+  } catch (error) {
+    throw problem(error);
+  }
+  const stream = createWriteStream(file, { fd, flags: 'a' });
+  let failed = false;
+  // The stream closes its descriptor after an error; later records are dropped, not thrown.
+  stream.on('error', (error) => {
+    if (failed) return;
+    failed = true;
+    onStorageError?.(problem(error));
+  });
+  return stream;
+}
+
+// The --log-file stream of each logger, so that closeLogger can wait until it is on disk.
+const logFiles = new WeakMap<Logger, WriteStream>();
+
+/**
+ * Flushes the logger and, for --log-file, closes the file and waits until its last record was
+ * written or failed (a failure reaches `onStorageError` first). Safe to call twice.
+ */
+export async function closeLogger(logger: Logger): Promise<void> {
+  logger.flush();
+  const stream = logFiles.get(logger);
+  if (stream === undefined || stream.closed) return;
+  await new Promise<void>((resolve) => {
+    stream.once('close', () => resolve());
+    stream.end();
+  });
+}
+
+/** Exit code for a bug in payouts itself (BSD EX_SOFTWARE); never used for bad input. */
+export const EXIT_INTERNAL = 70;
+
+/** The exit code an error that ends a command gives (PRODUCT.md "Exit codes"). */
+export function exitCodeOfError(error: unknown): number {
+  return error instanceof PayoutsError ? error.exitCode : EXIT_INTERNAL;
+}
+
+// Errors a command's logger already wrote as a JSON record on stderr: the top-level handler
+// (src/cli/main.ts reportError) does not print them a second time.
+const loggedOnStderr = new WeakSet<object>();
+
+/** Notes that `error` is already on stderr as a JSON log record. */
+export function markLoggedOnStderr(error: unknown): void {
+  if (typeof error === 'object' && error !== null) loggedOnStderr.add(error);
+}
+
+/** True when `error` is already on stderr as a JSON log record. */
+export function isLoggedOnStderr(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && loggedOnStderr.has(error);
+}
+
+/** The one-line message of an error that ends a command; a bug says it is one. */
+export function fatalMessage(error: unknown): string {
+  if (error instanceof PayoutsError) return error.message;
+  const message = error instanceof Error ? error.message : String(error);
+  return `internal error: ${message} (a bug in payouts, not in your sheet: set PAYOUTS_DEBUG=1 to see the stack trace)`;
+}
+
+/** The fields of one log record for an error that ends a command (issue 9): never a stack. */
+export function fatalFields(error: unknown, exitCode: number): Record<string, unknown> {
+  if (!(error instanceof PayoutsError)) return { code: 'INTERNAL', exitCode };
+  const fields: Record<string, unknown> = { code: error.code, exitCode };
+  if (error instanceof StorageError) {
+    fields['path'] = error.path;
+    if (error.errno !== undefined) fields['errno'] = error.errno;
+  }
+  if (error.status !== undefined) fields['status'] = error.status;
+  if (error.requestId !== undefined) fields['requestId'] = error.requestId;
+  return fields;
+}
+
+/** What the last record of a run says (`msg: "run finished"`), for cron and log search. */
+export interface RunFinished {
+  exitCode: number;
+  durationMs: number;
+  /** Absent when the run ended before counting its rows (an error before or after sending). */
+  summary?: BatchSummary;
+  resultsPath: string | null;
+  registerPath: string | null;
+}
+
+/** The fields of the final `run finished` record: counts per status, totals per currency. */
+export function runFinishedFields(facts: RunFinished): Record<string, unknown> {
+  const { summary } = facts;
+  return {
+    exitCode: facts.exitCode,
+    durationMs: facts.durationMs,
+    rows: summary?.rows ?? null,
+    statuses: summary ? Object.fromEntries(ROW_STATUSES.map((s) => [s, summary.byStatus[s]])) : null,
+    totals: summary ? BatchSummary.formatTotals(summary.sheetTotals) : null,
+    validTotals: summary ? BatchSummary.formatTotals(summary.validTotals) : null,
+    results: facts.resultsPath,
+    register: facts.registerPath,
+  };
 }
 
 const LEVELS: Record<number, string> = {

@@ -5,17 +5,24 @@ import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { BREAKER_DEFAULTS } from '../api/breaker.js';
-import { parseExpectTotals } from '../batch/guards.js';
+import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
 import { REGISTER_ENV, registerPath } from '../register/location.js';
 import { checkResultsPath, formatByExtension } from '../sheet/results-path.js';
 import { type CliIo, println, processIo } from './io.js';
+import {
+  createLogger,
+  EXIT_INTERNAL,
+  exitCodeOfError,
+  fatalFields,
+  fatalMessage,
+  isLoggedOnStderr,
+  type LogFormat,
+  logFormatOf,
+} from './logging.js';
 import { sandboxFlags } from './sandbox-flags.js';
 import { exitWhenIdle, tolerateClosedOutput } from './signals.js';
-
-/** Exit code for a bug in payouts itself (BSD EX_SOFTWARE); never used for bad input. */
-const EXIT_INTERNAL = 70;
 
 /** Options every sheet command shares (PRODUCT.md "Options that scripts rely on"). */
 function sheetOptions<T>(y: Argv<T>) {
@@ -48,6 +55,12 @@ function sheetOptions<T>(y: Argv<T>) {
       array: true,
       default: [] as string[],
       describe: 'control total CUR=AMOUNT, repeatable (e.g. --expect-total USD=1234.50)',
+    })
+    .option('max-amount', {
+      type: 'string',
+      array: true,
+      default: [] as string[],
+      describe: 'largest amount one row may pay, CUR=AMOUNT, repeatable (e.g. --max-amount USD=25000)',
     });
 }
 
@@ -62,6 +75,7 @@ interface SheetArgs {
   columns?: string;
   'expect-count'?: number;
   'expect-total': string[];
+  'max-amount': string[];
   [key: string]: unknown;
 }
 
@@ -85,7 +99,11 @@ function commonSheetOptions(args: SheetArgs, io: CliIo) {
     columnsFile: args.columns ? resolveFrom(io.cwd, args.columns) : undefined,
     outPath,
     json: args.json,
-    controls: { expectCount, expectTotals: parseExpectTotals(args['expect-total']) },
+    controls: {
+      expectCount,
+      expectTotals: parseExpectTotals(args['expect-total']),
+      maxAmounts: parseMaxAmounts(args['max-amount']),
+    },
   };
 }
 
@@ -343,12 +361,71 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     await parser.parseAsync();
     return exitCode;
   } catch (error) {
-    return reportError(error, io);
+    return reportError(error, io, errorContextOf(argv, command, io));
   }
 }
 
-/** The one top-level handler: maps the error family to exit codes, never prints a stack. */
-export function reportError(error: unknown, io: CliIo): number {
+/** How the top-level handler reports an error: as the command's logs and --json would. */
+export interface ErrorContext {
+  /** The command's logs are JSON lines on stderr: the error is one more record there. */
+  jsonLogs?: boolean;
+  /** `validate` or `run` with --json: stdout still gets one JSON object, with the exit code. */
+  jsonSummaryOf?: 'validate' | 'run';
+}
+
+/**
+ * Reads from the raw arguments what reportError needs, since an error may come before (or
+ * from) parsing them: whether logs are JSON on stderr and whether --json was asked for.
+ */
+function errorContextOf(argv: string[], command: string | undefined, io: CliIo): ErrorContext {
+  const logs = command === 'run' || (command === 'webhooks' && argv.includes('listen'));
+  const format = flagValue(argv, '--log-format');
+  const file = flagValue(argv, '--log-file');
+  const jsonLogs =
+    logs &&
+    file === undefined &&
+    logFormatOf({
+      format: format === 'json' || format === 'text' ? (format as LogFormat) : undefined,
+      stderr: io.stderr,
+    }) === 'json';
+  const json = argv.includes('--json') || argv.includes('--json=true');
+  const jsonSummaryOf = json && (command === 'validate' || command === 'run') ? command : undefined;
+  return { jsonLogs, ...(jsonSummaryOf ? { jsonSummaryOf } : {}) };
+}
+
+/** The value of `--name VALUE` or `--name=VALUE`, the last one given. */
+function flagValue(argv: string[], name: string): string | undefined {
+  let value: string | undefined;
+  argv.forEach((arg, i) => {
+    if (arg === name) value = argv[i + 1];
+    else if (arg.startsWith(`${name}=`)) value = arg.slice(name.length + 1);
+  });
+  return value;
+}
+
+/**
+ * The one top-level handler: maps the error family to exit codes, never prints a stack. With
+ * JSON logs the error is one JSON record on stderr (unless the command already logged it); with
+ * --json stdout gets `{command, exitCode, error}` so a script always has an object to read.
+ */
+export function reportError(error: unknown, io: CliIo, context: ErrorContext = {}): number {
+  const exitCode = exitCodeOfError(error);
+  if (context.jsonSummaryOf) {
+    const { exitCode: _, ...fields } = fatalFields(error, exitCode);
+    const described = { ...fields, message: fatalMessage(error) };
+    println(io.stdout, JSON.stringify({ command: context.jsonSummaryOf, exitCode, error: described }));
+  }
+  if (isLoggedOnStderr(error)) {
+    if (io.env['PAYOUTS_DEBUG'] && error instanceof Error && error.stack) println(io.stderr, error.stack);
+    return exitCode;
+  }
+  if (context.jsonLogs) {
+    const logger = createLogger({ format: 'json', stderr: io.stderr });
+    logger.fatal(fatalFields(error, exitCode), fatalMessage(error));
+    logger.flush();
+    if (io.env['PAYOUTS_DEBUG'] && error instanceof Error && error.stack) println(io.stderr, error.stack);
+    return exitCode;
+  }
   if (error instanceof PayoutsError) {
     println(io.stderr, `payouts: ${error.message}`);
     if (error.code === 'USAGE') println(io.stderr, 'Run "payouts --help" for the commands and options.');

@@ -4,11 +4,21 @@ import path from 'node:path';
 import type { ControlTotals } from '../batch/guards.js';
 import type { SheetOptions } from '../batch/prepare.js';
 import { runBatch } from '../batch/run.js';
-import { EXIT } from '../errors.js';
+import { EXIT, type StorageError } from '../errors.js';
 import { type SandboxHandle, startSandbox } from '../sandbox/index.js';
 import type { Connection } from './connection.js';
 import type { CliIo } from './io.js';
-import { createLogger, type LogFormat } from './logging.js';
+import {
+  closeLogger,
+  createLogger,
+  exitCodeOfError,
+  fatalFields,
+  fatalMessage,
+  type LogFormat,
+  logFormatOf,
+  markLoggedOnStderr,
+  runFinishedFields,
+} from './logging.js';
 import { RunProgress } from './run-progress.js';
 import { printHumanSummary, type SummaryFacts, summaryJson } from './summary.js';
 
@@ -35,15 +45,24 @@ export interface RunCommandOptions extends SheetOptions {
   maxOutageSeconds?: number;
   /** Aborted to stop the run as SIGINT/SIGTERM/SIGHUP would (tests); the real signals otherwise. */
   signal?: AbortSignal;
+  /** Milliseconds since the epoch (tests inject it); measures the run's duration. */
+  now?: () => number;
 }
 
 /** `payouts run <sheet>`: pays the sheet and reports it; returns the exit code. */
 export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<number> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  let logFailure: StorageError | undefined;
+  const logOptions = { format: options.logFormat, file: options.logFile, stderr: io.stderr };
+  // With JSON logs on stderr, main.ts reportError leaves a fatal error to this logger.
+  const jsonOnStderr = !options.logFile && logFormatOf(logOptions) === 'json';
   const logger = createLogger({
-    format: options.logFormat,
+    ...logOptions,
     level: options.logLevel,
-    file: options.logFile,
-    stderr: io.stderr,
+    onStorageError: (error) => {
+      logFailure = error;
+    },
   });
   const stop = options.signal
     ? { signal: options.signal, dispose: () => {} }
@@ -94,14 +113,31 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       unknownColumns: report.unknownColumns,
       samples: report.samples,
     };
-    printHumanSummary(io, facts);
-    const exitCode = report.interrupted
+    let exitCode: number = report.interrupted
       ? EXIT.interrupted
       : report.unavailable
         ? EXIT.unavailable
         : report.summary.allOk
           ? EXIT.ok
           : EXIT.rowsNotOk;
+    logger.info(
+      runFinishedFields({
+        exitCode,
+        durationMs: now() - started,
+        summary: report.summary,
+        resultsPath: report.resultsPath,
+        registerPath: options.sandbox ? null : report.registerPath,
+      }),
+      'run finished',
+    );
+    // Issue 9: a log file that could not be written (disk full) ends the run with exit 6; its
+    // last write is known only once the file is closed.
+    await closeLogger(logger);
+    if (logFailure) {
+      facts.error = logFailure.sent();
+      exitCode = facts.error.exitCode;
+    }
+    printHumanSummary(io, facts);
     if (report.interrupted)
       io.stderr.write(
         'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume\n',
@@ -115,23 +151,34 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
         `${JSON.stringify({ ...summaryJson(facts), runId: report.runId, interrupted: report.interrupted, unavailable: report.unavailable, exitCode })}\n`,
       );
     return exitCode;
+  } catch (error) {
+    // Issue 9: the error is a log record too, then the final one, so a JSON log always ends
+    // with `run finished`; main.ts reportError then leaves stderr alone if it got both.
+    const exitCode = exitCodeOfError(error);
+    logger.fatal(fatalFields(error, exitCode), fatalMessage(error));
+    logger.info(
+      runFinishedFields({
+        exitCode,
+        durationMs: now() - started,
+        resultsPath: options.outPath ?? null,
+        registerPath: options.sandbox ? null : options.registerPath,
+      }),
+      'run finished',
+    );
+    if (jsonOnStderr) markLoggedOnStderr(error);
+    throw error;
   } finally {
     stop.dispose();
     await sandbox?.close();
     if (throwaway) await rm(throwaway, { recursive: true, force: true });
-    logger.flush();
+    await closeLogger(logger);
   }
 }
 
 /**
-<<<<<<< HEAD
- * SIGINT/SIGTERM (issue 4, item 7): the first stops taking new rows while those under way
- * finish and the results are written; a second one ends the process at once (the register
-=======
  * SIGINT/SIGTERM/SIGHUP (issue 4, item 7; issue 9): the first stops taking new rows and ends
  * every wait (rate limiter, backoff, Retry-After, breaker) while the requests already sent
- * finish and the results are written; a second one ends the process at once (the checkpoint
->>>>>>> unattended
+ * finish and the results are written; a second one ends the process at once (the register
  * already holds every intent, so the rows in flight become `unknown`, never paid twice).
  * SIGHUP is a closed terminal or session: a cron job's run must not die of it unrecorded.
  */

@@ -16,7 +16,7 @@ export function untilSignalled(): Promise<void> {
 /**
  * stdout or stderr closed by its reader (`payouts run --json | head -c 1`) fails every later
  * write with EPIPE, which would end a run that is paying with an unhandled error. What cannot be
- * printed is dropped instead: the results file, the checkpoint and a --log-file still record
+ * printed is dropped instead: the results file, the register and a --log-file still record
  * everything (issue 9).
  */
 export function tolerateClosedOutput(

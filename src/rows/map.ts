@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { type BeneficiaryRequest, MAX_REFERENCE_LENGTH } from '../api/contract.js';
 import type { Cell, RawRow } from '../sheet/types.js';
 import { validateBeneficiary } from './beneficiary.js';
+import { amountCeilingProblem } from './ceiling.js';
 import {
   ADDRESS_FIELDS,
   CANONICAL_COLUMNS,
@@ -77,8 +78,9 @@ export function mapRow(row: RawRow, columns: ColumnIndex): PayoutRow {
     issues.push({ column: 'amount', message: AMOUNT_MESSAGES.required });
   } else {
     const parsed = parseAmount(amountText);
-    if (parsed.ok) amount = { minor: parsed.minor, text: parsed.text };
-    else issues.push({ column: 'amount', message: parsed.message });
+    const problem = parsed.ok ? amountCeilingProblem(parsed.minor, amountText) : parsed.message;
+    if (problem !== undefined) issues.push({ column: 'amount', message: problem });
+    else if (parsed.ok) amount = { minor: parsed.minor, text: parsed.text };
   }
 
   const currency = cells.text('currency');

@@ -3,7 +3,14 @@ import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { SheetError } from '../errors.js';
+import { StorageError } from '../errors.js';
+
+/**
+ * Mode of every file payouts writes for the user (results, events, logs): they hold account
+ * numbers and payment details, so only the owner reads them (issue 9). The process umask can
+ * only make it stricter.
+ */
+export const PRIVATE_FILE_MODE = 0o600;
 
 /**
  * A file written beside its target under a temporary name, then renamed over it (issue 2: a
@@ -36,7 +43,7 @@ export class AtomicFile {
     await removeStaleTemps(dir, prefix);
     const tempPath = path.join(dir, `${prefix}${process.pid}-${randomBytes(6).toString('hex')}`);
     // flush: the data reaches the disk before close, so the rename never publishes an empty file.
-    const stream = createWriteStream(tempPath, { flags: 'wx', flush: true });
+    const stream = createWriteStream(tempPath, { flags: 'wx', flush: true, mode: PRIVATE_FILE_MODE });
     const file = new AtomicFile(target, tempPath, stream);
     try {
       await Promise.race([once(stream, 'open'), file.failed]);
@@ -47,8 +54,8 @@ export class AtomicFile {
     return file;
   }
 
-  /** The stream's error, as a SheetError naming the target; undefined while all is well. */
-  get failure(): SheetError | undefined {
+  /** The stream's error, as a StorageError naming the target; undefined while all is well. */
+  get failure(): StorageError | undefined {
     return this.error === undefined ? undefined : this.wrap(this.error);
   }
 
@@ -57,7 +64,7 @@ export class AtomicFile {
    * (a pipe or exceljs does), so nothing still on its way is cut off.
    */
   async commit(): Promise<void> {
-    if (this.settled) throw new SheetError(this.target, 'the results file was already committed or aborted');
+    if (this.settled) throw new Error(`results file ${this.target} was already committed or aborted`);
     this.settled = true;
     try {
       if (!this.stream.closed) await Promise.race([once(this.stream, 'close'), this.failed]);
@@ -65,7 +72,7 @@ export class AtomicFile {
       await rename(this.tempPath, this.target);
     } catch (error) {
       await rm(this.tempPath, { force: true });
-      throw error instanceof SheetError ? error : this.wrap(error as Error);
+      throw error instanceof StorageError ? error : this.wrap(error as Error);
     }
     await syncDirectory(path.dirname(this.target));
   }
@@ -82,9 +89,19 @@ export class AtomicFile {
     await rm(this.tempPath, { force: true });
   }
 
-  private wrap(error: Error): SheetError {
-    return new SheetError(this.target, `cannot write the results file: ${error.message}`, { cause: error });
+  // A file error is the environment's (disk full, read-only or missing directory), never a bug:
+  // StorageError names the file and says the errno in words (exit 2 before sending, 6 after).
+  private wrap(error: Error): StorageError {
+    return resultsFileError(this.target, error);
   }
+}
+
+/** The results file at `target` could not be written: the path, what to do, the errno in words. */
+export function resultsFileError(target: string, cause: unknown): StorageError {
+  return new StorageError(
+    `cannot write the results file ${target} (free some space or fix the folder, or write elsewhere with --out PATH, then run again)`,
+    { path: target, cause },
+  );
 }
 
 // A run killed mid-write (SIGKILL, power loss) leaves its temporary file; the next writer of the

@@ -8,6 +8,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import type { WebhookPayload } from '../api/contract.js';
+import { StorageError } from '../errors.js';
 import { toWebhookPayload } from './payload.js';
 
 /** One line of the events file. */
@@ -40,7 +41,7 @@ export async function* readEvents(
     handle = await open(file, 'r');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
+    throw eventsFileError(file, 'read', error);
   }
   try {
     let line = 0;
@@ -51,9 +52,23 @@ export async function* readEvents(
       if (typeof read === 'string') options.onBadLine?.(line, read);
       else yield { ...read, line };
     }
+  } catch (error) {
+    // Only reading can fail here (a consumer's own error ends the loop through return()).
+    throw error instanceof StorageError ? error : eventsFileError(file, 'read', error);
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The events file cannot be read or written (issue 9): a StorageError naming it, with the
+ * errno in words, so that it is never taken for a bug (exit 70).
+ */
+export function eventsFileError(file: string, verb: 'read' | 'write', cause: unknown): StorageError {
+  return new StorageError(
+    `cannot ${verb} the events file ${file} (fix the file or its folder, or give another --events PATH)`,
+    { path: file, cause },
+  );
 }
 
 function parseLine(text: string): EventRecord | string {
@@ -84,7 +99,7 @@ interface Pending {
 export class EventLog {
   private pending: Pending[] = [];
   private draining: Promise<void> | undefined;
-  private failure: Error | undefined;
+  private failure: StorageError | undefined;
   private closed = false;
 
   private constructor(
@@ -106,15 +121,19 @@ export class EventLog {
       );
       created = true;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      handle = await open(file, 'a');
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw eventsFileError(file, 'write', error);
+      try {
+        handle = await open(file, 'a');
+      } catch (again) {
+        throw eventsFileError(file, 'write', again);
+      }
     }
     try {
       if (created) await syncDirectory(path.dirname(file));
       return new EventLog(file, handle, await endsWithoutNewline(file));
     } catch (error) {
       await handle.close();
-      throw error;
+      throw eventsFileError(file, 'write', error);
     }
   }
 
@@ -156,9 +175,7 @@ export class EventLog {
         await this.file.datasync();
       } catch (error) {
         // The file's tail is unknown after a failed write: refuse everything after it.
-        this.failure = new Error(`events file ${this.path} cannot be written: ${(error as Error).message}`, {
-          cause: error,
-        });
+        this.failure = eventsFileError(this.path, 'write', error);
         for (const p of [...group, ...this.pending.splice(0)]) p.reject(this.failure);
         return;
       }

@@ -13,8 +13,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HEADERS } from '../api/contract.js';
-import { ConfigError } from '../errors.js';
-import { EventLog, type EventRecord, readEvents } from './events-file.js';
+import { ConfigError, StorageError } from '../errors.js';
+import { EventLog, type EventRecord, eventsFileError, readEvents } from './events-file.js';
 import { eventKey, parseWebhookBody } from './payload.js';
 import { verifySignature } from './signature.js';
 
@@ -114,8 +114,8 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
       }
       log = await EventLog.open(file);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-      throw new ConfigError(`cannot open the events file ${file}: ${code}`, { cause: error });
+      // Issue 9: a file the receiver cannot use is the environment's problem, named with its errno.
+      throw error instanceof StorageError ? error : eventsFileError(file, 'read', error);
     }
   }
 

@@ -51,6 +51,9 @@ describe('validate on a worker thread', () => {
       expect(await readFile(two.resultsPath, 'latin1')).toBe(await readFile(one.resultsPath, 'latin1'));
       expect(two.digest).toBe(one.digest);
       expect(totals(two.summary)).toEqual(totals(one.summary));
+      // --max-amount reads the largest valid amount per currency: the worker carries it over.
+      expect(two.summary.largestValid.size).toBeGreaterThan(0);
+      expect(two.summary.largestValid).toEqual(one.summary.largestValid);
       expect(two.summary.rows).toBe(6001);
       expect(two.summary.byStatus.invalid).toBeGreaterThan(60);
       expect(two.invalidSamples).toEqual(one.invalidSamples);

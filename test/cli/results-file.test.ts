@@ -38,6 +38,8 @@ describe('the results file of a large XLSX sheet', () => {
 
 describe('--out', () => {
   const samples = path.resolve(import.meta.dirname, '../../samples');
+  // run logs a fatal error as one JSON record when stderr is not a terminal: ask for text here.
+  const textLogs = (command: string) => (command === 'run' ? ['--log-format', 'text'] : []);
 
   // Issue 7: --out set to the sheet wrote the results over it; issue 8: --out x.csv for an
   // XLSX sheet wrote XLSX bytes into x.csv. Both are refused before anything is read or sent.
@@ -50,7 +52,9 @@ describe('--out', () => {
         const before = await readFile(sheet);
         await symlink(sheet, path.join(dir, 'link.csv'));
         for (const out of ['payouts.csv', './payouts.csv', 'link.csv', 'Payouts.CSV']) {
-          const result = await runCli([command, 'payouts.csv', '--out', out], { cwd: dir });
+          const result = await runCli([command, 'payouts.csv', '--out', out, ...textLogs(command)], {
+            cwd: dir,
+          });
           expect(result.code, out).toBe(2);
           expect(result.stderr, out).toContain(
             `payouts: --out "${path.join(dir, out)}" is the sheet "${sheet}" itself: the results file is never written over the sheet`,
@@ -66,7 +70,7 @@ describe('--out', () => {
     await withTempDir(async (dir) => {
       const sheet = path.join(dir, 'payouts.xlsx');
       await copyFile(path.join(samples, 'payouts-clean.xlsx'), sheet);
-      const result = await runCli([command, sheet, '--out', path.join(dir, 'x.csv')]);
+      const result = await runCli([command, sheet, '--out', path.join(dir, 'x.csv'), ...textLogs(command)]);
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`payouts: --out "${path.join(dir, 'x.csv')}" must end in .xlsx`);
       expect(await readdir(dir)).toEqual(['payouts.xlsx']);

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseCsv } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
-import { SheetError } from '../../src/errors.js';
+import { StorageError } from '../../src/errors.js';
 import {
   neutraliseFormula,
   openResultsWriter,
@@ -388,8 +388,11 @@ describe.each<SheetFormat>(['csv', 'xlsx'])('atomic %s results', (format) => {
     const writer = await openResultsWriter({ path: out, format, inputHeaders });
     await writer.write(row);
     const error = await rejection(writer.commit());
-    expect(error).toBeInstanceOf(SheetError);
-    expect(error.message).toMatch(new RegExp(`^${out}: cannot write the results file: `));
+    // Issue 9: a file error is the environment's (StorageError, exit 2 or 6), never a bug.
+    expect(error).toBeInstanceOf(StorageError);
+    expect(error.message).toBe(
+      `cannot write the results file ${out} (free some space or fix the folder, or write elsewhere with --out PATH, then run again): it is a directory (EISDIR)`,
+    );
     expect(await readdir(dir)).toEqual([name]);
     expect(await readdir(out)).toEqual(['keep.txt']);
   });
@@ -409,9 +412,12 @@ describe.each<SheetFormat>(['csv', 'xlsx'])('atomic %s results', (format) => {
   it('refuses a target in a directory that does not exist, creating nothing', async () => {
     const dir = await tempDir();
     const out = path.join(dir, 'missing', name);
-    await expect(openResultsWriter({ path: out, format, inputHeaders })).rejects.toThrow(
-      new RegExp(`^${out}: cannot write the results file: ENOENT`),
+    const error = await rejection(openResultsWriter({ path: out, format, inputHeaders }));
+    expect(error).toBeInstanceOf(StorageError);
+    expect(error.message).toBe(
+      `cannot write the results file ${out} (free some space or fix the folder, or write elsewhere with --out PATH, then run again): no such file or directory (ENOENT)`,
     );
+    expect([(error as StorageError).exitCode, (error as StorageError).sent().exitCode]).toEqual([2, 6]);
     expect(await readdir(dir)).toEqual([]);
   });
 });

@@ -258,12 +258,25 @@ describe('payouts webhooks verify', () => {
     const bad = await payouts(['webhooks', 'verify', 'body.json', '--signature', sign(`${body} `)], env, dir);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/does not match/);
+    // Issue 9: a secret on the command line shows in ps; it is refused, never echoed.
     const flag = await payouts(
-      ['webhooks', 'verify', 'body.json', '--signature', sign(body, 'other'), '--secret', 'other'],
+      [
+        'webhooks',
+        'verify',
+        'body.json',
+        '--signature',
+        sign(body, 'other'),
+        '--secret',
+        'other-secret-value',
+      ],
       env,
       dir,
     );
-    expect(flag.code).toBe(0);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr.split('\n')[0]).toBe(
+      'payouts: --secret is refused because a secret on the command line is visible to every user in ps and stays in shell history: put it in a file readable only by you and pass --secret-file PATH (payouts webhooks fetch-secret --secret-file PATH writes one), or set PAYOUTS_WEBHOOK_SECRET (and PAYOUTS_WEBHOOK_PREVIOUS_SECRET during a rotation)',
+    );
+    expect(flag.stdout + flag.stderr).not.toContain('other-secret-value');
     const none = await payouts(['webhooks', 'verify', 'body.json', '--signature', sign(body)], {}, dir);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('PAYOUTS_WEBHOOK_SECRET');

@@ -69,9 +69,12 @@ describe('webhook receiver: signature (SPEC.md 6.3)', () => {
     await expect(receiver({ secrets: [] })).rejects.toMatchObject({ code: 'CONFIG' });
     await expect(receiver({ secrets: '' })).rejects.toMatchObject({ code: 'CONFIG' });
     const dir = await tempDir();
-    await expect(receiver({ eventsFile: path.join(dir, 'missing', 'events.jsonl') })).rejects.toMatchObject({
-      code: 'CONFIG',
-      message: expect.stringContaining('ENOENT'),
+    // Issue 9: a storage problem (exit 2 here: a receiver sends no money), never a bug.
+    const events = path.join(dir, 'missing', 'events.jsonl');
+    await expect(receiver({ eventsFile: events })).rejects.toMatchObject({
+      code: 'STORAGE',
+      exitCode: 2,
+      message: `cannot write the events file ${events} (fix the file or its folder, or give another --events PATH): no such file or directory (ENOENT)`,
     });
   });
 });

@@ -1,0 +1,30 @@
+/** `payouts webhooks fetch-secret`: the current secret, fetched encrypted and decrypted. */
+import type { Argv } from 'yargs';
+import { connectionOptions } from '../connection.js';
+import type { CliIo } from '../io.js';
+import {
+  deliverSecret,
+  secretFileOutput,
+  secretOptionsOf,
+  type WebhooksSecretOptions,
+  withIntegrator,
+} from './integrator.js';
+
+/** `payouts webhooks secret` and `fetch-secret`: the current secret, fetched encrypted and decrypted. */
+export async function webhooksFetchSecretCommand(options: WebhooksSecretOptions, io: CliIo): Promise<number> {
+  const secret = await withIntegrator(options.connection, (client, id) =>
+    client.integrators.fetchWebhookSecret(id),
+  );
+  await deliverSecret(secret, options, io);
+  return 0;
+}
+
+/** Declares `fetch-secret` on the `webhooks` builder; its handler passes the exit code to `setExit`. */
+export function fetchSecretCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) => void): Argv<T> {
+  return y.command(
+    'fetch-secret',
+    'fetch the webhook secret (encrypted) and decrypt it with the client secret - --reveal or --secret-file',
+    (c) => secretFileOutput(connectionOptions(c)),
+    async (args) => setExit(await webhooksFetchSecretCommand(secretOptionsOf(args, io), io)),
+  );
+}

@@ -1,0 +1,37 @@
+/** `payouts webhooks rotate-secret`: regenerates the secret (SPEC.md 6.4) and hands over the new one. */
+import type { Argv } from 'yargs';
+import { connectionOptions } from '../connection.js';
+import { type CliIo, println } from '../io.js';
+import {
+  deliverSecret,
+  secretFileOutput,
+  secretOptionsOf,
+  type WebhooksSecretOptions,
+  withIntegrator,
+} from './integrator.js';
+
+/** `payouts webhooks rotate-secret`: regenerates the secret (SPEC.md 6.4) and hands over the new one. */
+export async function webhooksRotateSecretCommand(
+  options: WebhooksSecretOptions,
+  io: CliIo,
+): Promise<number> {
+  const secret = await withIntegrator(options.connection, (client, id) =>
+    client.integrators.rotateWebhookSecret(id),
+  );
+  println(
+    io.stderr,
+    `webhook secret rotated: the service signs with the new one from now on - restart receivers with it (keep the old one as a second secret until the switch is done)`,
+  );
+  await deliverSecret(secret, options, io);
+  return 0;
+}
+
+/** Declares `rotate-secret` on the `webhooks` builder; its handler passes the exit code to `setExit`. */
+export function rotateSecretCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) => void): Argv<T> {
+  return y.command(
+    'rotate-secret',
+    'regenerate the webhook secret - print it with --reveal or write it to --secret-file',
+    (c) => secretFileOutput(connectionOptions(c)),
+    async (args) => setExit(await webhooksRotateSecretCommand(secretOptionsOf(args, io), io)),
+  );
+}

@@ -1,0 +1,31 @@
+/** `payouts webhooks show-url`: the callback URL the service holds. */
+import type { Argv } from 'yargs';
+import { connectionFromArgs, connectionOptions } from '../connection.js';
+import type { CliIo } from '../io.js';
+import { printUrl, type WebhooksUrlOptions, withIntegrator } from './integrator.js';
+
+/** `payouts webhooks show-url`: prints the callback URL the service holds. */
+export async function webhooksShowUrlCommand(options: WebhooksUrlOptions, io: CliIo): Promise<number> {
+  const url = await withIntegrator(options.connection, (client, id) => client.integrators.getWebhookUrl(id));
+  printUrl(url, options.json, io);
+  return 0;
+}
+
+/** Declares `show-url` on the `webhooks` builder; its handler passes the exit code to `setExit`. */
+export function showUrlCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) => void): Argv<T> {
+  return y.command(
+    'show-url',
+    'show the callback URL the service holds',
+    (c) =>
+      connectionOptions(c).option('json', {
+        type: 'boolean',
+        default: false,
+        describe: 'print {"url": ...} on stdout',
+      }),
+    async (args) => {
+      setExit(
+        await webhooksShowUrlCommand({ connection: connectionFromArgs(args, io.env), json: args.json }, io),
+      );
+    },
+  );
+}
