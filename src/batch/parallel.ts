@@ -40,7 +40,13 @@ export interface VerdictBatch {
 /** Messages from the worker, in order: batches, then `done` or `failed`. */
 export type WorkerMessage =
   | ({ type: 'rows' } & VerdictBatch)
-  | { type: 'done'; summary: BatchSummary; digest: string; invalidSamples: RowSample[] }
+  | {
+      type: 'done';
+      summary: BatchSummary;
+      digest: string;
+      invalidSamples: RowSample[];
+      totalsMismatches: string[];
+    }
   | { type: 'failed'; error: ErrorDescription };
 
 /** The main thread's message: one batch taken, one more may come. */
@@ -115,10 +121,16 @@ export class VerdictSource {
       throw outOfStep(this.input.sheet.sheetPath, 'more rows were checked than read');
     const summary = new BatchSummary();
     summary.rows = message.summary.rows;
+    summary.groupedAmounts = message.summary.groupedAmounts;
     Object.assign(summary.byStatus, message.summary.byStatus);
     for (const [currency, minor] of message.summary.sheetTotals) summary.sheetTotals.set(currency, minor);
     for (const [currency, minor] of message.summary.validTotals) summary.validTotals.set(currency, minor);
-    return { summary, digest: message.digest, invalidSamples: message.invalidSamples };
+    return {
+      summary,
+      digest: message.digest,
+      invalidSamples: message.invalidSamples,
+      totalsMismatches: message.totalsMismatches,
+    };
   }
 
   /** Stops the worker (after an error, or when it is done). */

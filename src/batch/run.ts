@@ -18,6 +18,7 @@ import { checkpointPathFor } from './paths.js';
 import { openResultsFor, type PreparedRow, prepareSheet, type SheetOptions } from './prepare.js';
 import { type RowResult, RowSteps } from './row-steps.js';
 import { BatchSummary } from './summary.js';
+import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, tally } from './validate.js';
 import { applyWebhookOutcomes, awaitOutcomes } from './wait.js';
 
@@ -166,10 +167,14 @@ async function checkSheet(options: RunOptions): Promise<CheckedSheet> {
   const summary = new BatchSummary();
   const digest = new BatchDigest(prepared.header.index);
   for await (const row of prepared.rows) {
+    if (row.totals !== undefined) continue;
     const valid = row.issues.length === 0;
     tally(summary, row, valid ? 'valid' : 'invalid');
     if (valid) digest.add(row);
   }
+  // A totals row that does not match the rows above it refuses the batch (issue 8, exit 4).
+  const mismatch = totalsRowGuard(prepared.totalsMismatches());
+  if (mismatch !== undefined) throw mismatch;
   return { summary, digest: digest.finish(), validRows: summary.byStatus.valid };
 }
 
@@ -192,7 +197,7 @@ async function sendRows(
   let done = 0;
   for await (const row of prepared.rows) {
     if (signal.aborted || fatal) break;
-    if (row.issues.length > 0) continue;
+    if (row.issues.length > 0 || row.totals !== undefined) continue;
     const task = limit(async () => {
       if (fatal) return;
       try {
@@ -265,9 +270,11 @@ async function writeResults(options: RunOptions, results: Map<string, SentRow>, 
   try {
     for await (const row of prepared.rows) {
       const result: RowResult =
-        row.issues.length > 0
-          ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
-          : (results.get(row.payout.reference) ?? unfinishedResult(row.payout.reference, stop));
+        row.totals !== undefined
+          ? { status: 'skipped', errors: [row.totals.message] }
+          : row.issues.length > 0
+            ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
+            : (results.get(row.payout.reference) ?? unfinishedResult(row.payout.reference, stop));
       tally(summary, row, result.status);
       if (
         (result.status === 'invalid' || result.status === 'failed' || result.status === 'unknown') &&

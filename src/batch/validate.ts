@@ -15,6 +15,7 @@ import {
   type SheetOptions,
 } from './prepare.js';
 import type { BatchSummary } from './summary.js';
+import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
 
 export { type RowSample, tally } from './verdicts.js';
@@ -78,7 +79,9 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     unknownColumns: prepared.header.unknown,
     invalidSamples: findings.invalidSamples,
   };
-  if (options.controls) {
+  // A totals row that does not match is reported like a failed --expect-total (issue 8).
+  report.guardError = totalsRowGuard(findings.totalsMismatches);
+  if (options.controls && report.guardError === undefined) {
     try {
       checkControlTotals(summary, options.controls);
     } catch (error) {

@@ -31,6 +31,8 @@ export interface SheetFindings {
   summary: BatchSummary;
   digest: string;
   invalidSamples: RowSample[];
+  /** Totals rows that did not match the rows above them (totals-row.ts): a batch guard. */
+  totalsMismatches: string[];
 }
 
 /**
@@ -41,6 +43,7 @@ export class ValidationTally {
   readonly summary = new BatchSummary();
   private readonly digest: BatchDigest;
   private readonly invalidSamples: RowSample[] = [];
+  private readonly totalsMismatches: string[] = [];
 
   constructor(
     index: ColumnIndex,
@@ -51,6 +54,11 @@ export class ValidationTally {
 
   /** Counts a row and returns its verdict. */
   add(row: PreparedRow): RowVerdict {
+    // The totals row is no payout: not counted, not hashed, `skipped` with what it says.
+    if (row.totals !== undefined) {
+      if (row.totals.mismatch !== undefined) this.totalsMismatches.push(row.totals.mismatch);
+      return { status: 'skipped', errors: [row.totals.message], errorColumns: VALID.errorColumns };
+    }
     const valid = row.issues.length === 0;
     const status: RowStatus = valid ? 'valid' : 'invalid';
     tally(this.summary, row, status);
@@ -71,14 +79,21 @@ export class ValidationTally {
 
   /** The findings; call once, after the last row. */
   finish(): SheetFindings {
-    return { summary: this.summary, digest: this.digest.finish(), invalidSamples: this.invalidSamples };
+    return {
+      summary: this.summary,
+      digest: this.digest.finish(),
+      invalidSamples: this.invalidSamples,
+      totalsMismatches: this.totalsMismatches,
+    };
   }
 }
 
 /** Counts a row and adds its amount to the sheet's (and, if valid, the valid) totals. */
 export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus): void {
+  if (row.totals !== undefined) return;
   summary.count(status);
   const { amount, currency } = row.payout;
+  if (amount?.grouped) summary.groupedAmounts += 1;
   if (amount && currency) {
     BatchSummary.add(summary.sheetTotals, currency, amount.minor);
     if (status !== 'invalid') BatchSummary.add(summary.validTotals, currency, amount.minor);

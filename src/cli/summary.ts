@@ -28,6 +28,7 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     statuses: Object.fromEntries(ROW_STATUSES.map((s) => [s, summary.byStatus[s]])),
     totals: BatchSummary.formatTotals(summary.sheetTotals),
     validTotals: BatchSummary.formatTotals(summary.validTotals),
+    groupedAmounts: summary.groupedAmounts,
     digest: facts.digest,
     results: facts.resultsPath,
     checkpoint: facts.checkpointPath,
@@ -65,6 +66,13 @@ export function printHumanSummary(io: CliIo, facts: SummaryFacts): void {
         `  ${currency} ${formatAmountForPeople(minor).padStart(18)} / ${formatAmountForPeople(valid)}`,
       );
     }
+  }
+  if (summary.groupedAmounts > 0) {
+    const n = summary.groupedAmounts;
+    println(
+      out,
+      `${n.toLocaleString('en-US')} amount${n === 1 ? ' was' : 's were'} written with digit grouping (such as 1,250.00) and read as plain decimals`,
+    );
   }
   if (facts.samples.length > 0) {
     const invalid = summary.byStatus.invalid + summary.byStatus.failed + summary.byStatus.unknown;

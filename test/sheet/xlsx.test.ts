@@ -81,7 +81,7 @@ describe('XLSX cell values (hand-built workbook)', () => {
         3,
         [
           { text: 'INL-2', kind: 'string' },
-          { text: '13', kind: 'number', formula: true },
+          { text: '13', kind: 'number', formula: true, sum: true },
           { text: 'USD', kind: 'string' },
           { text: 'ACH', kind: 'string' },
           { text: '漢字', kind: 'string' }, // the phonetic guide is left out
@@ -114,7 +114,7 @@ describe('XLSX cell values (hand-built workbook)', () => {
     expect(notes.dialect).toEqual({ worksheet: 'Notes' });
     const file = fixture('parts-order.xlsx');
     await expect(openXlsx(file, { sheetName: 'March' })).rejects.toThrow(
-      `${file}: the workbook has no sheet named "March"; its sheets are "Payouts", "Notes"`,
+      `${file}: the workbook has no sheet named "March": its sheets are "Payouts", "Notes"`,
     );
   });
 });
