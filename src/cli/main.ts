@@ -6,6 +6,7 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { parseExpectTotals } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
+import { CSV_ENCODINGS, type CsvEncoding } from '../sheet/csv-dialect.js';
 import { type CliIo, println, processIo } from './io.js';
 import { sandboxFlags } from './sandbox-flags.js';
 
@@ -27,8 +28,9 @@ function sheetOptions<T>(y: Argv<T>) {
       describe: 'CSV delimiter; detected (comma or semicolon) when omitted',
     })
     .option('encoding', {
-      choices: ['utf8', 'utf16le', 'latin1'] as const,
-      describe: 'CSV encoding; UTF-8 or UTF-16 with BOM are detected',
+      choices: CSV_ENCODINGS,
+      describe:
+        'CSV encoding (latin1 is windows-1252; macroman is the classic Mac Excel CSV); UTF-8 or UTF-16 with BOM are detected',
     })
     .option('columns', {
       type: 'string',
@@ -53,7 +55,7 @@ interface SheetArgs {
   out?: string;
   json: boolean;
   delimiter?: string;
-  encoding?: 'utf8' | 'utf16le' | 'latin1';
+  encoding?: CsvEncoding;
   columns?: string;
   'expect-count'?: number;
   'expect-total': string[];

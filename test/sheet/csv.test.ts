@@ -51,7 +51,7 @@ describe('openCsv encodings', () => {
     const error = await rejection(readSheet(file));
     expect(error).toBeInstanceOf(SheetError);
     expect(error.message).toBe(
-      `${file}: line 2 is not valid UTF-8 text: the file was probably saved as plain "CSV" (Windows/Latin-1). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding latin1`,
+      `${file}: line 2 is not valid UTF-8 text: it looks like Windows-1252 (Excel "CSV" on Windows). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding windows-1252`,
     );
   });
 
