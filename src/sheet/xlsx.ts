@@ -10,6 +10,7 @@ import {
   readDateStyles,
   readSharedStrings,
   readWorkbook,
+  TextRunLimit,
   type WorkbookSheet,
   xmlParser,
 } from './xlsx-parts.js';
@@ -207,6 +208,7 @@ class WorksheetReader {
   private readonly iterator: AsyncIterator<unknown>;
   private readonly parser: ReturnType<typeof xmlParser>;
   private readonly decoder = new TextDecoder('utf-8');
+  private readonly limit = new TextRunLimit();
   private batch: RawRow[] = [];
   private ended = false;
   private closed = false;
@@ -314,11 +316,11 @@ class WorksheetReader {
     try {
       const next = await this.iterator.next();
       if (next.done) {
-        this.parser.write(this.decoder.decode());
+        this.parser.write(this.limit.cut(this.decoder.decode()));
         this.parser.close();
         this.ended = true;
       } else {
-        this.parser.write(this.decoder.decode(next.value as Buffer, { stream: true }));
+        this.parser.write(this.limit.cut(this.decoder.decode(next.value as Buffer, { stream: true })));
       }
     } catch (error) {
       this.ended = true;
@@ -423,14 +425,13 @@ class WorksheetReader {
       if (blank) return;
       this.rowHasValue = true;
       this.problem(
-        `cell ${cellRef(column, this.rowNumber)} holds ${JSON.stringify(truncate(cell.text))} but its column has no header: add a header or clear the cell`,
+        `cell ${cellRef(column, this.rowNumber)} holds ${quoteCell(cell.text)} but its column has no header: add a header or clear the cell`,
       );
       return;
     }
     if (!blank) this.rowHasValue = true;
     this.rowCells[column] = cell;
-    if (cell.text.length > MAX_CELL_CHARS)
-      this.problem(oversizedCell(this.headers, column, cell.text.length));
+    if (cell.text.length > MAX_CELL_CHARS) this.problem(oversizedCell(this.headers, column));
   }
 
   private finishRow(): void {
@@ -478,7 +479,7 @@ class WorksheetReader {
           const text = this.context.sharedStrings[Number(raw)];
           if (text === undefined) {
             this.problemInCell(
-              `refers to shared string ${raw}, which the workbook does not have; ${DAMAGED}`,
+              `refers to shared string ${quoteCell(raw)}, which the workbook does not have: ${DAMAGED}`,
             );
             return EMPTY_CELL;
           }
@@ -581,10 +582,6 @@ export function columnLetters(index: number): string {
 
 function cellRef(column: number, row: number): string {
   return `${columnLetters(column)}${row}`;
-}
-
-function truncate(text: string): string {
-  return text.length > 40 ? `${text.slice(0, 40)}...` : text;
 }
 
 const DAY_MS = 86_400_000;

@@ -205,7 +205,7 @@ describe('openCsv rows', () => {
         2,
         big.length,
         [
-          'column "Beneficiary Name" holds 10,485,760 characters; a cell holds at most 32,767 (Excel\'s limit): shorten it',
+          'column "Beneficiary Name" holds 10,485,760 characters, but a cell holds at most 32,767 (Excel\'s limit): shorten it',
         ],
       ],
       [3, 2, []],
