@@ -122,6 +122,7 @@ export class VerdictSource {
     const summary = new BatchSummary();
     summary.rows = message.summary.rows;
     summary.groupedAmounts = message.summary.groupedAmounts;
+    summary.totalsRows.push(...message.summary.totalsRows);
     Object.assign(summary.byStatus, message.summary.byStatus);
     for (const [currency, minor] of message.summary.sheetTotals) summary.sheetTotals.set(currency, minor);
     for (const [currency, minor] of message.summary.validTotals) summary.validTotals.set(currency, minor);

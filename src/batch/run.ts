@@ -167,7 +167,10 @@ async function checkSheet(options: RunOptions): Promise<CheckedSheet> {
   const summary = new BatchSummary();
   const digest = new BatchDigest(prepared.header.index);
   for await (const row of prepared.rows) {
-    if (row.totals !== undefined) continue;
+    if (row.totals !== undefined) {
+      tally(summary, row, 'skipped');
+      continue;
+    }
     const valid = row.issues.length === 0;
     tally(summary, row, valid ? 'valid' : 'invalid');
     if (valid) digest.add(row);

@@ -25,6 +25,8 @@ export class BatchSummary {
   readonly validTotals = new Map<string, bigint>();
   /** Amounts read from a grouped form such as "1,250.00" (issue 8), which the summary reports. */
   groupedAmounts = 0;
+  /** What each totals row said (totals-row.ts): not counted as rows, reported once. */
+  readonly totalsRows: string[] = [];
 
   /** Counts one row. */
   count(status: RowStatus): void {

@@ -56,6 +56,7 @@ export class ValidationTally {
   add(row: PreparedRow): RowVerdict {
     // The totals row is no payout: not counted, not hashed, `skipped` with what it says.
     if (row.totals !== undefined) {
+      tally(this.summary, row, 'skipped');
       if (row.totals.mismatch !== undefined) this.totalsMismatches.push(row.totals.mismatch);
       return { status: 'skipped', errors: [row.totals.message], errorColumns: VALID.errorColumns };
     }
@@ -90,7 +91,10 @@ export class ValidationTally {
 
 /** Counts a row and adds its amount to the sheet's (and, if valid, the valid) totals. */
 export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus): void {
-  if (row.totals !== undefined) return;
+  if (row.totals !== undefined) {
+    summary.totalsRows.push(row.totals.message);
+    return;
+  }
   summary.count(status);
   const { amount, currency } = row.payout;
   if (amount?.grouped) summary.groupedAmounts += 1;

@@ -29,6 +29,7 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     totals: BatchSummary.formatTotals(summary.sheetTotals),
     validTotals: BatchSummary.formatTotals(summary.validTotals),
     groupedAmounts: summary.groupedAmounts,
+    totalsRows: summary.totalsRows,
     digest: facts.digest,
     results: facts.resultsPath,
     checkpoint: facts.checkpointPath,
@@ -67,6 +68,7 @@ export function printHumanSummary(io: CliIo, facts: SummaryFacts): void {
       );
     }
   }
+  for (const message of summary.totalsRows) println(out, `Totals row: ${message}`);
   if (summary.groupedAmounts > 0) {
     const n = summary.groupedAmounts;
     println(
