@@ -6,6 +6,7 @@ import type { RowIssue } from '../rows/types.js';
 import type { CsvEncoding } from '../sheet/csv.js';
 import { type HeaderMatch, headerPredicate, loadColumnsMap, matchHeaders } from '../sheet/headers.js';
 import { openSheet } from '../sheet/open.js';
+import { quoteCell } from '../sheet/quote.js';
 import { openResultsWriter, type ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow } from '../sheet/types.js';
 import { resultsPathFor } from './paths.js';
@@ -170,7 +171,7 @@ export class RowChecker {
       if (first !== undefined)
         issues.push({
           column: 'reference',
-          message: `reference "${payout.reference}" is already used on row ${first}: every payout needs its own reference, so this row would not be paid`,
+          message: `reference ${quoteCell(payout.reference)} is already used on row ${first}: every payout needs its own reference, so this row would not be paid`,
         });
     }
     return {

@@ -1,6 +1,7 @@
 import { BatchSummary, formatAmountForPeople, ROW_STATUSES } from '../batch/summary.js';
 import type { RowSample } from '../batch/validate.js';
 import { EXIT, type PayoutsError } from '../errors.js';
+import { boundCell } from '../sheet/quote.js';
 import { type CliIo, println } from './io.js';
 
 /** The facts a command reports, in both the human and the `--json` summary. */
@@ -83,7 +84,7 @@ export function printHumanSummary(io: CliIo, facts: SummaryFacts): void {
       `Rows that need attention${invalid > facts.samples.length ? ` (first ${facts.samples.length} of ${invalid})` : ''}:`,
     );
     for (const sample of facts.samples) {
-      const ref = sample.reference ? ` (${sample.reference})` : '';
+      const ref = sample.reference ? ` (${boundCell(sample.reference)})` : '';
       println(out, `  row ${sample.rowNumber}${ref}: ${sample.messages.join('; ')}`);
     }
   }
