@@ -22,7 +22,10 @@ function sheetOptions<T>(y: Argv<T>) {
       describe: 'results file (default <sheet dir>/<sheet name>.results.<ext>)',
     })
     .option('json', { type: 'boolean', default: false, describe: 'print one JSON summary object on stdout' })
-    .option('sheet', { type: 'string', describe: 'XLSX worksheet name (default: the first)' })
+    .option('sheet', {
+      type: 'string',
+      describe: 'XLSX worksheet name (default: the first visible one with the required headers)',
+    })
     .option('delimiter', {
       type: 'string',
       describe: 'CSV delimiter; detected (comma or semicolon) when omitted',
