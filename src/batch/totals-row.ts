@@ -14,8 +14,13 @@ const TOTAL_LABEL = /^(?:grand\s+)?(?:sub\s*)?totals?\s*:?$|^sum\s*:?$/i;
 // The longest label above, with room for spaces: longer cells need no regular expression.
 const LONGEST_LABEL = 16;
 
+// Called on every row's reference: out on the length or the first character before any regex.
 function isLabel(text: string): boolean {
-  return text.length <= LONGEST_LABEL + 4 && TOTAL_LABEL.test(text.trim().replace(/\s+/g, ' '));
+  if (text.length === 0 || text.length > LONGEST_LABEL + 4) return false;
+  const first = text.charCodeAt(0) | 0x20;
+  // t(otal), s(um, ubtotal), g(rand total), or a space before them.
+  if (first !== 0x74 && first !== 0x73 && first !== 0x67 && text.charCodeAt(0) > 0x20) return false;
+  return TOTAL_LABEL.test(text.trim().replace(/\s+/g, ' '));
 }
 
 /**

@@ -43,7 +43,9 @@ const ONE_GROUP = /^([1-9][0-9]{0,2})[.,]([0-9]{3})$/;
  */
 export function parseSheetAmount(text: string, numbers: SheetNumbers): SheetAmount {
   const amount = text.trim();
-  if (DECIMAL.test(amount) && !ONE_GROUP.test(amount)) return parseAmount(amount);
+  // Most amounts are plain: "1250.00", where the fourth character from the end is no separator.
+  const separator = amount.charCodeAt(amount.length - 4);
+  if (separator !== 46 && separator !== 44 && DECIMAL.test(amount)) return parseAmount(amount);
   const one = ONE_GROUP.exec(amount);
   if (one !== null) {
     const grouped = `${one[1]}${one[2]}.00`;

@@ -271,3 +271,30 @@ describe('openCsv rows', () => {
 async function openFiles(): Promise<number> {
   return (await readdir('/proc/self/fd')).length;
 }
+
+describe('openCsv header row below a title (issue 8)', () => {
+  const tempDir = useTempDirs();
+  it('finds the header within the first 10 rows and keeps the sheet row numbers', async () => {
+    const file = path.join(await tempDir(), 'titled.csv');
+    await writeFile(
+      file,
+      'Payouts November 2026,,,\r\n,,,\r\nreference,amount,currency,type\r\nA-1,1.00,USD,ACH\r\n',
+    );
+    const isHeaderRow = (cells: readonly string[]) => cells.includes('reference');
+    const sheet = await openCsv(file, { isHeaderRow });
+    expect(sheet.headers).toEqual(['reference', 'amount', 'currency', 'type']);
+    expect(sheet.headerRowNumber).toBe(3);
+    const rows: [number, string][] = [];
+    for await (const row of sheet.rows) rows.push([row.rowNumber, row.cells[0]!.text]);
+    expect(rows).toEqual([[4, 'A-1']]);
+  });
+
+  it('without a header row in the first 10 rows, reads the first row as the header', async () => {
+    const file = path.join(await tempDir(), 'none.csv');
+    await writeFile(file, 'a,b\r\n1,2\r\n');
+    const sheet = await openCsv(file, { isHeaderRow: () => false });
+    expect(sheet.headers).toEqual(['a', 'b']);
+    expect(sheet.headerRowNumber).toBe(1);
+    await sheet.close?.();
+  });
+});
