@@ -58,7 +58,7 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
   // No sheet has the columns: the first one's first row, so matchHeaders says what is missing.
   const opened = await openWorksheet(file, zip, parts, fallback, undefined);
   if (opened === undefined) {
-    const message = `the sheet is empty: the first row of worksheet "${fallback.name}" must hold the column headers`;
+    const message = `the sheet is empty: the first row of worksheet ${quoteCell(fallback.name)} must hold the column headers`;
     throw new SheetError(file, message);
   }
   return opened;
@@ -76,7 +76,7 @@ async function openWorksheet(
   if (entry === undefined) {
     throw new SheetError(
       file,
-      `the workbook is damaged: the part of worksheet "${sheet.name}" is missing; ${DAMAGED}`,
+      `the workbook is damaged: the part of worksheet ${quoteCell(sheet.name)} is missing; ${DAMAGED}`,
     );
   }
   const context: SheetContext = { ...parts.context, partPath: entry.path };
