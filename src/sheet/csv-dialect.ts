@@ -151,8 +151,10 @@ function refuseBinary(file: string, head: Buffer, option?: CsvEncoding): void {
 }
 
 /**
- * The delimiter of the first non-blank line: the most frequent of comma, semicolon and tab
- * outside quotes (ties go to comma, then semicolon). `complete` is false while the line may go on.
+ * The delimiter of the first non-blank line that has one (a title line above the header, such as
+ * "Payouts November 2026", has none; up to 10 lines are looked at): the most frequent of comma,
+ * semicolon and tab outside quotes (ties go to comma, then semicolon). `complete` is false while
+ * the line may go on.
  */
 export function delimiterOfHeaderLine(text: string): {
   delimiter: string;
@@ -163,25 +165,33 @@ export function delimiterOfHeaderLine(text: string): {
   let semicolons = 0;
   let tabs = 0;
   let quoted = false;
+  let lineHasContent = false;
   let hasContent = false;
   let complete = false;
+  let titleLines = 0;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (ch === 34 /* " */) {
       quoted = !quoted;
-      hasContent = true;
+      lineHasContent = true;
     } else if (quoted) {
     } else if (ch === 10 || ch === 13) {
-      if (hasContent) {
-        complete = true;
-        break;
+      if (lineHasContent || commas + semicolons + tabs > 0) {
+        hasContent = true;
+        if (commas + semicolons + tabs > 0 || titleLines >= 9) {
+          complete = true;
+          break;
+        }
+        // A line without any delimiter is a title: the header comes below it.
+        titleLines++;
+        lineHasContent = false;
       }
     } else if (ch === 44) commas++;
     else if (ch === 59) semicolons++;
     else if (ch === 9) tabs++;
-    else if (ch > 32 && ch !== 0xfeff) hasContent = true;
+    else if (ch > 32 && ch !== 0xfeff) lineHasContent = true;
   }
-  hasContent ||= commas + semicolons + tabs > 0;
+  hasContent ||= lineHasContent || commas + semicolons + tabs > 0;
   const delimiter = commas >= semicolons && commas >= tabs ? ',' : semicolons >= tabs ? ';' : '\t';
   return { delimiter, complete, hasContent };
 }

@@ -90,7 +90,25 @@ describe('openCsv delimiters', () => {
     expect(delimiterOfHeaderLine('a\tb\tc\n').delimiter).toBe('\t');
     expect(delimiterOfHeaderLine('"a;b;c",d\n').delimiter).toBe(',');
     expect(delimiterOfHeaderLine('\n\n a;b\n').delimiter).toBe(';');
-    expect(delimiterOfHeaderLine('single\n')).toEqual({ delimiter: ',', complete: true, hasContent: true });
+    // A line without a delimiter may be a title: the search goes on (the end of the file ends it).
+    expect(delimiterOfHeaderLine('single\n')).toEqual({ delimiter: ',', complete: false, hasContent: true });
+  });
+
+  it('looks below a title line for the delimiter (issue 8)', () => {
+    expect(delimiterOfHeaderLine('Payouts November 2026\r\n\r\nreference;amount\r\n')).toEqual({
+      delimiter: ';',
+      complete: true,
+      hasContent: true,
+    });
+  });
+
+  it('reads a semicolon sheet under a title', async () => {
+    const file = await csvFile('Payouts November 2026\n\nreference;amount;currency;type\nA-1;1,50;USD;ACH\n');
+    const sheet = await openCsv(file, { isHeaderRow: (cells) => cells.includes('reference') });
+    expect(sheet.dialect.delimiter).toBe(';');
+    expect(sheet.headers).toEqual(['reference', 'amount', 'currency', 'type']);
+    expect(sheet.headerRowNumber).toBe(3);
+    await sheet.close?.();
   });
 
   it('reads a semicolon sheet with decimal commas', async () => {
