@@ -7,6 +7,7 @@ import { prepareSheet } from '../../src/batch/prepare.js';
 import { BatchSummary } from '../../src/batch/summary.js';
 import { validateSheet } from '../../src/batch/validate.js';
 import { EXIT, GuardError, SheetError } from '../../src/errors.js';
+import type { CsvEncoding } from '../../src/sheet/csv.js';
 import { openSheet } from '../../src/sheet/open.js';
 import { withTempDir } from '../helpers/cli.js';
 
@@ -134,22 +135,36 @@ describe("Excel's CSV export of the same sheet", () => {
   });
 });
 
+/** The error reading a sheet to its end gives. */
+async function readingError(sheetPath: string): Promise<Error | undefined> {
+  try {
+    for await (const _ of (await openSheet(sheetPath)).rows);
+  } catch (error) {
+    return error as Error;
+  }
+  return undefined;
+}
+
+/** The Beneficiary Name column of the encoding fixtures, read in an encoding. */
+async function beneficiaryNames(sheetPath: string, encoding: CsvEncoding): Promise<string[]> {
+  const names: string[] = [];
+  for await (const row of (await openSheet(sheetPath, { encoding })).rows) names.push(row.cells[5]!.text);
+  return names;
+}
+
 describe('CSV saved as plain "CSV" by Mac or Windows Excel', () => {
   it('a Mac Roman file is refused with the hint --encoding macroman, and read right with it', async () => {
     const sheetPath = path.join(FIXTURES, 'mac-roman.csv');
-    const error = await openSheet(sheetPath)
-      .then(async (s) => {
-        for await (const _ of s.rows);
-      })
-      .catch((e: Error) => e);
+    const error = await readingError(sheetPath);
     expect(error).toBeInstanceOf(SheetError);
-    expect((error as Error).message).toBe(
+    expect(error?.message).toBe(
       `${sheetPath}: line 2 is not valid UTF-8 text: it looks like Mac Roman (classic Mac Excel "CSV"). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding macroman`,
     );
-    const sheet = await openSheet(sheetPath, { encoding: 'macroman' });
-    const names: string[] = [];
-    for await (const row of sheet.rows) names.push(row.cells[5]!.text);
-    expect(names).toEqual(['José Muñoz', 'Zoë Brontë', 'François Lefèvre']);
+    expect(await beneficiaryNames(sheetPath, 'macroman')).toEqual([
+      'José Muñoz',
+      'Zoë Brontë',
+      'François Lefèvre',
+    ]);
   });
 
   it('--encoding latin1 on a Mac Roman file is refused rather than garbling the names', async () => {
@@ -161,16 +176,13 @@ describe('CSV saved as plain "CSV" by Mac or Windows Excel', () => {
 
   it('a Windows-1252 file gets the hint for Windows-1252, and latin1 reads it', async () => {
     const sheetPath = path.join(FIXTURES, 'windows-1252.csv');
-    const error = await openSheet(sheetPath)
-      .then(async (s) => {
-        for await (const _ of s.rows);
-      })
-      .catch((e: Error) => e);
-    expect((error as Error).message).toContain('it looks like Windows-1252 (Excel "CSV" on Windows)');
-    expect((error as Error).message).toContain('--encoding windows-1252');
-    const sheet = await openSheet(sheetPath, { encoding: 'latin1' });
-    const names: string[] = [];
-    for await (const row of sheet.rows) names.push(row.cells[5]!.text);
-    expect(names).toEqual(['José Muñoz', 'Zoë Brontë', 'François Lefèvre']);
+    const error = await readingError(sheetPath);
+    expect(error?.message).toContain('it looks like Windows-1252 (Excel "CSV" on Windows)');
+    expect(error?.message).toContain('--encoding windows-1252');
+    expect(await beneficiaryNames(sheetPath, 'latin1')).toEqual([
+      'José Muñoz',
+      'Zoë Brontë',
+      'François Lefèvre',
+    ]);
   });
 });
