@@ -43,7 +43,13 @@ export interface VerdictBatch {
 /** Messages from the worker, in order: batches, then `done` or `failed`. */
 export type WorkerMessage =
   | ({ type: 'rows' } & VerdictBatch)
-  | { type: 'done'; summary: BatchSummary; digest: string; invalidSamples: RowSample[] }
+  | {
+      type: 'done';
+      summary: BatchSummary;
+      digest: string;
+      invalidSamples: RowSample[];
+      totalsMismatches: string[];
+    }
   | { type: 'failed'; error: ErrorDescription };
 
 /** The main thread's message: one batch taken, one more may come. */
@@ -118,11 +124,18 @@ export class VerdictSource {
       throw outOfStep(this.input.sheet.sheetPath, 'more rows were checked than read');
     const summary = new BatchSummary();
     summary.rows = message.summary.rows;
+    summary.groupedAmounts = message.summary.groupedAmounts;
+    summary.totalsRows.push(...message.summary.totalsRows);
     Object.assign(summary.byStatus, message.summary.byStatus);
     for (const [currency, minor] of message.summary.sheetTotals) summary.sheetTotals.set(currency, minor);
     for (const [currency, minor] of message.summary.validTotals) summary.validTotals.set(currency, minor);
     for (const [currency, row] of message.summary.largestValid) summary.largestValid.set(currency, row);
-    return { summary, digest: message.digest, invalidSamples: message.invalidSamples };
+    return {
+      summary,
+      digest: message.digest,
+      invalidSamples: message.invalidSamples,
+      totalsMismatches: message.totalsMismatches,
+    };
   }
 
   /** Stops the worker (after an error, or when it is done). */

@@ -1,20 +1,24 @@
 import { SheetError } from '../errors.js';
 import type { ColumnIndex } from '../rows/columns.js';
 import { mapRow, type PayoutRow } from '../rows/map.js';
+import type { SheetNumbers } from '../rows/money.js';
 import type { RowIssue } from '../rows/types.js';
-import { type HeaderMatch, loadColumnsMap, matchHeaders } from '../sheet/headers.js';
+import type { CsvEncoding } from '../sheet/csv.js';
+import { type HeaderMatch, headerPredicate, loadColumnsMap, matchHeaders } from '../sheet/headers.js';
 import { openSheet } from '../sheet/open.js';
+import { quoteCell } from '../sheet/quote.js';
 import { openResultsWriter, type ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow } from '../sheet/types.js';
 import { resultsPathFor } from './paths.js';
 import { ReferenceTable } from './references.js';
+import { isTotalsRow, TotalsRowCheck, type TotalsRowFinding } from './totals-row.js';
 
 /** Where and how to read a sheet (PRODUCT.md options `--sheet`, `--delimiter`, `--columns`). */
 export interface SheetOptions {
   sheetPath: string;
   sheetName?: string;
   delimiter?: string;
-  encoding?: 'utf8' | 'utf16le' | 'latin1';
+  encoding?: CsvEncoding;
   columnsFile?: string;
 }
 
@@ -26,6 +30,11 @@ export interface PreparedRow {
   issues: RowIssue[];
   /** Input column positions the findings are about, for marking cells in the results. */
   errorColumns: number[];
+  /**
+   * Set on the sheet's totals row (totals-row.ts): not a payout, so not counted, hashed or
+   * sent; its result is `skipped` with `totals.message`.
+   */
+  totals?: TotalsRowFinding;
 }
 
 export interface PreparedSheet {
@@ -35,6 +44,8 @@ export interface PreparedSheet {
   rows: AsyncIterable<PreparedRow>;
   /** The same rows in the reader's batches: one promise per batch rather than per row. */
   batches: AsyncIterable<PreparedRow[]>;
+  /** Once the rows were read: each totals row that did not match the rows above it. */
+  totalsMismatches: () => string[];
 }
 
 /**
@@ -48,21 +59,39 @@ export async function prepareSheet(options: SheetOptions): Promise<PreparedSheet
     delimiter: options.delimiter,
     encoding: options.encoding,
     sheetName: options.sheetName,
+    isHeaderRow: headerPredicate(columnsMap),
   });
   let header: HeaderMatch;
   try {
-    header = matchHeaders(sheet.headers, { file: options.sheetPath, columnsMap });
+    const place = {
+      rowNumber: sheet.headerRowNumber,
+      worksheet: sheet.dialect.worksheet,
+      worksheets: sheet.worksheets,
+    };
+    header = matchHeaders(sheet.headers, { file: options.sheetPath, columnsMap, place });
   } catch (error) {
     await sheet.close?.();
     throw error;
   }
   const file = options.sheetPath;
+  const numbers = sheetNumbers(sheet);
+  const rowChecker = new RowChecker(file, header.index, numbers);
+  const batchChecker = new RowChecker(file, header.index, numbers);
   return {
     sheet,
     header,
-    rows: checkRows(new RowChecker(file, header.index), sheet.rows),
-    batches: checkBatches(new RowChecker(file, header.index), rawBatches(sheet)),
+    rows: checkRows(rowChecker, sheet.rows),
+    batches: checkBatches(batchChecker, rawBatches(sheet)),
+    totalsMismatches: () => [...rowChecker.totalsMismatches, ...batchChecker.totalsMismatches],
   };
+}
+
+/**
+ * How a sheet writes its numbers. A semicolon-delimited CSV is what Excel writes where the comma
+ * marks the decimals, which makes "1.250,00" certain (issue 8); elsewhere the "." does.
+ */
+export function sheetNumbers(sheet: OpenedSheet): SheetNumbers {
+  return { decimalComma: sheet.format === 'csv' && sheet.dialect.delimiter === ';' };
 }
 
 async function* checkRows(checker: RowChecker, rows: AsyncIterable<RawRow>): AsyncGenerator<PreparedRow> {
@@ -111,16 +140,27 @@ export class RowChecker {
   // idempotency key is derived from it, so a repeat would be refused as a payment anyway.
   private readonly firstRowOf = new ReferenceTable();
   private sawRow = false;
+  private readonly totals = new TotalsRowCheck();
+  private readonly referenceAt: number;
+  private readonly amountAt: number;
+  /** Totals rows that did not match the rows above them, as guard problems. */
+  readonly totalsMismatches: string[] = [];
 
   constructor(
     private readonly file: string,
     private readonly index: ColumnIndex,
-  ) {}
+    private readonly numbers: SheetNumbers = { decimalComma: false },
+  ) {
+    this.referenceAt = index.get('reference') ?? -1;
+    this.amountAt = index.get('amount') ?? -1;
+  }
 
   check(raw: RawRow): PreparedRow {
-    this.sawRow = true;
     const index = this.index;
-    const payout = mapRow(raw, index);
+    const payout = mapRow(raw, index, this.numbers);
+    if (isTotalsRow(raw.cells, this.referenceAt, this.amountAt)) return this.totalsRow(raw, payout);
+    this.sawRow = true;
+    this.totals.add(payout);
     // Most rows have no findings: share the mapper's (empty) array rather than copy it.
     const issues: RowIssue[] =
       raw.problems.length === 0
@@ -131,7 +171,7 @@ export class RowChecker {
       if (first !== undefined)
         issues.push({
           column: 'reference',
-          message: `reference "${payout.reference}" is already used on row ${first}: every payout needs its own reference, so this row would not be paid`,
+          message: `reference ${quoteCell(payout.reference)} is already used on row ${first}: every payout needs its own reference, so this row would not be paid`,
         });
     }
     return {
@@ -140,6 +180,15 @@ export class RowChecker {
       issues,
       errorColumns: issues.length === 0 ? NO_COLUMNS : errorColumnsOf(issues, index),
     };
+  }
+
+  private totalsRow(raw: RawRow, payout: PayoutRow): PreparedRow {
+    const amountCell = this.amountAt < 0 ? undefined : raw.cells[this.amountAt];
+    const amountText =
+      amountCell === undefined || amountCell.text.trim() === '' ? undefined : amountCell.text;
+    const totals = this.totals.judge(payout, amountText);
+    if (totals.mismatch !== undefined) this.totalsMismatches.push(totals.mismatch);
+    return { raw, payout, issues: NO_ISSUES, errorColumns: NO_COLUMNS, totals };
   }
 
   /** Called after the last row. */
@@ -153,6 +202,7 @@ export class RowChecker {
 }
 
 const NO_COLUMNS: number[] = [];
+const NO_ISSUES: RowIssue[] = [];
 
 function errorColumnsOf(issues: readonly RowIssue[], index: ColumnIndex): number[] {
   const columns: number[] = [];

@@ -30,10 +30,12 @@ import {
   prepareSheet,
   RowChecker,
   type SheetOptions,
+  sheetNumbers,
 } from './prepare.js';
 import { type RowResult, RowSteps } from './row-steps.js';
 import { RowSnapshot } from './snapshot.js';
 import { BatchSummary } from './summary.js';
+import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, tally } from './validate.js';
 import { applyWebhookOutcomes, awaitOutcomes, type Settle } from './wait.js';
 
@@ -270,11 +272,19 @@ async function readOnce(options: RunOptions): Promise<ReadSheet> {
     const digest = new BatchDigest(prepared.header.index);
     for await (const row of prepared.rows) {
       await snapshot.add(row.raw);
+      // The totals row is no payout: not counted as one, not hashed, never sent (issue 8).
+      if (row.totals !== undefined) {
+        tally(summary, row, 'skipped');
+        continue;
+      }
       const valid = row.issues.length === 0;
       tally(summary, row, valid ? 'valid' : 'invalid');
       if (valid) digest.add(row);
     }
     await snapshot.seal();
+    // A totals row that does not match the rows above it refuses the batch (issue 8, exit 4).
+    const mismatch = totalsRowGuard(prepared.totalsMismatches());
+    if (mismatch !== undefined) throw mismatch;
     return { prepared, snapshot, summary, digest: digest.finish(), validRows: summary.byStatus.valid };
   } catch (error) {
     await snapshot.dispose();
@@ -284,7 +294,11 @@ async function readOnce(options: RunOptions): Promise<ReadSheet> {
 
 /** The rows pass 1 read, mapped and checked again (the same code gives the same rows). */
 async function* replay(options: RunOptions, read: ReadSheet): AsyncGenerator<PreparedRow> {
-  const checker = new RowChecker(options.sheetPath, read.prepared.header.index);
+  const checker = new RowChecker(
+    options.sheetPath,
+    read.prepared.header.index,
+    sheetNumbers(read.prepared.sheet),
+  );
   for await (const raw of read.snapshot.rows()) yield checker.check(raw);
 }
 
@@ -440,7 +454,7 @@ async function sendRows(
   try {
     for await (const row of replay(options, read)) {
       if (signal.aborted || fatal || unavailable()) break;
-      if (row.issues.length > 0) continue;
+      if (row.issues.length > 0 || row.totals !== undefined) continue;
       pending.push(row);
       if (pending.length >= Math.max(CLAIM_BATCH, options.concurrency)) {
         await feed(pending);
@@ -551,7 +565,8 @@ async function writeResults(
   // The valid rows that got no result, settled in one register look-up.
   const missing: string[] = [];
   for await (const row of replay(options, read)) {
-    if (row.issues.length === 0 && !results.has(row.payout.reference)) missing.push(row.payout.reference);
+    if (row.issues.length === 0 && row.totals === undefined && !results.has(row.payout.reference))
+      missing.push(row.payout.reference);
   }
   const unfinished = await unfinishedResults(missing, stop);
   const writer = await openResultsFor(read.prepared, options);
@@ -561,9 +576,11 @@ async function writeResults(
   try {
     for await (const row of replay(options, read)) {
       const result: RowResult =
-        row.issues.length > 0
-          ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
-          : (results.get(row.payout.reference) ?? unfinished.get(row.payout.reference) ?? missingResult);
+        row.totals !== undefined
+          ? { status: 'skipped', errors: [row.totals.message] }
+          : row.issues.length > 0
+            ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
+            : (results.get(row.payout.reference) ?? unfinished.get(row.payout.reference) ?? missingResult);
       tally(summary, row, result.status);
       if (
         (result.status === 'invalid' || result.status === 'failed' || result.status === 'unknown') &&

@@ -38,6 +38,10 @@ export class BatchSummary {
   readonly sheetTotals = new Map<string, bigint>();
   /** Sum of the amounts of rows that are valid (or were sent), per currency. */
   readonly validTotals = new Map<string, bigint>();
+  /** Amounts read from a grouped form such as "1,250.00" (issue 8), which the summary reports. */
+  groupedAmounts = 0;
+  /** What each totals row said (totals-row.ts): not counted as rows, reported once. */
+  readonly totalsRows: string[] = [];
 
   /** The largest amount of a valid (or sent) row per currency, with its row: `--max-amount`. */
   readonly largestValid = new Map<string, LargestAmount>();

@@ -19,6 +19,7 @@ import {
 } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
 import type { BatchSummary } from './summary.js';
+import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
 
 export { type RowSample, tally } from './verdicts.js';
@@ -113,7 +114,9 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     ...(registered.scope && options.register ? { registerPath: options.register.path } : {}),
     ...(registered.note ? { registerNote: registered.note } : {}),
   };
-  if (options.controls) {
+  // A totals row that does not match is reported like a failed --expect-total (issue 8).
+  report.guardError = totalsRowGuard(findings.totalsMismatches);
+  if (options.controls && report.guardError === undefined) {
     try {
       checkControlTotals(summary, options.controls);
     } catch (error) {

@@ -34,6 +34,8 @@ export interface SheetFindings {
   summary: BatchSummary;
   digest: string;
   invalidSamples: RowSample[];
+  /** Totals rows that did not match the rows above them (totals-row.ts): a batch guard. */
+  totalsMismatches: string[];
 }
 
 /**
@@ -44,6 +46,7 @@ export class ValidationTally {
   readonly summary = new BatchSummary();
   private readonly digest: BatchDigest;
   private readonly invalidSamples: RowSample[] = [];
+  private readonly totalsMismatches: string[] = [];
 
   constructor(
     index: ColumnIndex,
@@ -58,6 +61,12 @@ export class ValidationTally {
    * so `run --approve` compares the same thing.
    */
   add(row: PreparedRow, earlier?: EarlierResult): RowVerdict {
+    // The totals row is no payout: not counted, not hashed, `skipped` with what it says.
+    if (row.totals !== undefined) {
+      tally(this.summary, row, 'skipped');
+      if (row.totals.mismatch !== undefined) this.totalsMismatches.push(row.totals.mismatch);
+      return { status: 'skipped', errors: [row.totals.message], errorColumns: VALID.errorColumns };
+    }
     const valid = row.issues.length === 0;
     if (valid) this.digest.add(row);
     if (earlier !== undefined) {
@@ -85,14 +94,24 @@ export class ValidationTally {
 
   /** The findings; call once, after the last row. */
   finish(): SheetFindings {
-    return { summary: this.summary, digest: this.digest.finish(), invalidSamples: this.invalidSamples };
+    return {
+      summary: this.summary,
+      digest: this.digest.finish(),
+      invalidSamples: this.invalidSamples,
+      totalsMismatches: this.totalsMismatches,
+    };
   }
 }
 
 /** Counts a row and adds its amount to the sheet's (and, if valid, the valid) totals. */
 export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus): void {
+  if (row.totals !== undefined) {
+    summary.totalsRows.push(row.totals.message);
+    return;
+  }
   summary.count(status);
   const { amount, currency } = row.payout;
+  if (amount?.grouped) summary.groupedAmounts += 1;
   if (amount && currency) {
     BatchSummary.add(summary.sheetTotals, currency, amount.minor);
     if (status !== 'invalid') {

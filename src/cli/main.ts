@@ -9,6 +9,7 @@ import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
 import { REGISTER_ENV, registerPath } from '../register/location.js';
+import { CSV_ENCODINGS, type CsvEncoding } from '../sheet/csv-dialect.js';
 import { checkResultsPath, formatByExtension } from '../sheet/results-path.js';
 import { type CliIo, println, processIo } from './io.js';
 import {
@@ -33,14 +34,18 @@ function sheetOptions<T>(y: Argv<T>) {
       describe: 'results file (default <sheet dir>/<sheet name>.results.<ext>)',
     })
     .option('json', { type: 'boolean', default: false, describe: 'print one JSON summary object on stdout' })
-    .option('sheet', { type: 'string', describe: 'XLSX worksheet name (default: the first)' })
+    .option('sheet', {
+      type: 'string',
+      describe: 'XLSX worksheet name (default: the first visible one with the required headers)',
+    })
     .option('delimiter', {
       type: 'string',
       describe: 'CSV delimiter - detected (comma or semicolon) when omitted',
     })
     .option('encoding', {
-      choices: ['utf8', 'utf16le', 'latin1'] as const,
-      describe: 'CSV encoding - UTF-8 or UTF-16 with BOM are detected',
+      choices: CSV_ENCODINGS,
+      describe:
+        'CSV encoding (latin1 is windows-1252, macroman is the classic Mac Excel CSV) - UTF-8 or UTF-16 with BOM are detected',
     })
     .option('columns', {
       type: 'string',
@@ -71,7 +76,7 @@ interface SheetArgs {
   out?: string;
   json: boolean;
   delimiter?: string;
-  encoding?: 'utf8' | 'utf16le' | 'latin1';
+  encoding?: CsvEncoding;
   columns?: string;
   'expect-count'?: number;
   'expect-total': string[];

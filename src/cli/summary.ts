@@ -1,6 +1,7 @@
 import { BatchSummary, formatAmountForPeople, ROW_STATUSES } from '../batch/summary.js';
 import type { RowSample } from '../batch/validate.js';
 import { EXIT, type PayoutsError } from '../errors.js';
+import { boundCell } from '../sheet/quote.js';
 import { type CliIo, println } from './io.js';
 
 /** The facts a command reports, in both the human and the `--json` summary. */
@@ -29,6 +30,8 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     statuses: Object.fromEntries(ROW_STATUSES.map((s) => [s, summary.byStatus[s]])),
     totals: BatchSummary.formatTotals(summary.sheetTotals),
     validTotals: BatchSummary.formatTotals(summary.validTotals),
+    groupedAmounts: summary.groupedAmounts,
+    totalsRows: summary.totalsRows,
     digest: facts.digest,
     results: facts.resultsPath,
     register: facts.registerPath,
@@ -67,6 +70,14 @@ export function printHumanSummary(io: CliIo, facts: SummaryFacts): void {
       );
     }
   }
+  for (const message of summary.totalsRows) println(out, `Totals row: ${message}`);
+  if (summary.groupedAmounts > 0) {
+    const n = summary.groupedAmounts;
+    println(
+      out,
+      `${n.toLocaleString('en-US')} amount${n === 1 ? ' was' : 's were'} written with digit grouping (such as 1,250.00) and read as plain decimals`,
+    );
+  }
   if (facts.samples.length > 0) {
     const invalid = summary.byStatus.invalid + summary.byStatus.failed + summary.byStatus.unknown;
     println(
@@ -74,7 +85,7 @@ export function printHumanSummary(io: CliIo, facts: SummaryFacts): void {
       `Rows that need attention${invalid > facts.samples.length ? ` (first ${facts.samples.length} of ${invalid})` : ''}:`,
     );
     for (const sample of facts.samples) {
-      const ref = sample.reference ? ` (${sample.reference})` : '';
+      const ref = sample.reference ? ` (${boundCell(sample.reference)})` : '';
       println(out, `  row ${sample.rowNumber}${ref}: ${sample.messages.join('; ')}`);
     }
   }

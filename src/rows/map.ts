@@ -22,8 +22,9 @@ import {
 } from './columns.js';
 import { damageOf } from './damage.js';
 import { AMOUNT_MESSAGES, ROW_MESSAGES } from './messages.js';
-import { parseAmount } from './money.js';
+import { parseSheetAmount, type SheetNumbers } from './money.js';
 import { parseRail, type Rail } from './rails.js';
+import { normaliseText } from './text.js';
 import type {
   Address,
   BeneficiaryRef,
@@ -61,8 +62,10 @@ const ADDRESS_COLUMNS: Record<'recipientAddress' | 'bankAddress', readonly Canon
   bankAddress: ADDRESS_FIELDS.map((field) => `bankAddress.${field}` as const),
 };
 
+const DOT_DECIMALS: SheetNumbers = { decimalComma: false };
+
 /** Maps one sheet row to a payout with every issue found on it. Never throws on cell content. */
-export function mapRow(row: RawRow, columns: ColumnIndex): PayoutRow {
+export function mapRow(row: RawRow, columns: ColumnIndex, numbers: SheetNumbers = DOT_DECIMALS): PayoutRow {
   const cells = new RowCells(row.cells, positionsIn(columns));
   // row.problems (record-level findings of the reader) are the caller's to report, not ours.
   const issues: RowIssue[] = [];
@@ -77,13 +80,17 @@ export function mapRow(row: RawRow, columns: ColumnIndex): PayoutRow {
   if (amountText === undefined) {
     issues.push({ column: 'amount', message: AMOUNT_MESSAGES.required });
   } else {
-    const parsed = parseAmount(amountText);
+    const parsed = parseSheetAmount(amountText, numbers);
     const problem = parsed.ok ? amountCeilingProblem(parsed.minor, amountText) : parsed.message;
     if (problem !== undefined) issues.push({ column: 'amount', message: problem });
-    else if (parsed.ok) amount = { minor: parsed.minor, text: parsed.text };
+    else if (parsed.ok)
+      amount = parsed.grouped
+        ? { minor: parsed.minor, text: parsed.text, grouped: true }
+        : { minor: parsed.minor, text: parsed.text };
   }
 
-  const currency = cells.text('currency');
+  // Issue 8: `usd` is USD; totals per currency are by this normalised code.
+  const currency = cells.text('currency')?.toUpperCase();
   const typeText = cells.text('type');
   // PRODUCT.md: the rail may be written in any case; an unknown one is kept as given so that
   // validateRecipient names it.
@@ -244,7 +251,7 @@ function positionsIn(columns: ColumnIndex): Positions {
 }
 
 /**
- * The cells of one row by canonical column: trimmed text, or undefined when the column is
+ * The cells of one row by canonical column: normalised text (text.ts), or undefined when the column is
  * absent, the cell empty or blank. Reading an identifier column also checks it for spreadsheet
  * damage, so only the columns a row actually uses are reported; each column at most once.
  */
@@ -263,7 +270,8 @@ class RowCells {
     if (index < 0) return undefined;
     const cell = this.cells[index];
     if (cell === undefined || cell.kind === 'empty') return undefined;
-    const text = cell.text.trim();
+    // Issue 8: requests and dedupe keys see the normalised text (text.ts); results keep the cell.
+    const text = normaliseText(cell.text);
     if (text === '') return undefined;
     if (identifiers.has(column)) {
       const damage = damageOf(column, text, cell.kind);

@@ -1,4 +1,5 @@
 import { MAX_REFERENCE_LENGTH } from '../api/contract.js';
+import { boundCell, quoteCell } from '../sheet/quote.js';
 /**
  * Every message the rows stage can give, in one place, so that the sheet pipeline, the
  * sandbox, the tests and the docs all use the same text.
@@ -98,18 +99,22 @@ export const BENEFICIARY_MESSAGES = {
 export const AMOUNT_MESSAGES = {
   required: 'amount is required: enter the amount the recipient receives, e.g. 1250.00',
   notDecimal: (text: string) =>
-    `amount "${text}" is not a decimal number with a "." (e.g. 1250.00): fix the amount cell`,
+    `amount ${quoteCell(text)} is not a decimal number with a "." (e.g. 1250.00): fix the amount cell`,
   thousandsSeparator: (text: string) =>
-    `amount "${text}" has a thousands separator: write it without separators and with a "." for the decimals (e.g. 1250.00)`,
+    `amount ${quoteCell(text)} has a thousands separator: write it without separators and with a "." for the decimals (e.g. 1250.00)`,
   exponent: (text: string) =>
-    `amount "${text}" is in scientific notation: write the full amount with a "." for the decimals (e.g. 1250.00)`,
+    `amount ${quoteCell(text)} is in scientific notation: write the full amount with a "." for the decimals (e.g. 1250.00)`,
   negative: (text: string) =>
-    `amount "${text}" is negative: a payout amount must be greater than 0 - remove the row or fix the amount cell`,
-  sign: (text: string) => `amount "${text}" has a sign: write the amount without "+" (e.g. 1250.00)`,
+    `amount ${quoteCell(text)} is negative: a payout amount must be greater than 0, so remove the row or fix the amount cell`,
+  sign: (text: string) => `amount ${quoteCell(text)} has a sign: write the amount without "+" (e.g. 1250.00)`,
   tooManyDecimals: (text: string) =>
-    `amount "${text}" has more than 2 decimals: give the amount in cents at most (e.g. 1250.05)`,
+    `amount ${quoteCell(text)} has more than 2 decimals: give the amount in cents at most (e.g. 1250.05)`,
+  ambiguousGrouping: (text: string, grouped: string, decimal: string) =>
+    `amount ${quoteCell(text)} is ambiguous: it is ${grouped} if the separator groups thousands, or ${decimal} if it marks the decimals. Write it without grouping (${grouped} or ${decimal})`,
+  decimalComma: (text: string, reading: string) =>
+    `amount ${quoteCell(text)} uses a decimal comma, which only a semicolon-delimited CSV makes certain: write it as ${reading} with a "." for the decimals`,
   notPositive: (text: string) =>
-    `amount "${text}" is not greater than 0: enter the amount to pay, or remove the row`,
+    `amount ${quoteCell(text)} is not greater than 0: enter the amount to pay, or remove the row`,
 } as const;
 
 /** Messages about a sheet row as a whole or about one of its cells (ours). */
@@ -117,14 +122,14 @@ export const ROW_MESSAGES = {
   referenceRequired: 'reference is required: give every payout a unique reference (invoice or payroll line)',
   referenceTooLong: `reference is longer than ${MAX_REFERENCE_LENGTH} characters, which the service refuses: shorten it`,
   notABoolean: (column: string, text: string) =>
-    `${column} "${text}" is not true or false: write true or false (yes/no and 1/0 also work), or leave the cell empty for false`,
+    `${column} ${quoteCell(text)} is not true or false: write true or false (yes/no and 1/0 also work), or leave the cell empty for false`,
   integratorWithBeneficiary:
     'integratorLevel is true but the row also names a beneficiary (beneficiaryId or beneficiaryType, beneficiaryName, beneficiaryEmail, beneficiaryCountry): an integrator-level recipient has no beneficiary, so clear integratorLevel or the beneficiary cells',
   /** PRODUCT.md "Spreadsheet damage is reported, never silently repaired". */
   arrivedAsNumber: (column: string, text: string) =>
-    `${column} arrived as a number (${text}): a spreadsheet dropped its leading zeros or digits. Format the ${column} column as Text, re-enter the value and save again.`,
+    `${column} arrived as a number (${boundCell(text)}): a spreadsheet dropped its leading zeros or digits. Format the ${column} column as Text, re-enter the value and save again.`,
   arrivedInScientificNotation: (column: string, text: string) =>
-    `${column} arrived in scientific notation (${text}): a spreadsheet rounded the number and its digits are lost. Format the ${column} column as Text, re-enter the full value and save again.`,
+    `${column} arrived in scientific notation (${boundCell(text)}): a spreadsheet rounded the number and its digits are lost. Format the ${column} column as Text, re-enter the full value and save again.`,
   arrivedWithTooManyDigits: (column: string, text: string) =>
-    `${column} arrived as a number with more than 15 digits (${text}): a spreadsheet keeps only 15 digits and replaced the rest. Format the ${column} column as Text, re-enter the full value and save again.`,
+    `${column} arrived as a number with more than 15 digits (${boundCell(text)}): a spreadsheet keeps only 15 digits and replaced the rest. Format the ${column} column as Text, re-enter the full value and save again.`,
 } as const;

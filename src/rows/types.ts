@@ -67,9 +67,12 @@ export interface PayoutRow {
   rowNumber: number;
   /** The payout's own id from the sheet; '' when missing (then `issues` says so). */
   reference: string;
-  /** Minor units and the normalised decimal text ("1234.50"); absent when the cell is invalid. */
-  amount?: { minor: bigint; text: string };
-  /** The currency cell as given (trimmed); absent when empty. */
+  /**
+   * Minor units and the normalised decimal text ("1234.50"), `grouped` when the cell had digit
+   * grouping ("1,234.50"); absent when the cell is invalid.
+   */
+  amount?: { minor: bigint; text: string; grouped?: true };
+  /** The currency cell, normalised and upper-case (`usd` is USD); absent when empty. */
   currency?: string;
   /** The rail named by the type cell; absent when empty or not a rail. */
   rail?: Rail;

@@ -4,13 +4,25 @@ import { open } from 'node:fs/promises';
 import { TextDecoder } from 'node:util';
 import { SheetError, UsageError } from '../errors.js';
 
-/** `--encoding` values; without one, UTF-8 (a BOM always wins). */
-export type CsvEncoding = 'utf8' | 'utf16le' | 'latin1';
+/**
+ * `--encoding` values; without one, UTF-8 (a BOM always wins). `latin1` is `windows-1252`
+ * (what WHATWG maps it to); `macroman` is the classic Mac Excel "CSV" (issue 8).
+ */
+export type CsvEncoding = 'utf8' | 'utf16le' | 'latin1' | 'windows-1252' | 'macroman';
+
+/** The `--encoding` values, for the CLI's choices. */
+export const CSV_ENCODINGS: readonly CsvEncoding[] = [
+  'utf8',
+  'utf16le',
+  'latin1',
+  'windows-1252',
+  'macroman',
+];
 
 /** What the first bytes of a CSV file tell: its text encoding, BOM length and delimiter. */
 export interface CsvDialect {
-  /** WHATWG label: `utf-8`, `utf-16le`, `utf-16be` or `windows-1252`. */
-  encoding: 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
+  /** WHATWG label: `utf-8`, `utf-16le`, `utf-16be`, `windows-1252` or `macintosh` (Mac Roman). */
+  encoding: 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252' | 'macintosh';
   bomLength: number;
   delimiter: string;
 }
@@ -56,6 +68,7 @@ export async function sniffCsvDialect(file: string, encodingOption?: CsvEncoding
         if (head.length === 0) throw new SheetError(file, EMPTY_SHEET);
         dialect = encodingOf(head, encodingOption);
         if (!dialect.encoding.startsWith('utf-16')) refuseBinary(file, head, encodingOption);
+        if (dialect.bomLength === 0) refuseWrongSingleByte(file, head, dialect.encoding);
       }
       const text = new TextDecoder(dialect.encoding, { ignoreBOM: true }).decode(
         head.subarray(dialect.bomLength),
@@ -77,8 +90,46 @@ function encodingOf(head: Buffer, option?: CsvEncoding): Omit<CsvDialect, 'delim
   if (head[0] === 0xfe && head[1] === 0xff) return { encoding: 'utf-16be', bomLength: 2 };
   if (option === 'utf16le') return { encoding: 'utf-16le', bomLength: 0 };
   // WHATWG maps the label latin1 onto windows-1252, which is what Excel's "CSV" writes on Windows.
-  if (option === 'latin1') return { encoding: 'windows-1252', bomLength: 0 };
+  if (option === 'latin1' || option === 'windows-1252') return { encoding: 'windows-1252', bomLength: 0 };
+  if (option === 'macroman') return { encoding: 'macintosh', bomLength: 0 };
   return { encoding: 'utf-8', bomLength: 0 };
+}
+
+/** The two single-byte encodings spreadsheets write CSV in, with the option that reads each. */
+const SINGLE_BYTE = [
+  { encoding: 'windows-1252', option: 'windows-1252', name: 'Windows-1252 (Excel "CSV" on Windows)' },
+  { encoding: 'macintosh', option: 'macroman', name: 'Mac Roman (classic Mac Excel "CSV")' },
+] as const;
+
+/**
+ * Which single-byte encoding a file that is not UTF-8 is in, from its bytes: the one in which
+ * more of its non-ASCII characters are lower-case letters. Accented letters of names are mostly
+ * lower-case; read in the wrong one of the two, they turn into capitals and punctuation
+ * (Mac Roman é is Windows-1252 Ž, Windows-1252 é is Mac Roman È). Undefined when it cannot tell.
+ */
+export function guessSingleByte(bytes: Uint8Array): (typeof SINGLE_BYTE)[number] | undefined {
+  const scores = SINGLE_BYTE.map(({ encoding }) => lowerCaseLetters(new TextDecoder(encoding).decode(bytes)));
+  if (scores[0]! === scores[1]!) return undefined;
+  return scores[0]! > scores[1]! ? SINGLE_BYTE[0] : SINGLE_BYTE[1];
+}
+
+function lowerCaseLetters(text: string): number {
+  let n = 0;
+  for (const match of text.matchAll(/[^ -~\t\r\n]/g)) if (/\p{Ll}/u.test(match[0])) n++;
+  return n;
+}
+
+// Issue 8: `--encoding latin1` on a Mac Roman file garbled every accented name without a word.
+// A single-byte encoding the bytes clearly contradict is refused with the one that fits.
+function refuseWrongSingleByte(file: string, head: Buffer, encoding: CsvDialect['encoding']): void {
+  if (encoding !== 'windows-1252' && encoding !== 'macintosh') return;
+  const guess = guessSingleByte(head);
+  if (guess === undefined || guess.encoding === encoding) return;
+  const given = SINGLE_BYTE.find((e) => e.encoding === encoding)!;
+  throw new SheetError(
+    file,
+    `the file is not ${given.name.replace(/ \(.*/, '')} text: its accented letters read as ${guess.name}. Pass --encoding ${guess.option}, or save it as "CSV UTF-8 (Comma delimited)"`,
+  );
 }
 
 // NUL bytes never occur in CSV text; they mean a binary file (or UTF-16 without its BOM).
@@ -100,8 +151,10 @@ function refuseBinary(file: string, head: Buffer, option?: CsvEncoding): void {
 }
 
 /**
- * The delimiter of the first non-blank line: the most frequent of comma, semicolon and tab
- * outside quotes (ties go to comma, then semicolon). `complete` is false while the line may go on.
+ * The delimiter of the first non-blank line that has one (a title line above the header, such as
+ * "Payouts November 2026", has none; up to 10 lines are looked at): the most frequent of comma,
+ * semicolon and tab outside quotes (ties go to comma, then semicolon). `complete` is false while
+ * the line may go on.
  */
 export function delimiterOfHeaderLine(text: string): {
   delimiter: string;
@@ -112,25 +165,33 @@ export function delimiterOfHeaderLine(text: string): {
   let semicolons = 0;
   let tabs = 0;
   let quoted = false;
+  let lineHasContent = false;
   let hasContent = false;
   let complete = false;
+  let titleLines = 0;
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (ch === 34 /* " */) {
       quoted = !quoted;
-      hasContent = true;
+      lineHasContent = true;
     } else if (quoted) {
     } else if (ch === 10 || ch === 13) {
-      if (hasContent) {
-        complete = true;
-        break;
+      if (lineHasContent || commas + semicolons + tabs > 0) {
+        hasContent = true;
+        if (commas + semicolons + tabs > 0 || titleLines >= 9) {
+          complete = true;
+          break;
+        }
+        // A line without any delimiter is a title: the header comes below it.
+        titleLines++;
+        lineHasContent = false;
       }
     } else if (ch === 44) commas++;
     else if (ch === 59) semicolons++;
     else if (ch === 9) tabs++;
-    else if (ch > 32 && ch !== 0xfeff) hasContent = true;
+    else if (ch > 32 && ch !== 0xfeff) lineHasContent = true;
   }
-  hasContent ||= commas + semicolons + tabs > 0;
+  hasContent ||= lineHasContent || commas + semicolons + tabs > 0;
   const delimiter = commas >= semicolons && commas >= tabs ? ',' : semicolons >= tabs ? ';' : '\t';
   return { delimiter, complete, hasContent };
 }
@@ -176,10 +237,14 @@ class Utf8Check implements ChunkDecoder {
 
   private async refuse(offset: number): Promise<never> {
     const line = await lineAtOffset(this.file, this.start + offset);
-    throw new SheetError(
-      this.file,
-      `line ${line} is not valid UTF-8 text: the file was probably saved as plain "CSV" (Windows/Latin-1). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding latin1`,
-    );
+    // Issue 8: the hint names the encoding the bytes fit, never one that would garble them.
+    const sample = await bytesAround(this.file, this.start + offset);
+    const guess = guessSingleByte(sample);
+    const hint =
+      guess === undefined
+        ? 'Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding windows-1252 (Excel "CSV" on Windows) or --encoding macroman (classic Mac Excel "CSV") if you know which one it is'
+        : `it looks like ${guess.name}. Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding ${guess.option}`;
+    throw new SheetError(this.file, `line ${line} is not valid UTF-8 text: ${hint}`);
   }
 }
 
@@ -257,6 +322,18 @@ export function firstInvalidUtf8(data: Uint8Array): number {
     i += length;
   }
   return data.length;
+}
+
+// Only on the error path: the bytes from the first bad one on, enough to tell the encoding.
+async function bytesAround(file: string, offset: number): Promise<Buffer> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(SNIFF_CHUNK);
+    const { bytesRead } = await handle.read(buffer, 0, SNIFF_CHUNK, Math.max(0, offset - 1024));
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
 }
 
 // Only on the error path: count line feeds up to the bad byte, so the message can say where.

@@ -9,6 +9,7 @@ import {
   parseDelimiterOption,
   sniffCsvDialect,
 } from './csv-dialect.js';
+import { HEADER_SEARCH_ROWS } from './headers.js';
 import { MAX_CELL_CHARS, MAX_COLUMNS, oversizedCell } from './limits.js';
 import { type Cell, EMPTY_CELL, type OpenedSheet, type RawRow } from './types.js';
 
@@ -18,6 +19,8 @@ export type { CsvEncoding } from './csv-dialect.js';
 export interface CsvOptions {
   delimiter?: string;
   encoding?: CsvEncoding;
+  /** Which row is the header row: the first of the first 10 non-blank rows it accepts. */
+  isHeaderRow?: (cells: readonly string[]) => boolean;
 }
 
 // A record this large is almost always an unclosed quote swallowing the rest of the file; stop
@@ -55,11 +58,27 @@ export async function openCsv(file: string, opts: CsvOptions = {}): Promise<Open
 
   const cursor = new RecordCursor(file, recordBatches(file, dialect));
   let headers: string[] | undefined;
+  let headerRowNumber = 0;
   try {
+    // Issue 8: a title above the header row; the header is the first row that has the columns.
+    let nonBlank = 0;
     while (headers === undefined) {
       const record = await cursor.next();
-      if (record === undefined) throw new SheetError(file, EMPTY_SHEET);
-      if (!isBlank(record)) headers = record;
+      if (record === undefined) {
+        if (nonBlank === 0) throw new SheetError(file, EMPTY_SHEET);
+        break;
+      }
+      if (isBlank(record)) continue;
+      nonBlank++;
+      if (opts.isHeaderRow === undefined || opts.isHeaderRow(record)) {
+        headers = record;
+        headerRowNumber = cursor.rowNumber;
+      } else if (nonBlank >= HEADER_SEARCH_ROWS) break;
+    }
+    if (headers === undefined) {
+      // No row has the columns: read the first row as the header, so matchHeaders says what is missing.
+      await cursor.close();
+      return openCsv(file, { ...opts, isHeaderRow: undefined });
     }
     if (headers.length > MAX_COLUMNS) {
       throw new SheetError(
@@ -76,6 +95,7 @@ export async function openCsv(file: string, opts: CsvOptions = {}): Promise<Open
     path: file,
     format: 'csv',
     headers,
+    headerRowNumber,
     dialect: { encoding: dialect.encoding, delimiter: dialect.delimiter },
     rows: cursor.rows(headers, dialect.delimiter),
     batches: cursor.rowBatches(headers, dialect.delimiter),
@@ -123,8 +143,8 @@ class RecordCursor {
   private batch: string[][] = [];
   private position = 0;
   private done = false;
-  /** Row number of the record last handed out (header = 1). */
-  private rowNumber = 0;
+  /** Row number of the record last handed out (first record = 1). */
+  rowNumber = 0;
 
   constructor(
     private readonly file: string,

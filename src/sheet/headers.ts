@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { SheetError, UsageError } from '../errors.js';
 import { CANONICAL_COLUMNS, type CanonicalColumn, REQUIRED_COLUMNS } from '../rows/columns.js';
+import { boundCell, quoteCell } from './quote.js';
 
 /** How a sheet's header row maps onto the canonical columns of PRODUCT.md ("The sheet"). */
 export interface HeaderMatch {
@@ -39,10 +40,43 @@ export function isResultHeader(header: string): boolean {
   return /^result\./i.test(header.trim());
 }
 
-/** How a column is named in messages: its header in quotes, or `(column 7)` when blank. */
+/**
+ * How a column is named in messages: its header in quotes (one line, cut to ~80 characters),
+ * or `(column 7)` when blank.
+ */
 export function columnLabel(headers: readonly string[], index: number): string {
   const header = headers[index]?.trim() ?? '';
-  return header === '' ? `(column ${index + 1})` : `"${header}"`;
+  return header === '' ? `(column ${index + 1})` : quoteCell(header);
+}
+
+/** Where the header row was found, for messages: `row 3 of worksheet "Payouts"`, and the other sheets. */
+export interface HeaderPlace {
+  rowNumber?: number;
+  worksheet?: string;
+  /** Every worksheet of the workbook, in its order. */
+  worksheets?: readonly string[];
+}
+
+/** Rows searched for the header row when a title sits above it (issue 8). */
+export const HEADER_SEARCH_ROWS = 10;
+
+/**
+ * Whether a row can be the header row: it holds every required column (by PRODUCT.md's
+ * matching, or `--columns`). The readers look for such a row in the first HEADER_SEARCH_ROWS.
+ */
+export function headerPredicate(
+  columnsMap?: ReadonlyMap<string, string>,
+): (cells: readonly string[]) => boolean {
+  const map = columnsMap && normaliseColumnsMap(columnsMap);
+  return (cells) => {
+    const found = new Set<CanonicalColumn>();
+    for (const cell of cells) {
+      const normalised = normaliseHeader(cell);
+      const column = map?.get(normalised) ?? CANONICAL_BY_NORMALISED.get(normalised);
+      if (column !== undefined) found.add(column);
+    }
+    return REQUIRED_COLUMNS.every((column) => found.has(column));
+  };
 }
 
 /**
@@ -51,7 +85,7 @@ export function columnLabel(headers: readonly string[], index: number): string {
  */
 export function matchHeaders(
   headers: readonly string[],
-  opts: { file: string; columnsMap?: ReadonlyMap<string, string> },
+  opts: { file: string; columnsMap?: ReadonlyMap<string, string>; place?: HeaderPlace },
 ): HeaderMatch {
   const columnsMap = opts.columnsMap && normaliseColumnsMap(opts.columnsMap);
   const index = new Map<CanonicalColumn, number>();
@@ -75,7 +109,7 @@ export function matchHeaders(
     const normalised = normaliseHeader(header);
     const column = columnsMap?.get(normalised) ?? CANONICAL_BY_NORMALISED.get(normalised);
     if (column === undefined) {
-      unknown.push(header);
+      unknown.push(boundCell(header.trim()));
       continue;
     }
     const earlier = index.get(column);
@@ -92,14 +126,37 @@ export function matchHeaders(
   if (missing.length > 0 || clashes.length > 0) {
     const problems = [...clashes];
     if (missing.length > 0) {
-      const found = headers.filter((h) => h.trim() !== '').map((h) => `"${h.trim()}"`);
+      const found = headers.filter((h) => h.trim() !== '').map((h) => quoteCell(h.trim()));
+      const holds =
+        found.length > 0 ? found.slice(0, 12).join(', ') + (found.length > 12 ? ', ...' : '') : 'nothing';
       problems.push(
-        `missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: the first row must hold the headers ${REQUIRED_COLUMNS.join(', ')} (case, spaces, underscores, hyphens and dots do not matter - --columns FILE maps other names) - the header row holds ${found.length > 0 ? found.slice(0, 12).join(', ') + (found.length > 12 ? ', ...' : '') : 'nothing'}`,
+        `missing required column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}${placeText(opts.place)}: the header row (the first row, or one of the first ${HEADER_SEARCH_ROWS} below a title) must hold the headers ${REQUIRED_COLUMNS.join(', ')} (case, spaces, underscores, hyphens and dots do not matter, and --columns FILE maps other names). The header row read holds ${holds}${otherSheetsText(opts.place)}`,
       );
     }
-    throw new SheetError(opts.file, problems.join('; '));
+    // One line: the messages are joined with " and ", never "; " (results files split on it).
+    throw new SheetError(opts.file, problems.join(', and '));
   }
   return { index, unknown, ignored };
+}
+
+// ` in worksheet "Summary" (row 1)`: which sheet and row the headers were read from.
+function placeText(place: HeaderPlace | undefined): string {
+  if (place === undefined) return '';
+  const sheet = place.worksheet === undefined ? '' : ` in worksheet ${quoteCell(place.worksheet)}`;
+  const row = place.rowNumber === undefined ? '' : ` (row ${place.rowNumber})`;
+  return `${sheet}${row}`;
+}
+
+// `. The workbook's other sheets ("Payouts", "Notes") do not have them either: ...`
+function otherSheetsText(place: HeaderPlace | undefined): string {
+  if (place?.worksheets === undefined || place.worksheet === undefined) return '';
+  const others = place.worksheets.filter((name) => name !== place.worksheet);
+  if (others.length === 0) return '';
+  const names = others
+    .slice(0, 12)
+    .map((name) => quoteCell(name))
+    .join(', ');
+  return `. The workbook's other sheets (${names}${others.length > 12 ? ', ...' : ''}) do not have them either within their first ${HEADER_SEARCH_ROWS} rows: fix the headers, or name the sheet with --sheet`;
 }
 
 /**

@@ -11,6 +11,8 @@ export interface OpenSheetOptions {
   delimiter?: string;
   encoding?: CsvEncoding;
   sheetName?: string;
+  /** Which row is the header row (and, without --sheet, which worksheet has one). */
+  isHeaderRow?: (cells: readonly string[]) => boolean;
 }
 
 const CSV_EXTENSIONS = new Set(['.csv', '.txt', '.tsv']);
@@ -53,7 +55,10 @@ async function openByFormat(file: string, opts: OpenSheetOptions): Promise<Opene
         `has the ${extension} extension but is not an Excel workbook (it looks like a text file): if it is a CSV, rename it to .csv`,
       );
     }
-    return (await import('./xlsx.js')).openXlsx(file, { sheetName: opts.sheetName });
+    return (await import('./xlsx.js')).openXlsx(file, {
+      sheetName: opts.sheetName,
+      isHeaderRow: opts.isHeaderRow,
+    });
   }
   if (isZip) {
     if (CSV_EXTENSIONS.has(extension)) {
@@ -62,9 +67,12 @@ async function openByFormat(file: string, opts: OpenSheetOptions): Promise<Opene
         `has the ${extension} extension but is an Excel workbook: rename it to .xlsx`,
       );
     }
-    return (await import('./xlsx.js')).openXlsx(file, { sheetName: opts.sheetName });
+    return (await import('./xlsx.js')).openXlsx(file, {
+      sheetName: opts.sheetName,
+      isHeaderRow: opts.isHeaderRow,
+    });
   }
-  return openCsv(file, { delimiter: opts.delimiter, encoding: opts.encoding });
+  return openCsv(file, { delimiter: opts.delimiter, encoding: opts.encoding, isHeaderRow: opts.isHeaderRow });
 }
 
 /**

@@ -3,13 +3,15 @@ export type CellKind = 'string' | 'number' | 'boolean' | 'date' | 'empty';
 
 /**
  * A cell as the sheet gave it. `text` is the value as text: for XLSX numbers the shortest
- * decimal form (`String(n)`), booleans `true`/`false`, dates ISO 8601 `YYYY-MM-DD` (or with
+ * decimal form Excel displays (15 significant digits, `displayedNumber`), booleans `true`/`false`, dates ISO 8601 `YYYY-MM-DD` (or with
  * time when there is one); formulas carry their cached result and `formula: true`.
  */
 export interface Cell {
   text: string;
   kind: CellKind;
   formula?: boolean;
+  /** The formula is a SUM (or SUBTOTAL): the mark of a totals row (issue 8). */
+  sum?: boolean;
 }
 
 /** One data row with its row number as the user sees it in the sheet (header = row 1 for CSV). */
@@ -48,8 +50,12 @@ export interface OpenedSheet {
   path: string;
   format: SheetFormat;
   headers: string[];
+  /** The sheet's own row number of the header row (1 unless a title sits above it). */
+  headerRowNumber?: number;
   /** For CSV: encoding and delimiter found; for XLSX: the worksheet name. */
   dialect: { encoding?: string; delimiter?: string; worksheet?: string };
+  /** XLSX: every worksheet of the workbook, in its order, for messages that name the others. */
+  worksheets?: string[];
   rows: AsyncIterable<RawRow>;
   /** XLSX only: column widths, hidden columns and number formats. */
   layout?: SheetLayout;

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { SaxesParser, SaxesTagPlain } from 'saxes';
+import { MAX_XML_TEXT_RUN } from './limits.js';
 import type { ZipArchive, ZipEntry } from './zip.js';
 
 // exceljs parses XLSX XML with saxes; we use exceljs's own copy rather than a second dependency.
@@ -31,14 +32,72 @@ function localName(name: string): string {
   return colon === -1 ? name : name.slice(colon + 1);
 }
 
+/**
+ * Cuts every run of text between two tags to MAX_XML_TEXT_RUN characters as the part streams by,
+ * so that neither the XML parser nor a cell ever holds a huge one (issue 9, item 5): the cell
+ * then reads as longer than a cell may be and is an error on its row. Costs two string searches
+ * per chunk while the runs are short.
+ */
+export class TextRunLimit {
+  // Characters since the last "<", and whether the current run is being dropped.
+  private run = 0;
+  private dropping = false;
+
+  constructor(private readonly limit = MAX_XML_TEXT_RUN) {}
+
+  /** The chunk with every run over the limit cut. */
+  cut(chunk: string): string {
+    const first = chunk.indexOf('<');
+    if (first === -1) return this.continueRun(chunk);
+    let out = first === 0 ? '' : this.continueRun(chunk.slice(0, first));
+    const last = chunk.lastIndexOf('<');
+    // Runs inside the chunk are shorter than the chunk: only a huge chunk needs a closer look.
+    if (chunk.length - first > this.limit) {
+      let from = first;
+      while (from <= last) {
+        const next = chunk.indexOf('<', from + 1);
+        const end = next === -1 ? chunk.length : next;
+        this.run = 0;
+        this.dropping = false;
+        out += this.continueRun(chunk.slice(from, end));
+        from = end;
+      }
+      return out;
+    }
+    out += chunk.slice(first);
+    this.run = chunk.length - last;
+    this.dropping = false;
+    return out;
+  }
+
+  private continueRun(text: string): string {
+    if (this.dropping) return '';
+    if (this.run + text.length <= this.limit) {
+      this.run += text.length;
+      return text;
+    }
+    let keep = this.limit - this.run;
+    // Never split an entity or a surrogate pair: the parser would refuse the part.
+    const amp = text.lastIndexOf('&', keep);
+    if (amp !== -1 && text.indexOf(';', amp) >= keep) keep = amp;
+    const code = text.charCodeAt(keep - 1);
+    if (code >= 0xd800 && code <= 0xdbff) keep -= 1;
+    this.run = this.limit;
+    this.dropping = true;
+    return text.slice(0, keep);
+  }
+}
+
 /** Streams an XML part through a parser built from handlers. */
 export async function parseXmlPart(entry: ZipEntry, handlers: XmlHandlers): Promise<void> {
   const parser = xmlParser(handlers);
   const decoder = new TextDecoder('utf-8');
+  const limit = new TextRunLimit();
   const stream = entry.stream();
   try {
-    for await (const chunk of stream) parser.write(decoder.decode(chunk as Buffer, { stream: true }));
-    parser.write(decoder.decode());
+    for await (const chunk of stream)
+      parser.write(limit.cut(decoder.decode(chunk as Buffer, { stream: true })));
+    parser.write(limit.cut(decoder.decode()));
     parser.close();
   } finally {
     stream.destroy();

@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import { SheetError } from '../errors.js';
-import { columnLabel } from './headers.js';
+import { columnLabel, HEADER_SEARCH_ROWS } from './headers.js';
 import { MAX_CELL_CHARS, MAX_COLUMNS, oversizedCell } from './limits.js';
+import { quoteCell } from './quote.js';
 import { type Cell, EMPTY_CELL, type OpenedSheet, type RawRow, type SheetLayout } from './types.js';
 import {
   type CellFormat,
@@ -10,23 +11,29 @@ import {
   readCellFormats,
   readSharedStrings,
   readWorkbook,
+  TextRunLimit,
   type WorkbookSheet,
   xmlParser,
 } from './xlsx-parts.js';
 import { openZip, type ZipArchive, type ZipEntry } from './zip.js';
 
-/** Options of `openXlsx`: `--sheet NAME`. */
+/** Options of `openXlsx`: `--sheet NAME`, and which row is the header row. */
 export interface XlsxOptions {
   sheetName?: string;
+  /** Which row is the header row: the first of the first 10 non-empty rows it accepts. */
+  isHeaderRow?: (cells: readonly string[]) => boolean;
 }
 
 const DAMAGED = 'open it in Excel (or LibreOffice) and save it again as .xlsx';
 
 /**
- * Opens an XLSX sheet and reads its header row (the first non-empty row); `rows` streams the data
- * rows with the worksheet's row numbers, empty rows skipped. The zip is read by its central
- * directory, so shared strings are loaded before the worksheet whatever the part order, and no
- * temporary file is ever written (issue 2).
+ * Opens an XLSX sheet and reads its header row; `rows` streams the data rows with the
+ * worksheet's row numbers, empty rows skipped. Without `--sheet`, the worksheet read is the
+ * first visible one whose header row `isHeaderRow` accepts (issue 8: a "Summary" sheet before
+ * the payouts), else the first visible one. The header row is the first of the first 10
+ * non-empty rows that `isHeaderRow` accepts (a title may sit above it), else the first. The zip
+ * is read by its central directory, so shared strings are loaded before the worksheet whatever
+ * the part order, and no temporary file is ever written (issue 2).
  */
 export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<OpenedSheet> {
   let zip: ZipArchive;
@@ -36,8 +43,45 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
     const message = `is not a readable XLSX workbook: it is damaged, truncated or not a zip file - ${DAMAGED}`;
     throw new SheetError(file, message, { cause: error });
   }
-  const { sheet, entry, context } = await readWorkbookParts(file, zip, opts.sheetName);
-  const reader = new WorksheetReader(file, entry, context);
+  const parts = await readWorkbookParts(file, zip);
+  const worksheets = parts.sheets.filter((s) => s.partPath !== undefined);
+  const candidates =
+    opts.sheetName === undefined
+      ? worksheets.filter((s) => s.state === 'visible')
+      : [chooseSheet(file, parts.sheets, opts.sheetName)];
+  const fallback = candidates[0] ?? worksheets[0]!;
+  if (opts.isHeaderRow !== undefined) {
+    for (const sheet of candidates) {
+      const opened = await openWorksheet(file, zip, parts, sheet, opts.isHeaderRow);
+      if (opened !== undefined) return opened;
+    }
+  }
+  // No sheet has the columns: the first one's first row, so matchHeaders says what is missing.
+  const opened = await openWorksheet(file, zip, parts, fallback, undefined);
+  if (opened === undefined) {
+    const message = `the sheet is empty: the first row of worksheet ${quoteCell(fallback.name)} must hold the column headers`;
+    throw new SheetError(file, message);
+  }
+  return opened;
+}
+
+/** A worksheet opened at its header row, or undefined when no row of it is accepted as one. */
+async function openWorksheet(
+  file: string,
+  zip: ZipArchive,
+  parts: WorkbookParts,
+  sheet: WorkbookSheet,
+  isHeaderRow: ((cells: readonly string[]) => boolean) | undefined,
+): Promise<OpenedSheet | undefined> {
+  const entry = sheet.partPath === undefined ? undefined : zip.entry(sheet.partPath);
+  if (entry === undefined) {
+    throw new SheetError(
+      file,
+      `the workbook is damaged: the part of worksheet ${quoteCell(sheet.name)} is missing - ${DAMAGED}`,
+    );
+  }
+  const context: SheetContext = { ...parts.context, partPath: entry.path };
+  const reader = new WorksheetReader(file, entry, context, isHeaderRow);
   let headers: string[] | undefined;
   try {
     headers = await reader.readHeader();
@@ -46,15 +90,17 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
     throw error;
   }
   if (headers === undefined) {
-    const message = `the sheet is empty: the first row of worksheet "${sheet.name}" must hold the column headers`;
-    throw new SheetError(file, message);
+    await reader.close();
+    return undefined;
   }
   return {
     path: file,
     format: 'xlsx',
     headers,
+    headerRowNumber: reader.headerRowNumber,
     dialect: { worksheet: sheet.name },
     layout: reader.layout,
+    worksheets: parts.sheets.filter((s) => s.partPath !== undefined).map((s) => s.name),
     rows: reader.rows(),
     batches: reader.batches(),
     close: () => reader.close(),
@@ -69,11 +115,12 @@ interface SheetContext {
   partPath: string;
 }
 
-async function readWorkbookParts(
-  file: string,
-  zip: ZipArchive,
-  sheetName: string | undefined,
-): Promise<{ sheet: WorkbookSheet; entry: ZipEntry; context: SheetContext }> {
+interface WorkbookParts {
+  sheets: WorkbookSheet[];
+  context: Omit<SheetContext, 'partPath'>;
+}
+
+async function readWorkbookParts(file: string, zip: ZipArchive): Promise<WorkbookParts> {
   const workbookPath = await damagedIfThrows(file, 'the workbook', () => findWorkbookPart(zip));
   if (workbookPath === undefined) {
     throw new SheetError(
@@ -82,13 +129,8 @@ async function readWorkbookParts(
     );
   }
   const workbook = await damagedIfThrows(file, workbookPath, () => readWorkbook(zip, workbookPath));
-  const sheet = chooseSheet(file, workbook.sheets, sheetName);
-  const entry = sheet.partPath === undefined ? undefined : zip.entry(sheet.partPath);
-  if (entry === undefined) {
-    throw new SheetError(
-      file,
-      `the workbook is damaged: the part of worksheet "${sheet.name}" is missing - ${DAMAGED}`,
-    );
+  if (!workbook.sheets.some((s) => s.partPath !== undefined)) {
+    throw new SheetError(file, 'the workbook has no worksheets');
   }
   const sharedStrings = await damagedIfThrows(file, workbook.sharedStringsPath, () =>
     readSharedStrings(zip, workbook.sharedStringsPath),
@@ -98,28 +140,24 @@ async function readWorkbookParts(
   );
   const dateStyles = formats.map((format) => format.isDate);
   return {
-    sheet,
-    entry,
-    context: { sharedStrings, dateStyles, formats, date1904: workbook.date1904, partPath: entry.path },
+    sheets: workbook.sheets,
+    context: { sharedStrings, dateStyles, formats, date1904: workbook.date1904 },
   };
 }
 
-// `--sheet NAME`, else the first visible worksheet in the workbook's own order (not the zip's).
-function chooseSheet(file: string, sheets: WorkbookSheet[], sheetName: string | undefined): WorkbookSheet {
-  const worksheets = sheets.filter((s) => s.partPath !== undefined);
-  if (worksheets.length === 0) throw new SheetError(file, 'the workbook has no worksheets');
-  if (sheetName === undefined) return worksheets.find((s) => s.state === 'visible') ?? worksheets[0]!;
+// `--sheet NAME`, matched exactly, else ignoring case and surrounding spaces.
+function chooseSheet(file: string, sheets: WorkbookSheet[], sheetName: string): WorkbookSheet {
   const wanted = sheetName.trim().toLowerCase();
   const found =
     sheets.find((s) => s.name === sheetName) ?? sheets.find((s) => s.name.trim().toLowerCase() === wanted);
   if (found === undefined) {
     throw new SheetError(
       file,
-      `the workbook has no sheet named "${sheetName}" - its sheets are ${sheets.map((s) => `"${s.name}"`).join(', ')}`,
+      `the workbook has no sheet named ${quoteCell(sheetName)}: its sheets are ${sheets.map((s) => quoteCell(s.name)).join(', ')}`,
     );
   }
   if (found.partPath === undefined)
-    throw new SheetError(file, `the sheet "${found.name}" is a chart, not a worksheet`);
+    throw new SheetError(file, `the sheet ${quoteCell(found.name)} is a chart, not a worksheet`);
   return found;
 }
 
@@ -142,6 +180,9 @@ function damaged(file: string, part: string | undefined, error: unknown): SheetE
     cause: error,
   });
 }
+
+// `=SUM(E2:E2001)`, `SUBTOTAL(9,...)`; newer functions carry an `_xlfn.` prefix in the file.
+const SUM_FORMULA = /^\s*(?:_xlfn\.)?(?:SUM|SUBTOTAL)\s*\(/i;
 
 const TRUE_CELL: Cell = Object.freeze({ text: 'true', kind: 'boolean' }) as Cell;
 const FALSE_CELL: Cell = Object.freeze({ text: 'false', kind: 'boolean' }) as Cell;
@@ -174,6 +215,7 @@ class WorksheetReader {
   private readonly iterator: AsyncIterator<unknown>;
   private readonly parser: ReturnType<typeof xmlParser>;
   private readonly decoder = new TextDecoder('utf-8');
+  private readonly limit = new TextRunLimit();
   private batch: RawRow[] = [];
   /** Widths and hidden columns from <cols>; number formats from the first formatted cells. */
   readonly layout: SheetLayout = { columns: [], formatted: 0 };
@@ -183,6 +225,11 @@ class WorksheetReader {
   // The header, once read; until then rows are collected without a known width.
   private headers: string[] | undefined;
   private width = 0;
+  /** The header row's own row number, once read. */
+  headerRowNumber = 0;
+  // Non-empty rows looked at for the header, and whether the search gave up.
+  private headerCandidates = 0;
+  private noHeader = false;
 
   // Where the parser is.
   private inSheetData = false;
@@ -196,6 +243,9 @@ class WorksheetReader {
   private cellType = 'n';
   private cellStyle = 0;
   private hasFormula = false;
+  private inFormula = false;
+  // The start of the formula's text, enough to tell a SUM (a totals row, issue 8).
+  private formulaHead = '';
   private hasValue = false;
   private inInline = false;
   private inPhonetic = false;
@@ -206,6 +256,7 @@ class WorksheetReader {
     private readonly file: string,
     entry: ZipEntry,
     private readonly context: SheetContext,
+    private readonly isHeaderRow?: (cells: readonly string[]) => boolean,
   ) {
     this.stream = entry.stream();
     this.iterator = this.stream[Symbol.asyncIterator]();
@@ -213,14 +264,19 @@ class WorksheetReader {
       open: (name, attributes) => this.openTag(name, attributes),
       text: (text) => {
         if (this.capturing) this.value += text;
+        else if (this.inFormula && this.formulaHead.length < 16) this.formulaHead += text;
       },
       close: (name) => this.closeTag(name),
     });
   }
 
-  /** Reads up to the first non-empty row and returns its texts (trailing blanks dropped). */
+  /**
+   * Reads up to the header row and returns its texts (trailing blanks dropped): the first
+   * non-empty row, or with `isHeaderRow` the first of the first 10 it accepts. Undefined for
+   * an empty sheet or none accepted.
+   */
   async readHeader(): Promise<string[] | undefined> {
-    while (this.headers === undefined && (await this.pump()));
+    while (this.headers === undefined && !this.noHeader && (await this.pump()));
     return this.headers;
   }
 
@@ -269,11 +325,11 @@ class WorksheetReader {
     try {
       const next = await this.iterator.next();
       if (next.done) {
-        this.parser.write(this.decoder.decode());
+        this.parser.write(this.limit.cut(this.decoder.decode()));
         this.parser.close();
         this.ended = true;
       } else {
-        this.parser.write(this.decoder.decode(next.value as Buffer, { stream: true }));
+        this.parser.write(this.limit.cut(this.decoder.decode(next.value as Buffer, { stream: true })));
       }
     } catch (error) {
       this.ended = true;
@@ -294,6 +350,7 @@ class WorksheetReader {
         const style = a['s'];
         this.cellStyle = style === undefined ? 0 : Number(style);
         this.hasFormula = false;
+        this.formulaHead = '';
         this.hasValue = false;
         this.value = '';
         return;
@@ -304,6 +361,8 @@ class WorksheetReader {
         return;
       case 'f':
         this.hasFormula = true;
+        this.inFormula = true;
+        this.formulaHead = '';
         return;
       case 'row': {
         const r = a['r'];
@@ -373,6 +432,9 @@ class WorksheetReader {
       case 't':
         this.capturing = false;
         return;
+      case 'f':
+        this.inFormula = false;
+        return;
       case 'row':
         if (this.inSheetData) this.finishRow();
         return;
@@ -405,40 +467,40 @@ class WorksheetReader {
       if (blank) return;
       this.rowHasValue = true;
       this.problem(
-        `cell ${cellRef(column, this.rowNumber)} holds ${JSON.stringify(truncate(cell.text))} but its column has no header: add a header or clear the cell`,
+        `cell ${cellRef(column, this.rowNumber)} holds ${quoteCell(cell.text)} but its column has no header: add a header or clear the cell`,
       );
       return;
     }
     if (!blank) this.rowHasValue = true;
     this.rowCells[column] = cell;
     if (this.cellStyle !== 0 && cell.kind === 'number') this.noteFormat(column);
-    if (cell.text.length > MAX_CELL_CHARS)
-      this.problem(oversizedCell(this.headers, column, cell.text.length));
+    if (cell.text.length > MAX_CELL_CHARS) this.problem(oversizedCell(this.headers, column));
   }
 
   private finishRow(): void {
     if (!this.rowHasValue) return;
     if (this.headers === undefined) {
-      this.setHeaders();
+      if (this.noHeader) return;
+      const texts = headerTexts(this.headerCells);
+      if (this.isHeaderRow === undefined || this.isHeaderRow(texts)) this.setHeaders(texts);
+      else if (++this.headerCandidates >= HEADER_SEARCH_ROWS) this.noHeader = true;
+      else this.headerCells = [];
       return;
     }
     this.batch.push({ rowNumber: this.rowNumber, cells: this.rowCells, problems: this.rowProblems ?? [] });
   }
 
-  private setHeaders(): void {
-    const cells = this.headerCells;
-    let width = cells.length;
-    while (width > 0 && (cells[width - 1] === undefined || cells[width - 1]!.text.trim() === '')) width--;
+  private setHeaders(headers: string[]): void {
+    const width = headers.length;
     if (width > MAX_COLUMNS) {
       throw new SheetError(
         this.file,
         `the header row (row ${this.rowNumber}) has ${width} columns - a payout sheet has at most ${MAX_COLUMNS}. Is this the right file?`,
       );
     }
-    const headers: string[] = [];
-    for (let i = 0; i < width; i++) headers.push(cells[i]?.text ?? '');
     this.headers = headers;
     this.width = width;
+    this.headerRowNumber = this.rowNumber;
     this.headerCells = [];
   }
 
@@ -460,7 +522,7 @@ class WorksheetReader {
           const text = this.context.sharedStrings[Number(raw)];
           if (text === undefined) {
             this.problemInCell(
-              `refers to shared string ${raw}, which the workbook does not have - ${DAMAGED}`,
+              `refers to shared string ${quoteCell(raw)}, which the workbook does not have: ${DAMAGED}`,
             );
             return EMPTY_CELL;
           }
@@ -484,8 +546,12 @@ class WorksheetReader {
           cell = this.numberCell(raw);
       }
     }
-    if (this.hasFormula)
-      return cell === EMPTY_CELL ? { text: '', kind: 'empty', formula: true } : { ...cell, formula: true };
+    if (this.hasFormula) {
+      if (cell === EMPTY_CELL) return { text: '', kind: 'empty', formula: true };
+      return SUM_FORMULA.test(this.formulaHead)
+        ? { ...cell, formula: true, sum: true }
+        : { ...cell, formula: true };
+    }
     if (cell.kind === 'string' && cell.text.charCodeAt(0) === 35 /* # */ && ERROR_VALUES.has(cell.text)) {
       this.problemInCell(`holds the error value ${cell.text} - correct it or type the value`);
     }
@@ -499,7 +565,7 @@ class WorksheetReader {
       const iso = isoOfSerial(number, this.context.date1904);
       if (iso !== undefined) return { text: iso, kind: 'date' };
     }
-    return { text: String(number), kind: 'number' };
+    return { text: displayedNumber(number), kind: 'number' };
   }
 
   private problemInCell(what: string): void {
@@ -512,6 +578,29 @@ class WorksheetReader {
     if (this.rowProblems === undefined) this.rowProblems = [message];
     else this.rowProblems.push(message);
   }
+}
+
+// Excel shows (and its CSV export writes) 15 significant digits; anything beyond is binary noise
+// of a computed value (issue 8: a formula result 300.29999999999995 is 300.3 on screen).
+const EXCEL_DIGITS = 15;
+
+/**
+ * A number as Excel displays it: rounded to 15 significant digits, trailing zeros dropped
+ * (300.29999999999995 → "300.3"). A whole number of 16 digits or more keeps every digit it
+ * holds, so that an identifier typed as a number is still seen as damaged (rows/damage.ts).
+ */
+export function displayedNumber(number: number): string {
+  if (Number.isInteger(number) && Math.abs(number) >= 1e15) return String(number);
+  return String(Number(number.toPrecision(EXCEL_DIGITS)));
+}
+
+// A candidate header row's texts, trailing blank cells dropped.
+function headerTexts(cells: readonly (Cell | undefined)[]): string[] {
+  let width = cells.length;
+  while (width > 0 && (cells[width - 1] === undefined || cells[width - 1]!.text.trim() === '')) width--;
+  const headers: string[] = [];
+  for (let i = 0; i < width; i++) headers.push(cells[i]?.text ?? '');
+  return headers;
 }
 
 /** Zero-based column of a cell reference: `C5` → 2, `AA1` → 26. */
@@ -536,10 +625,6 @@ export function columnLetters(index: number): string {
 
 function cellRef(column: number, row: number): string {
   return `${columnLetters(column)}${row}`;
-}
-
-function truncate(text: string): string {
-  return text.length > 40 ? `${text.slice(0, 40)}...` : text;
 }
 
 const DAY_MS = 86_400_000;

@@ -31,6 +31,11 @@ export interface ReceiverOptions {
   onEvent?: (record: EventRecord) => void | Promise<void>;
   /** JSONL file every new event is appended to, and read on start to keep de-duplicating. */
   eventsFile?: string;
+  /**
+   * Records a new event durably somewhere else too (the register), before it is acknowledged;
+   * it must be idempotent: a redelivery after a restart without an events file comes again.
+   */
+  persist?: (record: EventRecord) => Promise<unknown>;
   /** Largest body accepted; larger is 413. */
   maxBodyBytes?: number;
   /** Told about duplicates, refused requests and failures (for logging; never gets a secret). */
@@ -185,7 +190,10 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
       return answer(res, 200, { status: 'duplicate' });
     }
 
-    const recorded = log ? log.append(record) : PERSISTED;
+    const recorded = Promise.all([
+      log ? log.append(record) : PERSISTED,
+      options.persist ? options.persist(record) : PERSISTED,
+    ]).then(() => {});
     seen.set(key, recorded);
     try {
       await recorded;

@@ -52,6 +52,21 @@ describe('prepareSheet batches', () => {
     });
   });
 
+  it('quote a long reference used twice in 80 characters, on one line (issue 9, item 5)', async () => {
+    await withTempDir(async (dir) => {
+      const rows: SheetRow[] = generateRows(3);
+      const long = `R\n${'9'.repeat(100_000)}`;
+      rows[0] = { ...rows[0]!, reference: long };
+      rows[2] = { ...rows[2]!, reference: long };
+      const sheet = path.join(dir, 'sheet.csv');
+      await writeSheet(sheet, rows);
+      const [, , third] = await viaRows(sheet);
+      expect(third!.issues.map((i) => i.message)).toContain(
+        `reference "R\\n${'9'.repeat(78)}…" is already used on row 2: every payout needs its own reference, so this row would not be paid`,
+      );
+    });
+  });
+
   it('give the mistakes of the mistakes sample as `rows` does', async () => {
     const sheet = path.join(SAMPLES_DIR, 'payouts-mistakes.csv');
     const flat = (await viaBatches(sheet)).flat();

@@ -62,6 +62,34 @@ describe('validate on a worker thread', () => {
     });
   });
 
+  it('reads grouped amounts, usd and a totals row as one thread does (issue 8)', async () => {
+    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    await withTempDir(async (dir) => {
+      const sheetPath = path.join(dir, 'sheet.csv');
+      const rows: SheetRow[] = generateRows(3000).map((row, i) =>
+        i % 10 === 0 ? { ...row, amount: '1,250.00', currency: 'usd' } : row,
+      );
+      await writeSheet(sheetPath, rows);
+      await appendFile(sheetPath, 'TOTAL,1.00,USD\r\n');
+      const one = await validateSheet({ sheetPath, outPath: path.join(dir, 'one.csv'), worker: false });
+      const two = await validateSheet({ sheetPath, outPath: path.join(dir, 'two.csv'), worker: true });
+      expect(await readFile(two.resultsPath, 'latin1')).toBe(await readFile(one.resultsPath, 'latin1'));
+      expect(two.digest).toBe(one.digest);
+      expect(totals(two.summary)).toEqual(totals(one.summary));
+      expect(Object.keys(BatchSummary.formatTotals(two.summary.sheetTotals))).not.toContain('usd');
+      expect(two.summary.rows).toBe(3000);
+      expect(two.summary.groupedAmounts).toBe(300);
+      expect(two.summary.totalsRows).toEqual(one.summary.totalsRows);
+      expect(two.summary.totalsRows[0]).toMatch(
+        /^row 3002 is the totals row, not a payout: its amount USD 1\.00 does not match/,
+      );
+      expect(two.guardError?.message).toBe(one.guardError?.message);
+      expect(two.guardError?.message).toMatch(
+        /^control totals do not match, so nothing was sent: the totals row \(row 3002\)/,
+      );
+    });
+  });
+
   it('stops with the SheetError of the reader and leaves no results file', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     const { SheetError } = await load<ErrorsModule>('errors.js');

@@ -1,10 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
+import { webhooksListenCommand } from '../../src/cli/webhooks.js';
 import { startSandbox } from '../../src/sandbox/index.js';
+import type { WebhookReceiver } from '../../src/webhooks/receiver.js';
 import { startReceiver } from '../../src/webhooks/receiver.js';
 import { runCli, withTempDir } from '../helpers/cli.js';
+import { testRegisterPath } from '../helpers/register.js';
 
 const SECRET = 'whsec-run-events-0123456789';
 const ENV = {
@@ -57,6 +61,73 @@ describe('payouts run --events', () => {
       } finally {
         await sandbox.close();
         await receiver.close();
+      }
+    });
+  });
+
+  it('records the events in the register: status and the next run know the outcomes without --events', async () => {
+    await withTempDir(async (dir) => {
+      let stop!: () => void;
+      const stopSignal = new Promise<void>((resolve) => {
+        stop = resolve;
+      });
+      let listening!: (receiver: WebhookReceiver) => void;
+      const started = new Promise<WebhookReceiver>((resolve) => {
+        listening = resolve;
+      });
+      const io = { stdout: new PassThrough(), stderr: new PassThrough(), env: {}, cwd: dir };
+      const listener = webhooksListenCommand(
+        {
+          host: '127.0.0.1',
+          port: 0,
+          path: '/webhooks',
+          eventsFile: undefined,
+          registerPath: testRegisterPath(),
+          secrets: [SECRET],
+          stopSignal,
+          onListening: listening,
+        },
+        io,
+      );
+      const receiver = await started;
+      const sandbox = await startSandbox({
+        webhookSecret: SECRET,
+        webhookUrl: receiver.url,
+        settleDelayMs: 20,
+        seed: 7,
+      });
+      try {
+        const sheet = path.join(dir, 'spei.csv');
+        await writeFile(
+          sheet,
+          `${HEADER}\n${spei('R-1', 'Maria Ruiz')}\n${spei('R-2', 'FAIL Closed Account')}\n`,
+        );
+        const args = ['run', sheet, '--base-url', sandbox.url, '--json', '--rate', '100'];
+        const first = await runCli(args, { env: ENV });
+        expect(JSON.parse(first.stdout).statuses.submitted).toBe(2);
+        await sandbox.whenIdle();
+        await receiver.idle();
+
+        const status = await runCli(['status', 'R-1', 'R-2', '--json'], { env: {} });
+        const { references } = JSON.parse(status.stdout) as { references: { state: string }[] };
+        expect(references.map((r) => r.state)).toEqual(['completed', 'failed']);
+
+        const second = await runCli(args, { env: ENV });
+        const summary = JSON.parse(second.stdout);
+        expect(summary.statuses).toMatchObject({ skipped: 1, failed: 1, submitted: 0 });
+        const rows = parse(await readFile(summary.results), { columns: true, bom: true }) as Record<
+          string,
+          string
+        >[];
+        expect(rows[0]!['result.errors']).toMatch(
+          /^already paid: completed on .* from sheet spei\.csv as transaction /,
+        );
+        expect(rows[1]!['result.status']).toBe('failed');
+        expect(sandbox.ledger().transactions).toHaveLength(2);
+      } finally {
+        await sandbox.close();
+        stop();
+        await listener;
       }
     });
   });

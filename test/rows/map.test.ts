@@ -177,10 +177,13 @@ describe('mapRow: reference, amount, currency and type', () => {
 
   it.each([
     ['', 'amount is required: enter the amount the recipient receives, e.g. 1250.00'],
-    ['12,50', 'amount "12,50" is not a decimal number with a "." (e.g. 1250.00): fix the amount cell'],
+    [
+      '12,50',
+      'amount "12,50" uses a decimal comma, which only a semicolon-delimited CSV makes certain: write it as 12.50 with a "." for the decimals',
+    ],
     [
       '-3',
-      'amount "-3" is negative: a payout amount must be greater than 0 - remove the row or fix the amount cell',
+      'amount "-3" is negative: a payout amount must be greater than 0, so remove the row or fix the amount cell',
     ],
   ])('reports amount %j on the amount column', (amount, message) => {
     const payout = map({ ...ACH_ROW, amount });
@@ -603,5 +606,46 @@ describe('mapRow: dedupe keys', () => {
     const key = newRecipient(map(ACH_ROW)).key;
     expect(key).not.toContain('000123456789');
     expect(key).not.toContain('Ada');
+  });
+});
+
+describe('mapRow: text as people type it (issue 8)', () => {
+  it('reads the currency in any case: usd is USD, and the rail in any case', () => {
+    const payout = map({ ...ACH_ROW, currency: ' usd ', type: 'ach' });
+    expect(payout.issues).toEqual([]);
+    expect(payout.currency).toBe('USD');
+    expect(payout.rail).toBe('ACH');
+    expect(payout.recipient.kind === 'new' && payout.recipient.request.currency).toBe('USD');
+  });
+
+  it('normalises names before mapping: a no-break space and a plain one are one payee', () => {
+    const plain = map({ ...ACH_ROW, beneficiaryName: 'Ada Lovelace', individualName: 'Ada Lovelace' });
+    const nbsp = map({
+      ...ACH_ROW,
+      beneficiaryName: 'Ada\u00a0Lovelace\u200b',
+      individualName: 'Ada\u00a0Lovelace ',
+    });
+    expect(nbsp.beneficiary.kind === 'new' && nbsp.beneficiary.request.name).toBe('Ada Lovelace');
+    expect(nbsp.recipient.kind === 'new' && nbsp.recipient.request.individualName).toBe('Ada Lovelace');
+    expect(nbsp.beneficiary.kind === 'new' && nbsp.beneficiary.key).toBe(
+      plain.beneficiary.kind === 'new' && plain.beneficiary.key,
+    );
+    expect(nbsp.recipient.kind === 'new' && nbsp.recipient.key).toBe(
+      plain.recipient.kind === 'new' && plain.recipient.key,
+    );
+  });
+
+  it('reads a grouped amount and says so', () => {
+    expect(map({ ...ACH_ROW, amount: '1,250.00' }).amount).toEqual({
+      minor: 125000n,
+      text: '1250.00',
+      grouped: true,
+    });
+  });
+
+  it('reads a decimal comma only when the sheet says so', () => {
+    const values = { ...ACH_ROW, amount: '1.250,00' };
+    expect(mapRow(raw(values), ALL).amount).toBeUndefined();
+    expect(mapRow(raw(values), ALL, { decimalComma: true }).amount?.minor).toBe(125000n);
   });
 });

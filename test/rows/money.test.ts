@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatMinor, parseAmount } from '../../src/rows/money.js';
+import { formatMinor, parseAmount, parseSheetAmount } from '../../src/rows/money.js';
 
 describe('parseAmount', () => {
   it.each([
@@ -67,11 +67,11 @@ describe('parseAmount', () => {
     ],
     [
       '-12.50',
-      'amount "-12.50" is negative: a payout amount must be greater than 0 - remove the row or fix the amount cell',
+      'amount "-12.50" is negative: a payout amount must be greater than 0, so remove the row or fix the amount cell',
     ],
     [
       '-0',
-      'amount "-0" is negative: a payout amount must be greater than 0 - remove the row or fix the amount cell',
+      'amount "-0" is negative: a payout amount must be greater than 0, so remove the row or fix the amount cell',
     ],
     ['+12.50', 'amount "+12.50" has a sign: write the amount without "+" (e.g. 1250.00)'],
     ['12.345', 'amount "12.345" has more than 2 decimals: give the amount in cents at most (e.g. 1250.05)'],
@@ -113,5 +113,87 @@ describe('formatMinor', () => {
       const parsed = parseAmount(text);
       expect(parsed.ok && formatMinor(parsed.minor)).toBe(text);
     }
+  });
+});
+
+describe('parseSheetAmount (issue 8: amounts as spreadsheets export them)', () => {
+  const DOT = { decimalComma: false };
+  const COMMA = { decimalComma: true };
+
+  it.each([
+    ['1250.00', DOT, 125000n, undefined],
+    ['1,250.00', DOT, 125000n, true],
+    ['12,345,678.9', DOT, 1234567890n, true],
+    ['1,234,567', DOT, 123456700n, true],
+    ['1 250.00', DOT, 125000n, true],
+    ['1\u00a0250.00', DOT, 125000n, true],
+    ['1\u202f250.5', DOT, 125050n, true],
+    ["1'250.00", DOT, 125000n, true],
+    [' 1,250.00 ', DOT, 125000n, true],
+    ['1.250,00', COMMA, 125000n, true],
+    ['1.234.567', COMMA, 123456700n, true],
+    ['1 250,5', COMMA, 125050n, true],
+    ['12,50', COMMA, 1250n, true],
+    ['1,250.00', COMMA, 125000n, true],
+  ])('reads %j (decimal comma: %o)', (text, numbers, minor, grouped) => {
+    const parsed = parseSheetAmount(text, numbers);
+    expect(parsed).toEqual(
+      grouped
+        ? { ok: true, minor, text: formatMinor(minor), grouped }
+        : { ok: true, minor, text: formatMinor(minor) },
+    );
+  });
+
+  it.each([
+    [
+      '1,250',
+      DOT,
+      'amount "1,250" is ambiguous: it is 1250.00 if the separator groups thousands, or 1.25 if it marks the decimals. Write it without grouping (1250.00 or 1.25)',
+    ],
+    [
+      '1.250',
+      DOT,
+      'amount "1.250" is ambiguous: it is 1250.00 if the separator groups thousands, or 1.25 if it marks the decimals. Write it without grouping (1250.00 or 1.25)',
+    ],
+    [
+      '1,250',
+      COMMA,
+      'amount "1,250" is ambiguous: it is 1250.00 if the separator groups thousands, or 1.25 if it marks the decimals. Write it without grouping (1250.00 or 1.25)',
+    ],
+    [
+      '1.250,00',
+      DOT,
+      'amount "1.250,00" uses a decimal comma, which only a semicolon-delimited CSV makes certain: write it as 1250.00 with a "." for the decimals',
+    ],
+    [
+      '1,250.005',
+      DOT,
+      'amount "1,250.005" has more than 2 decimals: give the amount in cents at most (e.g. 1250.05)',
+    ],
+    [
+      '0.125',
+      DOT,
+      'amount "0.125" has more than 2 decimals: give the amount in cents at most (e.g. 1250.05)',
+    ],
+    [
+      '1,25,000.00',
+      DOT,
+      'amount "1,25,000.00" is not a decimal number with a "." (e.g. 1250.00): fix the amount cell',
+    ],
+    [
+      '-1,250.00',
+      DOT,
+      'amount "-1,250.00" is negative: a payout amount must be greater than 0, so remove the row or fix the amount cell',
+    ],
+  ])('refuses %j (decimal comma: %o)', (text, numbers, message) => {
+    expect(parseSheetAmount(text, numbers)).toEqual({ ok: false, message });
+  });
+
+  it('never echoes more than ~80 characters of a cell, on one line', () => {
+    const parsed = parseSheetAmount(`12\n${'9'.repeat(5000)}`, DOT);
+    expect(parsed.ok).toBe(false);
+    const message = parsed.ok ? '' : parsed.message;
+    expect(message).not.toMatch(/\n/);
+    expect(message.length).toBeLessThan(200);
   });
 });

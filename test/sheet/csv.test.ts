@@ -51,7 +51,7 @@ describe('openCsv encodings', () => {
     const error = await rejection(readSheet(file));
     expect(error).toBeInstanceOf(SheetError);
     expect(error.message).toBe(
-      `${file}: line 2 is not valid UTF-8 text: the file was probably saved as plain "CSV" (Windows/Latin-1). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding latin1`,
+      `${file}: line 2 is not valid UTF-8 text: it looks like Windows-1252 (Excel "CSV" on Windows). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding windows-1252`,
     );
   });
 
@@ -90,7 +90,25 @@ describe('openCsv delimiters', () => {
     expect(delimiterOfHeaderLine('a\tb\tc\n').delimiter).toBe('\t');
     expect(delimiterOfHeaderLine('"a;b;c",d\n').delimiter).toBe(',');
     expect(delimiterOfHeaderLine('\n\n a;b\n').delimiter).toBe(';');
-    expect(delimiterOfHeaderLine('single\n')).toEqual({ delimiter: ',', complete: true, hasContent: true });
+    // A line without a delimiter may be a title: the search goes on (the end of the file ends it).
+    expect(delimiterOfHeaderLine('single\n')).toEqual({ delimiter: ',', complete: false, hasContent: true });
+  });
+
+  it('looks below a title line for the delimiter (issue 8)', () => {
+    expect(delimiterOfHeaderLine('Payouts November 2026\r\n\r\nreference;amount\r\n')).toEqual({
+      delimiter: ';',
+      complete: true,
+      hasContent: true,
+    });
+  });
+
+  it('reads a semicolon sheet under a title', async () => {
+    const file = await csvFile('Payouts November 2026\n\nreference;amount;currency;type\nA-1;1,50;USD;ACH\n');
+    const sheet = await openCsv(file, { isHeaderRow: (cells) => cells.includes('reference') });
+    expect(sheet.dialect.delimiter).toBe(';');
+    expect(sheet.headers).toEqual(['reference', 'amount', 'currency', 'type']);
+    expect(sheet.headerRowNumber).toBe(3);
+    await sheet.close?.();
   });
 
   it('reads a semicolon sheet with decimal commas', async () => {
@@ -205,7 +223,7 @@ describe('openCsv rows', () => {
         2,
         big.length,
         [
-          'column "Beneficiary Name" holds 10,485,760 characters - a cell holds at most 32,767 (Excel\'s limit): shorten it',
+          'column "Beneficiary Name" holds 10,485,760 characters, but a cell holds at most 32,767 (Excel\'s limit): shorten it',
         ],
       ],
       [3, 2, []],
@@ -271,3 +289,30 @@ describe('openCsv rows', () => {
 async function openFiles(): Promise<number> {
   return (await readdir('/proc/self/fd')).length;
 }
+
+describe('openCsv header row below a title (issue 8)', () => {
+  const tempDir = useTempDirs();
+  it('finds the header within the first 10 rows and keeps the sheet row numbers', async () => {
+    const file = path.join(await tempDir(), 'titled.csv');
+    await writeFile(
+      file,
+      'Payouts November 2026,,,\r\n,,,\r\nreference,amount,currency,type\r\nA-1,1.00,USD,ACH\r\n',
+    );
+    const isHeaderRow = (cells: readonly string[]) => cells.includes('reference');
+    const sheet = await openCsv(file, { isHeaderRow });
+    expect(sheet.headers).toEqual(['reference', 'amount', 'currency', 'type']);
+    expect(sheet.headerRowNumber).toBe(3);
+    const rows: [number, string][] = [];
+    for await (const row of sheet.rows) rows.push([row.rowNumber, row.cells[0]!.text]);
+    expect(rows).toEqual([[4, 'A-1']]);
+  });
+
+  it('without a header row in the first 10 rows, reads the first row as the header', async () => {
+    const file = path.join(await tempDir(), 'none.csv');
+    await writeFile(file, 'a,b\r\n1,2\r\n');
+    const sheet = await openCsv(file, { isHeaderRow: () => false });
+    expect(sheet.headers).toEqual(['a', 'b']);
+    expect(sheet.headerRowNumber).toBe(1);
+    await sheet.close?.();
+  });
+});

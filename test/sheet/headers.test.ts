@@ -68,8 +68,29 @@ describe('matchHeaders', () => {
     const error = catchError(() => matchHeaders(['reference', 'Currency', 'note'], { file }));
     expect(error).toBeInstanceOf(SheetError);
     expect(error.message).toContain('payouts.csv: missing required columns amount, type');
-    expect(error.message).toContain(`the first row must hold the headers ${REQUIRED_COLUMNS.join(', ')}`);
-    expect(error.message).toContain('the header row holds "reference", "Currency", "note"');
+    expect(error.message).toContain(
+      `the header row (the first row, or one of the first 10 below a title) must hold the headers ${REQUIRED_COLUMNS.join(', ')}`,
+    );
+    expect(error.message).toContain('The header row read holds "reference", "Currency", "note"');
+    expect(error.message).not.toContain('; ');
+  });
+
+  it('keeps the message on one line and bounded: a header with a line break, a 3 MB header (issue 8)', () => {
+    const huge = 'x'.repeat(3 * 1024 * 1024);
+    const error = catchError(() => matchHeaders(['reference', 'Amount\n(USD)', huge], { file }));
+    expect(error.message).not.toMatch(/[\r\n]/);
+    expect(error.message.length).toBeLessThan(1000);
+    expect(error.message).toContain(
+      `The header row read holds "reference", "Amount\\n(USD)", "${'x'.repeat(80)}…"`,
+    );
+  });
+
+  it('names the worksheet and row read, and the other sheets (issue 8: a "Summary" sheet first)', () => {
+    const place = { worksheet: 'Summary', rowNumber: 1, worksheets: ['Summary', 'Notes'] };
+    const error = catchError(() => matchHeaders(['Month', 'Total'], { file, place }));
+    expect(error.message).toBe(
+      'payouts.csv: missing required columns reference, amount, currency, type in worksheet "Summary" (row 1): the header row (the first row, or one of the first 10 below a title) must hold the headers reference, amount, currency, type (case, spaces, underscores, hyphens and dots do not matter, and --columns FILE maps other names). The header row read holds "Month", "Total". The workbook\'s other sheets ("Notes") do not have them either within their first 10 rows: fix the headers, or name the sheet with --sheet',
+    );
   });
 
   it('refuses two headers that mean the same column, naming both', () => {
@@ -85,7 +106,7 @@ describe('matchHeaders', () => {
   it('reports duplicates and missing columns in one message', () => {
     const error = catchError(() => matchHeaders(['reference', 'Reference', 'amount'], { file }));
     expect(error.message).toMatch(
-      /"reference" \(column 1\) and "Reference" \(column 2\).*; missing required columns currency, type/,
+      /"reference" \(column 1\) and "Reference" \(column 2\).*, and missing required columns currency, type/,
     );
   });
 

@@ -5,7 +5,13 @@ import { fileURLToPath } from 'node:url';
 import ExcelJS from 'exceljs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SheetError } from '../../src/errors.js';
-import { columnIndexOf, columnLetters, isoOfSerial, openXlsx } from '../../src/sheet/xlsx.js';
+import {
+  columnIndexOf,
+  columnLetters,
+  displayedNumber,
+  isoOfSerial,
+  openXlsx,
+} from '../../src/sheet/xlsx.js';
 import { isDateFormatCode, resolvePartPath } from '../../src/sheet/xlsx-parts.js';
 import { openZip } from '../../src/sheet/zip.js';
 import { readSheet, rejection, texts, useTempDirs } from './tmp.js';
@@ -81,7 +87,7 @@ describe('XLSX cell values (hand-built workbook)', () => {
         3,
         [
           { text: 'INL-2', kind: 'string' },
-          { text: '13', kind: 'number', formula: true },
+          { text: '13', kind: 'number', formula: true, sum: true },
           { text: 'USD', kind: 'string' },
           { text: 'ACH', kind: 'string' },
           { text: '漢字', kind: 'string' }, // the phonetic guide is left out
@@ -114,7 +120,7 @@ describe('XLSX cell values (hand-built workbook)', () => {
     expect(notes.dialect).toEqual({ worksheet: 'Notes' });
     const file = fixture('parts-order.xlsx');
     await expect(openXlsx(file, { sheetName: 'March' })).rejects.toThrow(
-      `${file}: the workbook has no sheet named "March" - its sheets are "Payouts", "Notes"`,
+      `${file}: the workbook has no sheet named "March": its sheets are "Payouts", "Notes"`,
     );
   });
 });
@@ -289,5 +295,24 @@ describe('XLSX helpers', () => {
   it('throws SheetError, never a raw exception, for a damaged workbook', async () => {
     const error = await rejection(openXlsx(path.join(FIXTURES, '..', 'malformed', 'damaged-xml.xlsx')));
     expect(error).toBeInstanceOf(SheetError);
+  });
+});
+
+describe('displayedNumber (issue 8: numbers as Excel shows them)', () => {
+  it.each([
+    [300.29999999999995, '300.3'],
+    [0.30000000000000004, '0.3'],
+    [1049.4100000000001, '1049.41'],
+    [99.990000000000009, '99.99'],
+    [1250, '1250'],
+    [0.1, '0.1'],
+    [123456789012345, '123456789012345'],
+    // 16 digits or more: every digit kept, so identifier damage is still seen.
+    [32180000118359720, '32180000118359720'],
+    [1234567890123456, '1234567890123456'],
+    [1e21, '1e+21'],
+    [-12.5, '-12.5'],
+  ])('%s → %s', (value, expected) => {
+    expect(displayedNumber(value)).toBe(expected);
   });
 });

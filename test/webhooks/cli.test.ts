@@ -1,6 +1,7 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
 import yargs from 'yargs';
 import { PATHS } from '../../src/api/contract.js';
@@ -11,6 +12,7 @@ import { UsageError } from '../../src/errors.js';
 import { SANDBOX_CREDENTIALS, type SandboxHandle } from '../../src/sandbox/index.js';
 import type { WebhookReceiver } from '../../src/webhooks/receiver.js';
 import { secretFingerprint } from '../../src/webhooks/secret.js';
+import { testRegisterPath } from '../helpers/register.js';
 import { call, quoteFor, sandbox, token } from '../sandbox/helpers.js';
 import { jsonLines, payload, SECRET, sign, tempDir } from './helpers.js';
 
@@ -322,6 +324,7 @@ describe('payouts webhooks listen', () => {
         port: 0,
         path: '/webhooks',
         eventsFile: options.eventsFile,
+        registerPath: testRegisterPath(),
         secrets: options.secrets,
         stopSignal,
         onListening: started,
@@ -390,7 +393,7 @@ describe('payouts webhooks listen', () => {
     expect(await jsonLines(eventsFile)).toHaveLength(3);
   });
 
-  it('logs readable lines on a terminal and warns when nothing is recorded', async () => {
+  it('logs readable lines on a terminal and records the event in the register without --events', async () => {
     const { receiver, stop } = await listen({ secrets: [SECRET], tty: true });
     const body = JSON.stringify(payload());
     const answer = await fetch(receiver.url, {
@@ -401,7 +404,15 @@ describe('payouts webhooks listen', () => {
     expect(answer.status).toBe(200);
     await receiver.idle();
     const result = await stop();
-    expect(result.stderr).toMatch(/^\d\d:\d\d:\d\d warn +no --events file/m);
+    const register = new Database(testRegisterPath(), { readonly: true });
+    const events = register.prepare('SELECT resource_id, operation FROM events').all() as Record<
+      string,
+      unknown
+    >[];
+    register.close();
+    expect(events.map((e) => [e['resource_id'], e['operation']])).toEqual([
+      ['tx-1', 'TRANSACTION_COMPLETED'],
+    ]);
     expect(result.stderr).toMatch(
       /^\d\d:\d\d:\d\d info +webhook event operation=TRANSACTION_COMPLETED resourceId=tx-1 success=true/m,
     );

@@ -3,6 +3,9 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
 import { UsageError } from '../../errors.js';
+import { REGISTER_ENV, registerPath } from '../../register/location.js';
+import { openRegister } from '../../register/sqlite.js';
+import type { Register, EventRecord as RegisterEvent, Settlement } from '../../register/types.js';
 import { isLoopbackHost } from '../../sandbox/callback-url.js';
 import type { EventRecord } from '../../webhooks/events-file.js';
 import {
@@ -11,6 +14,7 @@ import {
   startReceiver,
   type WebhookReceiver,
 } from '../../webhooks/receiver.js';
+import { transactionOutcomeOf } from '../../webhooks/reconcile.js';
 import { secretFingerprint } from '../../webhooks/secret.js';
 import type { CliIo } from '../io.js';
 import { createLogger } from '../logging.js';
@@ -24,8 +28,10 @@ export interface WebhooksListenOptions {
   host: string;
   port: number;
   path: string;
-  /** JSONL file of events received (none: nothing is recorded). */
+  /** JSONL file of events received, besides the register (none: only the register). */
   eventsFile: string | undefined;
+  /** The register the events are recorded in (PRODUCT.md `--register`). */
+  registerPath: string;
   /** Current secret first, then any previous one still accepted. */
   secrets: string[];
   /** Resolves when the receiver should stop; SIGINT or SIGTERM by default. */
@@ -37,18 +43,20 @@ export interface WebhooksListenOptions {
 /** `payouts webhooks listen`: runs the receiver until stopped, one log line per event. */
 export async function webhooksListenCommand(options: WebhooksListenOptions, io: CliIo): Promise<number> {
   const logger = createLogger({ stderr: io.stderr });
-  const receiver = await startReceiver({
-    host: options.host,
-    port: options.port,
-    path: options.path,
-    secrets: options.secrets,
-    eventsFile: options.eventsFile,
-    onEvent: (record) => logger.info(eventFields(record), 'webhook event'),
-    onNotice: (notice) => logNotice(logger, notice),
-  });
+  // Issue 7: events go into the register, so confirmed outcomes show in `payouts status` and
+  // in the next results file without --events.
+  const register = openRegister(options.registerPath);
+  let receiver: WebhookReceiver;
+  try {
+    receiver = await startListening(options, logger, register);
+  } catch (error) {
+    await register.close();
+    throw error;
+  }
   logger.info(
     {
       url: receiver.url,
+      register: options.registerPath,
       events: options.eventsFile ?? null,
       eventsAlreadyRecorded: receiver.stats.loaded,
       secretFingerprints: options.secrets.map(secretFingerprint),
@@ -61,15 +69,53 @@ export async function webhooksListenCommand(options: WebhooksListenOptions, io: 
       'serving plain HTTP beyond loopback: the service must reach it through an HTTPS front',
     );
   }
-  if (options.eventsFile === undefined) {
-    logger.warn('no --events file: events are only logged, and duplicates are caught only until it stops');
-  }
   options.onListening?.(receiver);
   await (options.stopSignal ?? untilSignalled());
   await receiver.close();
+  await register.close();
   logger.info({ ...receiver.stats }, 'webhook receiver stopped');
   logger.flush();
   return 0;
+}
+
+/** The receiver, recording each new event in the register (and the events file, if given). */
+function startListening(options: WebhooksListenOptions, logger: Logger, register: Register) {
+  return startReceiver({
+    host: options.host,
+    port: options.port,
+    path: options.path,
+    secrets: options.secrets,
+    eventsFile: options.eventsFile,
+    onEvent: (record) => logger.info(eventFields(record), 'webhook event'),
+    onNotice: (notice) => logNotice(logger, notice),
+    persist: (record) => register.recordEvent(registerEventOf(record), settlementOf(record)),
+  });
+}
+
+/** A received event as the register keeps it. */
+function registerEventOf(record: EventRecord): RegisterEvent {
+  const { event } = record;
+  return {
+    integratorId: event.integratorId,
+    resourceId: event.resourceId,
+    operation: event.operation,
+    success: event.success,
+    message: event.message,
+    occurredAt: event.createdAt,
+    receivedAt: record.receivedAt,
+    payload: JSON.stringify(event),
+  };
+}
+
+/** What a settling event (TRANSACTION_COMPLETED / _FAILED) says of its transaction. */
+function settlementOf(record: EventRecord): Settlement | undefined {
+  const settled = transactionOutcomeOf(record.event, record.receivedAt);
+  if (settled === undefined) return undefined;
+  return {
+    transactionId: settled.transactionId,
+    state: settled.outcome.status,
+    error: settled.outcome.status === 'failed' ? (settled.outcome.message ?? 'the transaction failed') : null,
+  };
 }
 
 /** Declares `listen` on the `webhooks` builder; its handler passes the exit code to `setExit`. */
@@ -96,7 +142,11 @@ export function listenCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
         })
         .option('events', {
           type: 'string',
-          describe: 'JSONL file to append each new event to (used by reconciliation)',
+          describe: 'JSONL file to append each new event to, besides the register',
+        })
+        .option('register', {
+          type: 'string',
+          describe: `the register the events are recorded in (default ${REGISTER_ENV}, else the state directory)`,
         }),
     async (args) => {
       setExit(
@@ -106,6 +156,7 @@ export function listenCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
             port: portOf(args.port),
             path: args.path,
             eventsFile: args.events === undefined ? undefined : path.resolve(io.cwd, args.events),
+            registerPath: registerPath(args.register, io.env, io.cwd),
             secrets: await webhookSecretsFrom(args, io),
           },
           io,
