@@ -84,7 +84,7 @@ export function openRegister(path: string, options: OpenRegisterOptions = {}): R
     }
   } catch (cause) {
     db.close();
-    throw cause instanceof RegisterError ? cause : fail('cannot be read', cause);
+    throw cause instanceof RegisterError ? cause : fail('cannot be opened', cause);
   }
   return new SqliteRegister(path, db, readonly, options.clock ?? systemClock);
 }

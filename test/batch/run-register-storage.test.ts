@@ -1,0 +1,104 @@
+/**
+ * The register's own storage failures (issue 7, item 9): a register that cannot be created or
+ * written before anything is sent is exit 2 with nothing sent; one that fails after sending
+ * began is exit 6, with the results file written. Never exit 70.
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { EXIT } from '../../src/errors.js';
+import { paymentsOf, runAgainst, SANDBOX_ENV, testDir, testSandbox } from '../helpers/payouts.js';
+import { CLEAN_SAMPLE, generateRows, readCsv, writeSheet } from '../helpers/sheets.js';
+
+const canMount = process.getuid?.() === 0 && process.platform === 'linux';
+
+/** A tmpfs of `size` on `dir`, detached when the test ends. */
+function mountTmpfs(dir: string, size: string): void {
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
+  onTestFinished(() => {
+    execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
+  });
+}
+
+describe('payouts run when the register cannot be used', () => {
+  it('is exit 2 with nothing sent when the register cannot be created', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = path.join(dir, 'payouts.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    await writeFile(path.join(dir, 'not-a-folder'), 'x');
+    const register = path.join(dir, 'not-a-folder', 'register.db');
+    const result = await runAgainst(sb, sheet, ['--log-format', 'text'], {
+      ...SANDBOX_ENV,
+      PAYOUTS_REGISTER: register,
+    });
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toContain(
+      `payouts: the register ${register} cannot be created: a part of the path is not a directory (ENOTDIR)`,
+    );
+    expect(result.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(sb.ledger().requests.total).toBe(0);
+  });
+
+  it.skipIf(!canMount)('is exit 2 with nothing sent when the disk of the register is full', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = path.join(dir, 'payouts.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const state = path.join(dir, 'state');
+    await mkdir(state);
+    mountTmpfs(state, '64k');
+    await writeFile(path.join(state, 'filler'), Buffer.alloc(128 * 1024)).catch(() => {});
+    const register = path.join(state, 'register.db');
+    const result = await runAgainst(sb, sheet, ['--log-format', 'text'], {
+      ...SANDBOX_ENV,
+      PAYOUTS_REGISTER: register,
+    });
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toMatch(
+      /^payouts: the register \S+ cannot be (created|opened|written): no space left on the device \(the disk is full\) \((ENOSPC|SQLITE_FULL)\)$/m,
+    );
+    expect(sb.ledger().requests.total).toBe(0);
+  });
+
+  it.skipIf(!canMount)(
+    'is exit 6 with the results written when the register fills its disk after sending began',
+    async () => {
+      const sb = await testSandbox({ latencyMs: 1 });
+      const dir = await testDir();
+      const sheet = path.join(dir, 'filling.csv');
+      const rows = generateRows(400, { prefix: 'FULL' });
+      await writeSheet(sheet, rows);
+      const state = path.join(dir, 'state');
+      await mkdir(state);
+      // Room to create the register and pay some rows, not all.
+      mountTmpfs(state, '320k');
+      const register = path.join(state, 'register.db');
+      const result = await runAgainst(
+        sb,
+        sheet,
+        ['--json', '--log-format', 'text', '--rate', '2000', '--concurrency', '8'],
+        {
+          ...SANDBOX_ENV,
+          PAYOUTS_REGISTER: register,
+        },
+      );
+      expect(result.code, result.stderr).toBe(EXIT.unavailable);
+      expect(result.stderr).toContain(
+        `the register ${register} cannot be written: no space left on the device (the disk is full)`,
+      );
+      expect(result.stderr).not.toMatch(/internal error|\n\s+at /);
+      const paid = paymentsOf(sb).length;
+      expect(paid).toBeGreaterThan(0);
+      expect(paid).toBeLessThan(rows.length);
+      // The results file was written: every row, those paid submitted (or unknown, in doubt).
+      const results = await readCsv(path.join(dir, 'filling.results.csv'));
+      expect(results).toHaveLength(rows.length);
+      expect(results.filter((r) => r['result.status'] === 'submitted').length).toBeLessThanOrEqual(paid);
+      const summary = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as { exitCode?: number };
+      expect(summary.exitCode).toBe(EXIT.unavailable);
+      expect(await readFile(sheet, 'utf8')).toContain('FULL-000001');
+    },
+  );
+});
