@@ -78,8 +78,73 @@ async function sheetSection(results) {
         `(target ≥ ${target}${format === 'csv' ? ', RSS < 200 MB' : ''}) ${ratio >= target ? 'OK' : 'BELOW TARGET'}`,
     );
   }
+  await registerCase(results, csv, csvRows);
   await rm(csv, { force: true });
   await rm(xlsx, { force: true });
+}
+
+/**
+ * Issue 7: `validate` on the CSV with a register that holds every one of its references as
+ * paid (with other details, so each row is checked and reported: the costlier verdict), read
+ * read-only and offline. Target: >= 0.6 of the csv-parse floor, peak RSS < 250 MB.
+ */
+async function registerCase(results, csv, rows) {
+  const { openRegister } = await import(path.join(root, 'dist', 'register', 'sqlite.js'));
+  const { default: Database } = await import('libsql');
+  const registerFile = path.join(outDir, 'bench-register.db');
+  for (const suffix of ['', '-wal', '-shm']) await rm(`${registerFile}${suffix}`, { force: true });
+  const service = 'http://127.0.0.1:9';
+  const register = openRegister(registerFile);
+  const store = await register.openScope({ service, integratorId: 'bench' });
+  const scopeId = store.scope.id;
+  await register.close();
+  console.log(`filling a register with ${fmt(rows)} paid references ...`);
+  const db = new Database(registerFile);
+  const insert = db.prepare(
+    `INSERT INTO payouts (scope_id, reference, amount, currency, rail, payee, payee_hint, state,
+       idempotency_key, transaction_id, run_id, sheet, paid_at, updated_at)
+     VALUES (?, ?, '1.00', 'USD', 'ACH', 'other-payee', 'account ****0000', 'submitted', ?, ?, 'bench-run', 'bench.csv', ?, ?)`,
+  );
+  const now = new Date().toISOString();
+  db.transaction(() => {
+    for (let i = 0; i < rows; i += 1) {
+      const reference = `BENCH-${String(i).padStart(8, '0')}`;
+      insert.run(scopeId, reference, `key-${i}`, `tx-${i}`, now, now);
+    }
+  })();
+  db.close();
+  const floor = await measure([path.join(here, 'floor-csv.mjs'), csv, path.join(outDir, 'floor-out.csv')]);
+  const ours = await measure([
+    cli,
+    'validate',
+    csv,
+    '--register',
+    registerFile,
+    '--base-url',
+    service,
+    '--out',
+    path.join(outDir, 'validate-register-out.csv'),
+  ]);
+  if (ours.code !== 1)
+    throw new Error(`payouts validate with a register exited ${ours.code}: ${ours.stderr}`);
+  const ratio = rows / ours.seconds / (rows / floor.seconds);
+  const entry = {
+    format: 'csv+register',
+    rows,
+    floorRowsPerSecond: Math.round(rows / floor.seconds),
+    validateRowsPerSecond: Math.round(rows / ours.seconds),
+    ratio: Number(ratio.toFixed(3)),
+    target: 0.6,
+    validatePeakRssMB: Math.round(ours.maxRssBytes / MB),
+  };
+  results.sheet.push(entry);
+  console.log(
+    `CSV ${fmt(rows)} rows, register of ${fmt(rows)} paid references: floor ${fmt(entry.floorRowsPerSecond)} rows/s, ` +
+      `validate ${fmt(entry.validateRowsPerSecond)} rows/s (${entry.validatePeakRssMB} MB peak RSS), ratio ${ratio.toFixed(2)} ` +
+      `(target ≥ 0.6, RSS < 250 MB) ${ratio >= 0.6 && entry.validatePeakRssMB < 250 ? 'OK' : 'BELOW TARGET'}`,
+  );
+  for (const suffix of ['', '-wal', '-shm']) await rm(`${registerFile}${suffix}`, { force: true });
+  await rm(path.join(outDir, 'validate-register-out.csv'), { force: true });
 }
 
 const SECTIONS = { sheet: sheetSection, sandbox: sandboxSection, run: runSection };
