@@ -11,9 +11,12 @@ export interface SandboxCommandOptions {
 
 /** `payouts sandbox`: serves the simulator until SIGINT/SIGTERM; returns the exit code. */
 export async function sandboxCommand(options: SandboxCommandOptions, io: CliIo): Promise<number> {
+  // Listening for the signals before the banner: a signal that follows the printed URL at once
+  // must stop the sandbox cleanly, not kill it.
+  const stopped = options.stopSignal ?? untilSignalled();
   const sandbox = await startSandbox(sandboxOptionsFromFlags(options.flags));
   printBanner(sandbox, io, options.json);
-  await (options.stopSignal ?? untilSignalled());
+  await stopped;
   await sandbox.close();
   println(io.stderr, 'sandbox stopped');
   return 0;

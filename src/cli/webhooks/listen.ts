@@ -43,6 +43,8 @@ export interface WebhooksListenOptions {
 /** `payouts webhooks listen`: runs the receiver until stopped, one log line per event. */
 export async function webhooksListenCommand(options: WebhooksListenOptions, io: CliIo): Promise<number> {
   const logger = createLogger({ stderr: io.stderr });
+  // Listening for the signals first: one that follows the "listening" line at once stops cleanly.
+  const stopped = options.stopSignal ?? untilSignalled();
   // Issue 7: events go into the register, so confirmed outcomes show in `payouts status` and
   // in the next results file without --events.
   const register = openRegister(options.registerPath);
@@ -70,7 +72,7 @@ export async function webhooksListenCommand(options: WebhooksListenOptions, io: 
     );
   }
   options.onListening?.(receiver);
-  await (options.stopSignal ?? untilSignalled());
+  await stopped;
   await receiver.close();
   await register.close();
   logger.info({ ...receiver.stats }, 'webhook receiver stopped');
