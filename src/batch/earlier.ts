@@ -6,17 +6,10 @@
 import { describeDetails, type PayoutDetails } from '../register/details.js';
 import type { PayoutRecord } from '../register/types.js';
 import type { RegisterVerdict } from '../register/verdict.js';
-import type { RowStatus } from './summary.js';
+import type { RowResult } from './row-steps.js';
 
-/** A row's result columns when the register decides it; undefined when the row is to be sent. */
-export interface EarlierResult {
-  status: RowStatus;
-  errors: string[];
-  beneficiaryId?: string;
-  recipientId?: string;
-  simulationId?: string;
-  transactionId?: string;
-}
+/** A row's result columns when the register decides it (the same columns as a sent row's). */
+export type EarlierResult = RowResult;
 
 /** The result a verdict gives a row with these details; undefined for `send` and `resend`. */
 export function earlierResult(verdict: RegisterVerdict, details: PayoutDetails): EarlierResult | undefined {
