@@ -271,7 +271,8 @@ async function readOnce(options: RunOptions): Promise<ReadSheet> {
     const summary = new BatchSummary();
     const digest = new BatchDigest(prepared.header.index);
     for await (const row of prepared.rows) {
-      await snapshot.add(row.raw);
+      const writing = snapshot.add(row.raw);
+      if (writing) await writing;
       // The totals row is no payout: not counted as one, not hashed, never sent (issue 8).
       if (row.totals !== undefined) {
         tally(summary, row, 'skipped');

@@ -15,7 +15,6 @@ const WRITE_CHARS = 256 * 1024;
 
 export class RowSnapshot {
   private pending = '';
-  private count = 0;
 
   private constructor(
     private readonly dir: string,
@@ -31,16 +30,10 @@ export class RowSnapshot {
     return new RowSnapshot(dir, file, handle);
   }
 
-  /** Rows stored so far. */
-  get size(): number {
-    return this.count;
-  }
-
-  /** Stores a row; resolves at once unless a write is due. */
-  async add(row: RawRow): Promise<void> {
+  /** Stores a row; returns a promise to wait on only when a write is due (not one per row). */
+  add(row: RawRow): Promise<void> | undefined {
     this.pending += `${JSON.stringify(row)}\n`;
-    this.count += 1;
-    if (this.pending.length >= WRITE_CHARS) await this.flush();
+    return this.pending.length >= WRITE_CHARS ? this.flush() : undefined;
   }
 
   /** Writes what is pending; call before replaying. */
