@@ -5,8 +5,10 @@
  */
 import { detailsOf } from '../register/details.js';
 import { holderAlive, newSelf, type Self } from '../register/owner.js';
-import type { ScopeStore } from '../register/types.js';
+import type { PayoutRecord, ScopeStore } from '../register/types.js';
 import { registerVerdict } from '../register/verdict.js';
+import { normaliseText } from '../rows/text.js';
+import type { RawRow } from '../sheet/types.js';
 import { type EarlierResult, earlierResult } from './earlier.js';
 import type { PreparedRow } from './prepare.js';
 
@@ -19,25 +21,63 @@ export class RegisterCheck {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /**
+   * What the register holds for a batch of rows not yet checked, looked up by the text of
+   * their reference cells (column `referenceAt`): one query for the batch, and the rows can
+   * then be checked one at a time, none kept alive for the others.
+   */
+  async lookAhead(rows: readonly RawRow[], referenceAt: number): Promise<RegisterLookup> {
+    const references: string[] = [];
+    for (const row of rows) {
+      const cell = row.cells[referenceAt];
+      if (cell !== undefined && cell.kind !== 'empty') references.push(normaliseText(cell.text));
+    }
+    return this.lookup(references);
+  }
+
   /** The register's result for each row (undefined: nothing known, or the row is invalid). */
   async results(rows: readonly PreparedRow[]): Promise<(EarlierResult | undefined)[]> {
-    const valid = rows.filter((row) => row.issues.length === 0);
-    const out: (EarlierResult | undefined)[] = new Array(rows.length);
-    if (valid.length === 0) return out;
-    const records = await this.store.lookup(valid.map((row) => row.payout.reference));
-    if (records.size === 0) return out;
-    const now = this.now();
-    rows.forEach((row, i) => {
-      if (row.issues.length > 0) return;
-      const record = records.get(row.payout.reference);
-      if (record === undefined) return;
-      const details = detailsOf(row.payout, (canonical) => this.store.fingerprint(canonical));
-      const verdict = registerVerdict(record, details, {
-        holderAlive: holderAlive(record.run, this.self, now),
-        retryUnknown: false,
-      });
-      out[i] = earlierResult(verdict, details);
+    const found = await this.lookup(
+      rows.filter((row) => row.issues.length === 0).map((row) => row.payout.reference),
+    );
+    return Promise.all(rows.map((row) => found.resultOf(row)));
+  }
+
+  private async lookup(references: readonly string[]): Promise<RegisterLookup> {
+    const records = references.length === 0 ? new Map() : await this.store.lookup(references);
+    return new RegisterLookup(this, new Set(references), records, this.now());
+  }
+
+  /** The result of a valid row whose record (if any) is at hand. */
+  judge(row: PreparedRow, record: PayoutRecord | undefined, now: number): EarlierResult | undefined {
+    if (record === undefined) return undefined;
+    const details = detailsOf(row.payout, (canonical) => this.store.fingerprint(canonical));
+    const verdict = registerVerdict(record, details, {
+      holderAlive: holderAlive(record.run, this.self, now),
+      retryUnknown: false,
     });
-    return out;
+    return earlierResult(verdict, details);
+  }
+}
+
+/** The records of one batch's references, and the results they give its rows. */
+export class RegisterLookup {
+  constructor(
+    private readonly check: RegisterCheck,
+    private readonly asked: ReadonlySet<string>,
+    private readonly records: ReadonlyMap<string, PayoutRecord>,
+    private readonly now: number,
+  ) {}
+
+  /**
+   * The register's result for a checked row; undefined when it knows nothing of the row or the
+   * row is invalid. A row whose reference was not among those looked up (its cell read another
+   * way by the mapper) is looked up on its own: a promise then, else the result itself.
+   */
+  resultOf(row: PreparedRow): EarlierResult | undefined | Promise<EarlierResult | undefined> {
+    if (row.issues.length > 0 || row.totals !== undefined) return undefined;
+    const reference = row.payout.reference;
+    if (this.asked.has(reference)) return this.check.judge(row, this.records.get(reference), this.now);
+    return this.check.results([row]).then((results) => results[0]);
   }
 }

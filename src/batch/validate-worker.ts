@@ -6,7 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openRegister } from '../register/sqlite.js';
 import type { Register } from '../register/types.js';
 import { ACK, describeError, type WorkerInput, type WorkerMessage } from './parallel.js';
-import { type PreparedRow, prepareSheet, RowChecker, rawBatches } from './prepare.js';
+import { prepareSheet, RowChecker, rawBatches } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
 import { type RowVerdict, VALID, ValidationTally } from './verdicts.js';
 
@@ -30,10 +30,17 @@ function send(message: WorkerMessage, transfer?: ArrayBuffer[]): void {
 
 // Rows per message: a message costs tens of microseconds, a row's verdict next to nothing.
 const MESSAGE_ROWS = 2048;
+/**
+ * Verdicts with messages per message, at most: against a register every row may carry one, and
+ * those held back until a message leaves outlive the young generation, which then costs the
+ * thread its time in garbage collection and the process its memory.
+ */
+const MESSAGE_VERDICTS = 256;
 
-/** Verdicts checked but not yet sent. */
+/** Verdicts checked but not yet sent, and how many of them are not VALID. */
 let rowNumbers = new Uint32Array(MESSAGE_ROWS);
 let verdicts: (RowVerdict | null)[] = [];
+let notValid = 0;
 
 let register: Register | undefined;
 try {
@@ -43,13 +50,19 @@ try {
   const tally = new ValidationTally(header.index, input.sampleSize);
   if (input.register) register = openRegister(input.register.path, { readonly: true });
   const check = register ? new RegisterCheck(await register.scopeStore(input.register!.scope)) : undefined;
+  const referenceAt = header.index.get('reference') ?? -1;
   for await (const batch of rawBatches(sheet)) {
     if (check) {
-      // With a register, a batch at a time: one look-up answers all of its references.
-      const rows: PreparedRow[] = batch.map((raw) => checker.check(raw));
-      const earlier = await check.results(rows);
-      for (let i = 0; i < rows.length; i++) {
-        const full = take(rows[i]!.raw.rowNumber, tally.add(rows[i]!, earlier[i]));
+      // With a register, one look-up answers the whole batch, by its reference cells, before
+      // its rows are checked one by one as below.
+      const found = await check.lookAhead(batch, referenceAt);
+      for (const raw of batch) {
+        const row = checker.check(raw);
+        const earlier = found.resultOf(row);
+        const full = take(
+          raw.rowNumber,
+          tally.add(row, earlier instanceof Promise ? await earlier : earlier),
+        );
         if (full) await full;
       }
       continue;
@@ -76,8 +89,12 @@ port.unref();
 /** Queues a row's verdict; a full message is sent (the promise to wait on), else undefined. */
 function take(rowNumber: number, verdict: RowVerdict): Promise<void> | undefined {
   rowNumbers[verdicts.length] = rowNumber;
-  verdicts.push(verdict === VALID ? null : verdict);
-  return verdicts.length === MESSAGE_ROWS ? post() : undefined;
+  if (verdict === VALID) verdicts.push(null);
+  else {
+    verdicts.push(verdict);
+    notValid += 1;
+  }
+  return verdicts.length === MESSAGE_ROWS || notValid === MESSAGE_VERDICTS ? post() : undefined;
 }
 
 /** Sends the pending verdicts once the writer is less than `window` batches behind. */
@@ -93,4 +110,5 @@ function sendVerdicts(): void {
   send({ type: 'rows', rowNumbers: numbers, verdicts }, [numbers.buffer]);
   rowNumbers = new Uint32Array(MESSAGE_ROWS);
   verdicts = [];
+  notValid = 0;
 }

@@ -56,35 +56,78 @@ export function payeeAccountOf(payout: PayoutRow): { canonical: string; hint: st
     return { canonical: `recipient:${recipient.id}`, hint: `recipient ${recipient.id}` };
   }
   const details = recipient.request.details ?? {};
-  const parts: string[] = [`rail:${payout.rail ?? ''}`];
+  // Built by hand, not with arrays: `validate` against a register runs this on every row.
+  let canonical = `rail:${payout.rail ?? ''}`;
   for (const field of ACCOUNT_FIELDS) {
     const value = details[field];
-    if (typeof value === 'string' && value !== '') parts.push(`${field}:${compact(value)}`);
+    if (typeof value === 'string' && value !== '') canonical += `\n${field}:${compact(value)}`;
   }
-  const shown = HINT_FIELDS.map((f) => details[f]).find(
-    (v): v is string => typeof v === 'string' && v !== '',
-  );
-  return { canonical: parts.join('\n'), hint: shown ? `account ${mask(compact(shown))}` : 'the payee' };
+  let shown: string | undefined;
+  for (const field of HINT_FIELDS) {
+    const value = details[field];
+    if (typeof value === 'string' && value !== '') {
+      shown = value;
+      break;
+    }
+  }
+  return { canonical, hint: shown === undefined ? 'the payee' : `account ${mask(compact(shown))}` };
 }
 
 /** Spaces and case do not make another account ("GB82 WEST ..." is "GB82WEST..."). */
 function compact(value: string): string {
-  return value.replace(/\s+/g, '').toUpperCase();
+  return (SPACE.test(value) ? value.replace(SPACES, '') : value).toUpperCase();
 }
+
+const SPACE = /\s/;
+const SPACES = /\s+/g;
 
 /** The last four characters, the rest hidden: enough for a person to recognise the account. */
 export function mask(value: string): string {
   return value.length <= 4 ? '****' : `****${value.slice(-4)}`;
 }
 
-/** A row's details for the register, with the payee account hashed by `fingerprint`. */
+/**
+ * A row's details for the register, with the payee account hashed by `fingerprint`. The hash
+ * is taken when `payee` is first read: a row whose amount, currency or rail already differ from
+ * the register's never needs it, and `validate` of a big sheet meets many such rows.
+ */
 export function detailsOf(payout: PayoutRow, fingerprint: (canonical: string) => string): PayoutDetails {
   const account = payeeAccountOf(payout);
-  return {
-    amount: payout.amount?.text ?? '',
-    currency: (payout.currency ?? '').toUpperCase(),
-    rail: payout.rail ?? '',
-    payee: fingerprint(account.canonical),
-    payeeHint: account.hint,
-  };
+  return new RowDetails(
+    payout.amount?.text ?? '',
+    (payout.currency ?? '').toUpperCase(),
+    payout.rail ?? '',
+    account,
+    fingerprint,
+  );
+}
+
+/**
+ * PayoutDetails whose payee is hashed on first read. A class, not an object literal with a
+ * getter: V8 builds such literals on a slow path, a microsecond each. `payee` lives on the
+ * prototype, so spread and JSON leave it out: read the fields by name.
+ */
+class RowDetails implements PayoutDetails {
+  // Private fields (#): the canonical account text stays out of JSON, logs and spreads.
+  #hashed: string | undefined;
+  readonly #canonical: string;
+  readonly #fingerprint: (canonical: string) => string;
+  readonly payeeHint: string;
+
+  constructor(
+    readonly amount: string,
+    readonly currency: string,
+    readonly rail: string,
+    account: { canonical: string; hint: string },
+    fingerprint: (canonical: string) => string,
+  ) {
+    this.payeeHint = account.hint;
+    this.#canonical = account.canonical;
+    this.#fingerprint = fingerprint;
+  }
+
+  get payee(): string {
+    this.#hashed ??= this.#fingerprint(this.#canonical);
+    return this.#hashed;
+  }
 }

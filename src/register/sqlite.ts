@@ -33,6 +33,7 @@ import type {
 } from './types.js';
 
 type Db = InstanceType<typeof Database>;
+type Statement = Database.Statement<unknown[]>;
 
 export interface OpenRegisterOptions {
   /** Open an existing register for reading only (validate, status); never creates one. */
@@ -342,34 +343,33 @@ function scopeInfo(row: ScopeRow): ScopeInfo {
   };
 }
 
-interface PayoutRow {
-  reference: string;
-  amount: string;
-  currency: string;
-  rail: string;
-  payee: string;
-  payee_hint: string;
-  state: PayoutState;
-  idempotency_key: string;
-  beneficiary_id: string | null;
-  recipient_id: string | null;
-  simulation_id: string | null;
-  transaction_id: string | null;
-  error: string | null;
-  run_id: string;
-  sheet: string;
-  paid_at: string | null;
-  updated_at: string;
-  // The holding run, joined.
-  r_id: string | null;
-  r_sheet: string | null;
-  r_digest: string | null;
-  r_host: string | null;
-  r_pid: number | null;
-  r_started_at: string | null;
-  r_heartbeat_at: string | null;
-  r_finished_at: string | null;
-}
+/**
+ * A payout as the register's queries read it: the columns of PAYOUT_COLUMNS, in order, as an
+ * array (raw mode). Named rows cost libsql an object with a key per column for each row, which
+ * is most of the time of a look-up of a whole sheet's references.
+ */
+type PayoutCells = [
+  reference: string,
+  amount: string,
+  currency: string,
+  rail: string,
+  payee: string,
+  payeeHint: string,
+  state: PayoutState,
+  idempotencyKey: string,
+  beneficiaryId: string | null,
+  recipientId: string | null,
+  simulationId: string | null,
+  transactionId: string | null,
+  error: string | null,
+  runId: string,
+  sheet: string,
+  paidAt: string | null,
+  updatedAt: string,
+];
+
+const PAYOUT_COLUMNS = `reference, amount, currency, rail, payee, payee_hint, state, idempotency_key,
+  beneficiary_id, recipient_id, simulation_id, transaction_id, error, run_id, sheet, paid_at, updated_at`;
 
 interface RunRow {
   id: string;
@@ -385,13 +385,18 @@ interface RunRow {
   exit_code: number | null;
 }
 
-const PAYOUT_SELECT = `SELECT p.*, r.id AS r_id, r.sheet AS r_sheet, r.digest AS r_digest, r.host AS r_host,
-  r.pid AS r_pid, r.started_at AS r_started_at, r.heartbeat_at AS r_heartbeat_at,
-  r.finished_at AS r_finished_at
-  FROM payouts p LEFT JOIN runs r ON r.id = p.run_id`;
-
 /** How many references one lookup query takes. */
 const LOOKUP_CHUNK = 500;
+
+/** The queries a scope reads payouts with (payouts as PayoutCells, runs as named rows). */
+const READS = {
+  // One JSON text for all the rows: libsql makes a JavaScript value per column of a row, which
+  // costs more than SQLite writing the JSON and V8 parsing it.
+  lookup: `SELECT json_group_array(json_array(${PAYOUT_COLUMNS})) FROM payouts
+    WHERE scope_id = ? AND reference IN (SELECT value FROM json_each(?))`,
+  recent: `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE scope_id = ? ORDER BY updated_at DESC LIMIT ?`,
+  run: 'SELECT * FROM runs WHERE id = ?',
+} as const;
 
 class SqliteScope implements ScopeStore {
   constructor(
@@ -399,6 +404,8 @@ class SqliteScope implements ScopeStore {
     readonly scope: ScopeInfo,
     private readonly secret: Buffer,
   ) {}
+
+  private readonly statements = new Map<keyof typeof READS, Statement>();
 
   private get db(): Db {
     return this.register.db;
@@ -415,27 +422,47 @@ class SqliteScope implements ScopeStore {
   private lookupNow(references: readonly string[]): Map<string, PayoutRecord> {
     const found = new Map<string, PayoutRecord>();
     if (references.length === 0) return found;
-    const query = this.db.prepare(
-      `${PAYOUT_SELECT} WHERE p.scope_id = ? AND p.reference IN (SELECT value FROM json_each(?))`,
-    );
     this.register.read(() => {
+      const runs = this.runReader();
       for (let i = 0; i < references.length; i += LOOKUP_CHUNK) {
         const chunk = JSON.stringify(references.slice(i, i + LOOKUP_CHUNK));
-        for (const row of query.all(this.scope.id, chunk) as PayoutRow[])
-          found.set(row.reference, payoutOf(row));
+        const [json] = this.statement('lookup').get(this.scope.id, chunk) as [string];
+        for (const cells of JSON.parse(json) as PayoutCells[]) found.set(cells[0], payoutOf(cells, runs));
       }
     });
     return found;
   }
 
   async recentPayouts(limit: number): Promise<PayoutRecord[]> {
-    return this.register.read(() =>
-      (
-        this.db
-          .prepare(`${PAYOUT_SELECT} WHERE p.scope_id = ? ORDER BY p.updated_at DESC LIMIT ?`)
-          .all(this.scope.id, limit) as PayoutRow[]
-      ).map(payoutOf),
-    );
+    return this.register.read(() => {
+      const runs = this.runReader();
+      return (this.statement('recent').all(this.scope.id, limit) as PayoutCells[]).map((cells) =>
+        payoutOf(cells, runs),
+      );
+    });
+  }
+
+  /** The runs payouts name, each read once per look-up (a sheet's payouts share a few runs). */
+  private runReader(): (id: string) => RunRecord | undefined {
+    const seen = new Map<string, RunRecord | undefined>();
+    return (id) => {
+      if (seen.has(id)) return seen.get(id);
+      const row = this.statement('run').get(id) as RunRow | undefined;
+      const run = row === undefined ? undefined : runOf(row);
+      seen.set(id, run);
+      return run;
+    };
+  }
+
+  /** The scope's read statements, prepared once: a look-up of a big sheet runs them thousands of times. */
+  private statement(name: keyof typeof READS): Statement {
+    let statement = this.statements.get(name);
+    if (statement === undefined) {
+      statement = this.db.prepare(READS[name]);
+      if (name !== 'run') statement.raw(true);
+      this.statements.set(name, statement);
+    }
+    return statement;
   }
 
   async payee(kind: 'beneficiary' | 'recipient', fingerprint: string): Promise<string | undefined> {
@@ -669,40 +696,27 @@ function eventOf(row: EventRow): EventRecord {
   };
 }
 
-function payoutOf(row: PayoutRow): PayoutRecord {
+function payoutOf(cells: PayoutCells, runOf: (id: string) => RunRecord | undefined): PayoutRecord {
+  const [reference, amount, currency, rail, payee, payeeHint, state, idempotencyKey] = cells;
+  const [, , , , , , , , beneficiaryId, recipientId, simulationId, transactionId, error] = cells;
+  const [runId, sheet, paidAt, updatedAt] = [cells[13], cells[14], cells[15], cells[16]];
   const record: PayoutRecord = {
-    reference: row.reference,
-    details: {
-      amount: row.amount,
-      currency: row.currency,
-      rail: row.rail,
-      payee: row.payee,
-      payeeHint: row.payee_hint,
-    },
-    state: row.state,
-    idempotencyKey: row.idempotency_key,
-    runId: row.run_id,
-    sheet: row.sheet,
-    updatedAt: row.updated_at,
+    reference,
+    details: { amount, currency, rail, payee, payeeHint },
+    state,
+    idempotencyKey,
+    runId,
+    sheet,
+    updatedAt,
   };
-  if (row.beneficiary_id !== null) record.beneficiaryId = row.beneficiary_id;
-  if (row.recipient_id !== null) record.recipientId = row.recipient_id;
-  if (row.simulation_id !== null) record.simulationId = row.simulation_id;
-  if (row.transaction_id !== null) record.transactionId = row.transaction_id;
-  if (row.error !== null) record.error = row.error;
-  if (row.paid_at !== null) record.paidAt = row.paid_at;
-  if (row.r_id !== null) {
-    record.run = {
-      id: row.r_id,
-      sheet: row.r_sheet!,
-      digest: row.r_digest!,
-      host: row.r_host!,
-      pid: row.r_pid!,
-      startedAt: row.r_started_at!,
-      heartbeatAt: row.r_heartbeat_at!,
-      ...(row.r_finished_at !== null ? { finishedAt: row.r_finished_at } : {}),
-    };
-  }
+  if (beneficiaryId !== null) record.beneficiaryId = beneficiaryId;
+  if (recipientId !== null) record.recipientId = recipientId;
+  if (simulationId !== null) record.simulationId = simulationId;
+  if (transactionId !== null) record.transactionId = transactionId;
+  if (error !== null) record.error = error;
+  if (paidAt !== null) record.paidAt = paidAt;
+  const run = runOf(runId);
+  if (run !== undefined) record.run = run;
   return record;
 }
 

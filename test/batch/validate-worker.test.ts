@@ -10,6 +10,9 @@ import { generateRows, parseCsv, SAMPLES_DIR, type SheetRow, writeSheet } from '
 
 type ValidateModule = typeof import('../../src/batch/validate.js');
 type ErrorsModule = typeof import('../../src/errors.js');
+type PrepareModule = typeof import('../../src/batch/prepare.js');
+type SqliteModule = typeof import('../../src/register/sqlite.js');
+type DetailsModule = typeof import('../../src/register/details.js');
 
 const DIST = path.resolve(import.meta.dirname, '../../dist');
 const load = async <T>(file: string): Promise<T> =>
@@ -59,6 +62,73 @@ describe('validate on a worker thread', () => {
       expect(two.invalidSamples).toEqual(one.invalidSamples);
       expect(two.invalidSamples).toHaveLength(20);
       expect(progress.at(-1)).toBe(6001);
+    });
+  });
+
+  it('reads a register as one thread does: paid, used for other details, in doubt, failed (issue 7)', async () => {
+    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
+    const { openRegister } = await load<SqliteModule>('register/sqlite.js');
+    const { detailsOf } = await load<DetailsModule>('register/details.js');
+    await withTempDir(async (dir) => {
+      const sheetPath = path.join(dir, 'sheet.csv');
+      await mixedSheet(sheetPath, 6000);
+      // A reference cell the mapper trims and strips of a zero-width space: found all the same.
+      const text = await readFile(sheetPath, 'utf8');
+      await writeFile(sheetPath, text.replace('\r\nGEN-000011,', '\r\n" GEN-000011\u200b",'));
+      const registerPath = path.join(dir, 'register.db');
+      const service = 'http://127.0.0.1:9';
+      const register = openRegister(registerPath);
+      const store = await register.openScope({ service, integratorId: 'int-1' });
+      const now = new Date().toISOString();
+      await store.beginRun({ id: 'run-1', sheet: 'may.csv', digest: 'd', host: 'h', pid: 1, startedAt: now });
+      // Of the first 3,000 valid rows, by reference number: 0 paid as they are, 1 paid for
+      // another amount, 2 in doubt, 3 failed, 4 not in the register.
+      const states = new Map<string, number>();
+      const prepared = await prepareSheet({ sheetPath });
+      for await (const batch of prepared.batches) {
+        const valid = batch.filter((row) => row.issues.length === 0 && row.raw.rowNumber <= 3001);
+        const requests = valid.map((row, i) => {
+          const kind = row.raw.rowNumber % 5;
+          states.set(row.payout.reference, kind);
+          const details = detailsOf(row.payout, (canonical) => store.fingerprint(canonical));
+          const amount = kind === 1 ? '999.99' : details.amount;
+          return {
+            reference: row.payout.reference,
+            details: { ...details, payee: details.payee, amount },
+            idempotencyKey: `key-${i}`,
+          };
+        });
+        await store.claim('run-1', requests, () => 'claim');
+        for (const { reference } of requests) {
+          const kind = states.get(reference)!;
+          if (kind === 4) continue;
+          const state = (['submitted', 'submitted', 'unknown', 'failed'] as const)[kind]!;
+          await store.update('run-1', reference, { state, transactionId: `tx-${reference}`, error: null });
+        }
+      }
+      await store.finishRun('run-1', { rows: 3000, statuses: {}, exitCode: 0 });
+      await register.close();
+      expect(states.get('GEN-000011')).toBe(12 % 5);
+
+      const options = { sheetPath, register: { path: registerPath, service } };
+      const one = await validateSheet({ ...options, outPath: path.join(dir, 'one.csv'), worker: false });
+      const two = await validateSheet({ ...options, outPath: path.join(dir, 'two.csv'), worker: true });
+      expect(await readFile(two.resultsPath, 'latin1')).toBe(await readFile(one.resultsPath, 'latin1'));
+      expect(two.summary.statusCounts()).toEqual(one.summary.statusCounts());
+      expect(two.invalidSamples).toEqual(one.invalidSamples);
+      const count = (kind: number) => [...states.values()].filter((k) => k === kind).length;
+      expect(two.summary.byStatus.skipped).toBe(count(0));
+      expect(two.summary.byStatus.unknown).toBe(count(2));
+      expect(two.summary.byStatus.failed).toBe(count(3));
+      const results = parseCsv(await readFile(two.resultsPath));
+      const row12 = results.find((row) => row['result.row'] === '12')!;
+      expect(row12['result.status']).toBe('unknown');
+      const row11 = results.find((row) => row['result.row'] === '11')!;
+      expect(row11['result.status']).toBe('invalid');
+      expect(row11['result.errors']).toMatch(
+        /^reference GEN-000010 was already used for other details: paid \(submitted\) on .* from sheet may\.csv as transaction tx-GEN-000010 with USD 999\.99 by /,
+      );
     });
   });
 
