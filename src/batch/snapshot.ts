@@ -3,11 +3,13 @@
  * every raw row here while the guards, control totals and digest look at them; the send pass
  * and the results file replay these rows, so a file changed on disk during the run changes
  * nothing that is sent or written. A private temporary file (0600: rows hold account
- * numbers), removed when the run ends.
+ * numbers), removed when the run ends. A run killed before it could remove its snapshot
+ * (SIGKILL, a power cut) leaves it behind: the next run on this host removes it.
  */
-import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { type FileHandle, lstat, mkdtemp, open, readdir, rm } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
+import { pidAlive } from '../register/owner.js';
 import type { RawRow } from '../sheet/types.js';
 
 /** Text gathered before a write. */
@@ -22,9 +24,10 @@ export class RowSnapshot {
     private readonly handle: FileHandle,
   ) {}
 
-  /** A new empty snapshot in a private temporary directory. */
+  /** A new empty snapshot in a private temporary directory (named for this host and pid). */
   static async create(): Promise<RowSnapshot> {
-    const dir = await mkdtemp(path.join(tmpdir(), 'payouts-run-'));
+    await removeStaleSnapshots();
+    const dir = await mkdtemp(path.join(tmpdir(), `${snapshotPrefix()}${process.pid}-`));
     const file = path.join(dir, 'rows.jsonl');
     const handle = await open(file, 'w', 0o600);
     return new RowSnapshot(dir, file, handle);
@@ -65,4 +68,39 @@ export class RowSnapshot {
     this.pending = '';
     await this.handle.write(text);
   }
+}
+
+/** `payouts-run-<host>-`: the snapshots of this host, followed by their run's pid. */
+function snapshotPrefix(): string {
+  return `payouts-run-${hostname().replace(/[^A-Za-z0-9.-]/g, '_')}-`;
+}
+
+/**
+ * Removes the snapshots of runs on this host whose process is gone, owned by this user. Best
+ * effort: a snapshot that cannot be read or removed is left, and the run goes on.
+ */
+export async function removeStaleSnapshots(dir = tmpdir()): Promise<string[]> {
+  const prefix = snapshotPrefix();
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length).split('-')[0]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || pidAlive(pid)) continue;
+    const stale = path.join(dir, name);
+    try {
+      const stat = await lstat(stale);
+      if (!stat.isDirectory() || stat.uid !== process.getuid?.()) continue;
+      await rm(stale, { recursive: true, force: true });
+      removed.push(stale);
+    } catch {
+      // Another run removed it first, or it is not ours to remove.
+    }
+  }
+  return removed;
 }

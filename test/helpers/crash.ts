@@ -64,6 +64,8 @@ export async function crashSetup(seed: number, count: number): Promise<CrashSetu
 /** How a stopped run ended, and how it was stopped. */
 export interface Stop {
   exit: ChildExit;
+  /** The child's pid. */
+  pid: number;
   /** The signals sent, in order (none when the run finished first). */
   sent: NodeJS.Signals[];
 }
@@ -95,7 +97,7 @@ export async function runAndStop(
       await sleep(2 + Math.floor(random() * 20));
     }
   }
-  return { exit: await run.exited, sent };
+  return { exit: await run.exited, sent, pid: run.child.pid! };
 }
 
 /** Never twice, at any moment: no Idempotency-Key and no reference paid more than once. */
@@ -111,7 +113,7 @@ export function expectNothingPaidTwice(sb: SandboxHandle): void {
  * with the ledger's transaction, and every beneficiary and recipient created once.
  */
 export async function finishAndCheck(setup: CrashSetup): Promise<{ runs: number }> {
-  const { sb, sheet, rows } = setup;
+  const { sb, rows } = setup;
   let runs = 0;
   let last: { exit: ChildExit; summary: RunSummary; unknown: number } | undefined;
   while (runs < 3 && !(last && [0, 1].includes(last.exit.code ?? -1) && last.unknown === 0)) {
