@@ -6,8 +6,10 @@
 import { execFileSync } from 'node:child_process';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../../src/errors.js';
+import { openRegister } from '../../src/register/sqlite.js';
 import { paymentsOf, runAgainst, SANDBOX_ENV, testDir, testSandbox } from '../helpers/payouts.js';
 import { CLEAN_SAMPLE, generateRows, readCsv, writeSheet } from '../helpers/sheets.js';
 
@@ -39,6 +41,36 @@ describe('payouts run when the register cannot be used', () => {
     );
     expect(result.stderr).not.toMatch(/internal error|\n\s+at /);
     expect(sb.ledger().requests.total).toBe(0);
+  });
+
+  it('slow: is exit 2 with nothing sent when another process holds the register past the busy timeout', {
+    timeout: 60_000,
+  }, async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = path.join(dir, 'payouts.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const register = path.join(dir, 'register.db');
+    // Another process's long write: the register exists and stays locked for the whole run.
+    const created = openRegister(register);
+    await created.openScope({ service: 'http://127.0.0.1:9', integratorId: 'x' });
+    await created.close();
+    const holder = new Database(register);
+    holder.exec('BEGIN EXCLUSIVE');
+    onTestFinished(() => {
+      holder.exec('ROLLBACK');
+      holder.close();
+    });
+    const result = await runAgainst(sb, sheet, ['--log-format', 'text'], {
+      ...SANDBOX_ENV,
+      PAYOUTS_REGISTER: register,
+    });
+    expect(result.code, result.stderr).toBe(EXIT.usage);
+    expect(result.stderr).toMatch(
+      /^payouts: the register \S+ cannot be (opened|written): it is locked by another payouts process \(waited past the busy timeout\) \(SQLITE_BUSY\)$/m,
+    );
+    expect(result.stderr).not.toMatch(/internal error|\n\s+at /);
+    expect(paymentsOf(sb)).toEqual([]);
   });
 
   it.skipIf(!canMount)('is exit 2 with nothing sent when the disk of the register is full', async () => {
