@@ -214,6 +214,50 @@ describe('the SQLite register', () => {
     }
   });
 
+  it('looks up references that hold its separators, and answers a look-up read on another connection alike', async () => {
+    const file = path.join(await testDir(), 'register.db');
+    const register = openRegister(file);
+    const reader = openRegister(file, { readonly: true });
+    try {
+      const self: Self = { runId: 'r', host: 'h', pid: 401 };
+      const store = await begin(register, self);
+      // The look-up packs a record's fields with \x1f and its records with \x1e (sqlite.ts):
+      // references and messages holding them, and 600 plain ones across two query chunks.
+      const odd = ['UNIT\x1fREF', 'RECORD\x1eREF', 'BOTH\x1e\x1f'];
+      const plain = Array.from({ length: 600 }, (_, i) => `R-${i}`);
+      await claimAs(register, self, [...odd, ...plain]);
+      await store.update('r', 'R-1', { state: 'failed', transactionId: 'tx-1', error: 'bank\x1fsaid\x1eno' });
+      await store.update('r', 'R-2', { state: 'submitted', transactionId: 'tx-2', recipientId: 'rcp-2' });
+      const asked = [...odd, ...plain, 'MISSING'];
+      const records = await store.lookup(asked);
+      expect(records.size).toBe(603);
+      expect([...records.keys()].filter((r) => !r.startsWith('R-')).sort()).toEqual([...odd].sort());
+      expect(records.get('R-1')).toMatchObject({
+        state: 'failed',
+        transactionId: 'tx-1',
+        error: 'bank\x1fsaid\x1eno',
+      });
+      expect(records.get('R-2')).toMatchObject({
+        state: 'submitted',
+        transactionId: 'tx-2',
+        recipientId: 'rcp-2',
+      });
+      // A field that is NULL in the register is absent from the record, not ''.
+      expect(Object.keys(records.get('R-3')!)).not.toContain('transactionId');
+      expect(records.get('R-3')!.run).toMatchObject({ id: 'r', pid: 401 });
+
+      // `validate`: the query on one thread, the records read on another (two connections here).
+      const readStore = await reader.scopeStore(store.scope);
+      const text = await readStore.lookupText(asked);
+      expect(text.texts).toHaveLength(2);
+      expect(store.readLookup(asked, text)).toEqual(records);
+      expect(store.readLookup(['NONE'], await readStore.lookupText(['NONE'])).size).toBe(0);
+    } finally {
+      await reader.close();
+      await register.close();
+    }
+  });
+
   it('refuses a register of a newer schema, another SQLite file, and a missing one read-only (RegisterError, exit 2)', async () => {
     const dir = await testDir();
     const newer = path.join(dir, 'newer.db');
