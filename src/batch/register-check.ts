@@ -12,12 +12,15 @@ import type { RawRow } from '../sheet/types.js';
 import { type EarlierResult, earlierResult } from './earlier.js';
 import type { PreparedRow } from './prepare.js';
 
+/** What the check reads of a register scope. */
+export type RegisterReader = Pick<ScopeStore, 'fingerprint' | 'lookup'>;
+
 export class RegisterCheck {
   /** Validate is no run: any run that holds a claim is someone else's. */
   private readonly self: Self = newSelf();
 
   constructor(
-    private readonly store: ScopeStore,
+    private readonly store: RegisterReader,
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -9,7 +9,7 @@ import type { Register, ScopeInfo, ScopeStore } from '../register/types.js';
 import type { ResultRecord, ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow, SheetFormat } from '../sheet/types.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
-import { outOfStep, type VerdictBatch, VerdictSource, verdictAt, WINDOW } from './parallel.js';
+import { NO_VERDICTS, outOfStep, VerdictSource, verdictAt, WINDOW } from './parallel.js';
 import {
   openResultsFor,
   type PreparedSheet,
@@ -91,7 +91,7 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     try {
       const store = registered.scope ? await registered.register!.scopeStore(registered.scope) : undefined;
       findings = (await useWorker(options, prepared.sheet))
-        ? await checkOnWorker(options, prepared, writer, sampleSize, registered.scope)
+        ? await checkOnWorker(options, prepared, writer, sampleSize, registered.scope, store)
         : await checkHere(options, prepared, writer, sampleSize, store);
       await writer.commit();
     } catch (error) {
@@ -179,22 +179,27 @@ async function checkOnWorker(
   writer: ResultsWriter,
   sampleSize: number,
   scope?: ScopeInfo,
+  store?: ScopeStore,
 ): Promise<SheetFindings> {
   const { sheetPath, sheetName, delimiter, encoding, columnsFile } = options;
-  const source = new VerdictSource(WORKER_URL, {
-    sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile },
-    sampleSize,
-    window: WINDOW,
-    ...(scope && options.register ? { register: { path: options.register.path, scope } } : {}),
-  });
+  const source = new VerdictSource(
+    WORKER_URL,
+    {
+      sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile },
+      sampleSize,
+      window: WINDOW,
+      ...(scope && options.register ? { register: { path: options.register.path, scope } } : {}),
+    },
+    store && ((references) => store.lookupText(references)),
+  );
   try {
-    let verdicts: VerdictBatch = { rowNumbers: new Uint32Array(0), verdicts: [] };
+    let verdicts = NO_VERDICTS;
     let at = 0;
     let rows = 0;
     for await (const batch of rawBatches(prepared.sheet)) {
       let pending: Promise<void> | undefined;
       for (const raw of batch) {
-        if (at === verdicts.verdicts.length) {
+        if (at === verdicts.rowNumbers.length) {
           verdicts = await source.nextBatch();
           at = 0;
         }
@@ -207,7 +212,7 @@ async function checkOnWorker(
       rows += batch.length;
       options.onProgress?.(rows);
     }
-    if (at !== verdicts.verdicts.length) throw outOfStep(sheetPath, 'more rows were checked than read');
+    if (at !== verdicts.rowNumbers.length) throw outOfStep(sheetPath, 'more rows were checked than read');
     return await source.finish();
   } finally {
     await source.close();

@@ -74,7 +74,16 @@ export class ValidationTally {
       if (earlier.status !== 'skipped' && this.invalidSamples.length < this.sampleSize) {
         this.invalidSamples.push({ ...sampleOf(row), messages: earlier.errors });
       }
-      return { ...earlier, errorColumns: VALID.errorColumns };
+      // Field by field, not a spread: against a register every row may come this way.
+      return {
+        status: earlier.status,
+        errors: earlier.errors,
+        errorColumns: VALID.errorColumns,
+        beneficiaryId: earlier.beneficiaryId,
+        recipientId: earlier.recipientId,
+        simulationId: earlier.simulationId,
+        transactionId: earlier.transactionId,
+      };
     }
     const status: RowStatus = valid ? 'valid' : 'invalid';
     tally(this.summary, row, status);

@@ -4,7 +4,6 @@
  * simulations. Every row still ends paid exactly once.
  */
 
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {

@@ -3,7 +3,7 @@
  * control totals, the approval digest, a checkpoint of another sheet, a held lock, refused
  * credentials and plain http to a remote host.
  */
-import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SandboxHandle } from '../../src/sandbox/index.js';
