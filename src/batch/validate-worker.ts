@@ -53,11 +53,18 @@ function send(message: WorkerMessage, transfer?: ArrayBuffer[]): void {
 const MESSAGE_ROWS = 2048;
 /**
  * Verdicts with messages per message, at most: against a register every row may carry one.
- * Those a message holds outlive the young generation of the thread that holds them, and garbage
+ * What a message holds outlives the young generation of the thread that holds it, and garbage
  * promoted that way grew the main thread's old generation by 60 MB before it was collected
- * (256 a message: 200 to 260 MB peak RSS for a sheet of a million paid rows; 64: 200 to 205).
+ * (256 a message: 200 to 262 MB peak RSS for a sheet of a million paid rows; 64: 200 to 211).
  */
 const MESSAGE_VERDICTS = 64;
+
+/**
+ * Batches whose look-up is asked for before the oldest of them is checked. One is enough for
+ * the main thread to answer in time; four kept so many records alive that the worker's small
+ * young generation promoted them, and it spent a third of its time collecting garbage.
+ */
+const LOOK_AHEAD = 1;
 
 /** Verdicts checked but not yet sent. */
 const pending = new VerdictPacker(MESSAGE_ROWS);
@@ -71,15 +78,18 @@ try {
   if (input.register) register = openRegister(input.register.path, { readonly: true });
   const check = register ? await registerCheck(register, input.register!.scope) : undefined;
   const referenceAt = header.index.get('reference') ?? -1;
-  /** A batch read, and the look-up of its references under way. */
-  let ahead: { batch: RawRow[]; found: Promise<RegisterLookup> } | undefined;
+  /** Batches read, each with the look-up of its references under way, oldest first. */
+  const ahead: { batch: RawRow[]; found: Promise<RegisterLookup> }[] = [];
   for await (const batch of rawBatches(sheet)) {
     if (check) {
       // With a register, one look-up answers a whole batch, by its reference cells. It is asked
-      // for as the batch is read and answered while the batch before it is checked, row by row.
-      const next = { batch, found: check.lookAhead(batch, referenceAt) };
-      if (ahead) await checkAgainst(ahead.batch, await ahead.found);
-      ahead = next;
+      // for as the batch is read, and answered by the main thread between its own batches while
+      // the batches before it are checked here, row by row.
+      ahead.push({ batch, found: check.lookAhead(batch, referenceAt) });
+      if (ahead.length > LOOK_AHEAD) {
+        const { batch: next, found } = ahead.shift()!;
+        await checkAgainst(next, await found);
+      }
       continue;
     }
     // Row by row, without a batch of prepared rows alive at once: the thread's young heap stays small.
@@ -88,7 +98,7 @@ try {
       if (full) await full;
     }
   }
-  if (ahead) await checkAgainst(ahead.batch, await ahead.found);
+  for (const { batch, found } of ahead) await checkAgainst(batch, await found);
   checker.finish();
   await post();
   send({ type: 'done', ...tally.finish() });
