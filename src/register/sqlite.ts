@@ -435,14 +435,29 @@ class SqliteScope implements ScopeStore {
 
   /** Fingerprints of the payees seen last: a sheet pays many of its payees more than once. */
   private readonly fingerprints = new Map<string, string>();
+  /** Fingerprints found among them since they were last cleared. */
+  private fingerprintHits = 0;
+  /** Fingerprints to take without keeping them, after a sheet of payees seen once each. */
+  private fingerprintsUnkept = 0;
 
   fingerprint(canonical: string): string {
     let hashed = this.fingerprints.get(canonical);
-    if (hashed === undefined) {
-      hashed = createHmac('sha256', this.secret).update(canonical, 'utf8').digest('base64url').slice(0, 32);
-      if (this.fingerprints.size === FINGERPRINTS_KEPT) this.fingerprints.clear();
-      this.fingerprints.set(canonical, hashed);
+    if (hashed !== undefined) {
+      this.fingerprintHits += 1;
+      return hashed;
     }
+    hashed = createHmac('sha256', this.secret).update(canonical, 'utf8').digest('base64url').slice(0, 32);
+    if (this.fingerprintsUnkept > 0) {
+      this.fingerprintsUnkept -= 1;
+      return hashed;
+    }
+    if (this.fingerprints.size === FINGERPRINTS_KEPT) {
+      // Keeping them costs more than it saves when few come back: pause, then try again.
+      if (this.fingerprintHits < FINGERPRINTS_KEPT / 8) this.fingerprintsUnkept = 16 * FINGERPRINTS_KEPT;
+      this.fingerprints.clear();
+      this.fingerprintHits = 0;
+    }
+    this.fingerprints.set(canonical, hashed);
     return hashed;
   }
 
