@@ -111,8 +111,25 @@ const RAIL_ROWS = [
   },
 ];
 
-/** The i-th benchmark row as an array of cell texts in COLUMNS order. */
-export function benchRow(i) {
+/**
+ * The account of row i when every payee is another (`distinct`): the rails whose account is free
+ * text get one made of the row number; SWIFT's IBAN and SPEI's CLABE, which carry check digits,
+ * stay as they are.
+ */
+function distinctAccount(rail, i) {
+  const n = String(i).padStart(8, '0');
+  if (rail.accountNumber) return { accountNumber: `00${n}` };
+  if (rail.pixKey) return { pixKey: `payee${n}@example.com.br` };
+  if (rail.bankAccount) return { bankAccount: `00${n}` };
+  return {};
+}
+
+/**
+ * The i-th benchmark row as an array of cell texts in COLUMNS order. By default the rows of a
+ * rail share its one account (7 payee accounts in all); `{ distinct: true }` gives most rows a
+ * payee account of their own.
+ */
+export function benchRow(i, { distinct = false } = {}) {
   const rail = RAIL_ROWS[i % RAIL_ROWS.length];
   const person = Math.floor(i / 3);
   const row = {
@@ -125,6 +142,7 @@ export function benchRow(i) {
     individualName: `Person ${person}`,
     nickname: `Payroll ${person}`,
     ...rail,
+    ...(distinct ? distinctAccount(rail, i) : {}),
   };
   return COLUMNS.map((c) => row[c] ?? '');
 }
@@ -133,12 +151,12 @@ function csvLine(cells) {
   return `${cells.map((c) => (/[",\r\n]/.test(c) ? `"${c.replaceAll('"', '""')}"` : c)).join(',')}\r\n`;
 }
 
-/** Writes a CSV of `rows` data rows. */
-export async function generateCsv(path, rows) {
+/** Writes a CSV of `rows` data rows (`options` as benchRow's). */
+export async function generateCsv(path, rows, options = {}) {
   const out = createWriteStream(path);
   let buffer = csvLine(COLUMNS);
   for (let i = 0; i < rows; i += 1) {
-    buffer += csvLine(benchRow(i));
+    buffer += csvLine(benchRow(i, options));
     if (buffer.length > 1 << 16) {
       if (!out.write(buffer)) await once(out, 'drain');
       buffer = '';

@@ -86,23 +86,31 @@ async function sheetSection(results) {
 /**
  * Issue 7: `validate` on the CSV with a register of as many paid references as the sheet has
  * rows, read read-only and offline. Target: >= 0.6 of the csv-parse floor, peak RSS < 250 MB.
- * Three registers, each measured beside its own floor run:
+ * Four registers, each measured beside its own floor run:
  * - next-sheet: the references of an earlier sheet (next month's validate: every look-up misses);
  * - same-sheet: this sheet's references, paid as they are (every row `skipped`, with a message);
  * - edited-sheet: this sheet's references, paid for other amounts (every row `invalid`, with
- *   both versions in its message: the costliest verdict).
+ *   both versions in its message: the costliest verdict);
+ * - distinct-payees: same-sheet on a sheet whose rows pay most payees once each (the bench
+ *   sheet's rows share 7 payee accounts), so each row's payee is hashed (an HMAC) to be compared.
  */
 async function registerCase(results, csv, rows) {
   const service = 'http://127.0.0.1:9';
-  console.log(`filling three registers with ${fmt(rows)} paid references each ...`);
-  const files = await fillRegisters(csv, service);
+  const distinctCsv = path.join(outDir, `bench-${rows}-distinct.csv`);
+  await generateCsv(distinctCsv, rows, { distinct: true });
+  console.log(`filling four registers with ${fmt(rows)} paid references each ...`);
+  const files = {
+    ...(await fillRegisters(csv, service, ['next-sheet', 'same-sheet', 'edited-sheet'])),
+    ...(await fillRegisters(distinctCsv, service, ['same-sheet'], 'distinct-payees')),
+  };
   for (const [name, file] of Object.entries(files)) {
-    const floor = await measure([path.join(here, 'floor-csv.mjs'), csv, path.join(outDir, 'floor-out.csv')]);
+    const sheet = name === 'distinct-payees' ? distinctCsv : csv;
+    const floor = await measure([path.join(here, 'floor-csv.mjs'), sheet, path.join(outDir, 'floor-out.csv')]);
     const out = path.join(outDir, 'validate-register-out.csv');
     const ours = await measure([
       cli,
       'validate',
-      csv,
+      sheet,
       '--register',
       file,
       '--base-url',
@@ -132,19 +140,22 @@ async function registerCase(results, csv, rows) {
   }
   for (const file of Object.values(files))
     for (const suffix of ['', '-wal', '-shm']) await rm(`${file}${suffix}`, { force: true });
+  await rm(distinctCsv, { force: true });
 }
 
-/** The three registers of registerCase, filled in one read of the sheet. */
-async function fillRegisters(csv, service) {
+/**
+ * Registers of registerCase, filled in one read of the sheet; `prefix` names them apart.
+ * Returns their files by name.
+ */
+async function fillRegisters(csv, service, names, prefix) {
   const { openRegister } = await import(path.join(root, 'dist', 'register', 'sqlite.js'));
   const { prepareSheet } = await import(path.join(root, 'dist', 'batch', 'prepare.js'));
   const { detailsOf } = await import(path.join(root, 'dist', 'register', 'details.js'));
   const { default: Database } = await import('libsql');
-  const names = ['next-sheet', 'same-sheet', 'edited-sheet'];
   const now = new Date().toISOString();
   const targets = [];
   for (const name of names) {
-    const file = path.join(outDir, `bench-register-${name}.db`);
+    const file = path.join(outDir, `bench-register-${prefix ?? name}.db`);
     for (const suffix of ['', '-wal', '-shm']) await rm(`${file}${suffix}`, { force: true });
     const register = openRegister(file);
     const store = await register.openScope({ service, integratorId: 'bench' });
@@ -165,17 +176,17 @@ async function fillRegisters(csv, service) {
          idempotency_key, transaction_id, run_id, sheet, paid_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', ?, ?, 'bench-run', 'april.csv', ?, ?)`,
     );
-    targets.push({ name, file, db, insert, store, scopeId: store.scope.id });
+    targets.push({ name: prefix ?? name, kind: name, file, db, insert, store, scopeId: store.scope.id });
   }
   const prepared = await prepareSheet({ sheetPath: csv });
   let i = 0;
   for await (const batch of prepared.batches) {
     for (const row of batch) {
-      for (const { name, insert, store, scopeId } of targets) {
+      for (const { kind, insert, store, scopeId } of targets) {
         const d = detailsOf(row.payout, (canonical) => store.fingerprint(canonical));
-        const reference = name === 'next-sheet' ? `APRIL-${i}` : row.payout.reference;
-        const amount = name === 'edited-sheet' ? '1.00' : d.amount;
-        const payee = name === 'same-sheet' ? d.payee : 'another payee';
+        const reference = kind === 'next-sheet' ? `APRIL-${i}` : row.payout.reference;
+        const amount = kind === 'edited-sheet' ? '1.00' : d.amount;
+        const payee = kind === 'same-sheet' ? d.payee : 'another payee';
         insert.run(
           scopeId,
           reference,
