@@ -105,7 +105,11 @@ async function registerCase(results, csv, rows) {
   };
   for (const [name, file] of Object.entries(files)) {
     const sheet = name === 'distinct-payees' ? distinctCsv : csv;
-    const floor = await measure([path.join(here, 'floor-csv.mjs'), sheet, path.join(outDir, 'floor-out.csv')]);
+    const floor = await measure([
+      path.join(here, 'floor-csv.mjs'),
+      sheet,
+      path.join(outDir, 'floor-out.csv'),
+    ]);
     const out = path.join(outDir, 'validate-register-out.csv');
     const ours = await measure([
       cli,
