@@ -17,7 +17,6 @@ import { systemClock } from '../api/clock.js';
 import { RegisterError, scrubForStorage } from '../errors.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
-import { NULLABLE_FIELDS, PAYOUT_FIELD_COUNT, payoutOf } from './records.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import type {
   ClaimDecision,
@@ -26,6 +25,7 @@ import type {
   LookupText,
   PayoutChange,
   PayoutRecord,
+  PayoutState,
   Register,
   RunRecord,
   ScopeInfo,
@@ -344,28 +344,34 @@ function scopeInfo(row: ScopeRow): ScopeInfo {
   };
 }
 
-/** The columns of a record's fields (records.ts), in order. */
+/**
+ * A payout as the register's queries read it: an array of these columns, in this order (raw
+ * mode, or the packed look-up), and whether each may be NULL. Named rows cost libsql an object
+ * with a key per column for each row, most of the time of a look-up of a whole sheet.
+ */
 const PAYOUT_FIELDS = [
-  'reference',
-  'amount',
-  'currency',
-  'rail',
-  'payee',
-  'payee_hint',
-  'state',
-  'idempotency_key',
-  'beneficiary_id',
-  'recipient_id',
-  'simulation_id',
-  'transaction_id',
-  'error',
-  'run_id',
-  'sheet',
-  'paid_at',
-  'updated_at',
+  ['reference', false],
+  ['amount', false],
+  ['currency', false],
+  ['rail', false],
+  ['payee', false],
+  ['payee_hint', false],
+  ['state', false],
+  ['idempotency_key', false],
+  ['beneficiary_id', true],
+  ['recipient_id', true],
+  ['simulation_id', true],
+  ['transaction_id', true],
+  ['error', true],
+  ['run_id', false],
+  ['sheet', false],
+  ['paid_at', true],
+  ['updated_at', false],
 ] as const;
 
-const PAYOUT_COLUMNS = PAYOUT_FIELDS.join(', ');
+type PayoutCells = readonly (string | null)[];
+
+const PAYOUT_COLUMNS = PAYOUT_FIELDS.map(([column]) => column).join(', ');
 
 /**
  * Field and record separators of the packed look-up (ASCII unit and record separator). A value
@@ -407,7 +413,7 @@ const FINGERPRINTS_KEPT = 4096;
 /** How many references one lookup query takes. */
 const LOOKUP_CHUNK = 500;
 
-/** The queries a scope reads payouts with (payouts as the fields of records.ts, runs as named rows). */
+/** The queries a scope reads payouts with (payouts as PAYOUT_FIELDS, runs as named rows). */
 const READS = {
   // One text for all the rows: libsql makes a JavaScript value per column of a row, which
   // costs more than SQLite writing the text and V8 splitting it.
@@ -499,7 +505,7 @@ class SqliteScope implements ScopeStore {
         // A value held a separator: this chunk again, as JSON.
         const chunk = JSON.stringify(references.slice(k * LOOKUP_CHUNK, (k + 1) * LOOKUP_CHUNK));
         const [json] = this.statement('lookupJson').get(this.scope.id, chunk) as [string];
-        for (const cells of JSON.parse(json) as (string | null)[][]) {
+        for (const cells of JSON.parse(json) as PayoutCells[]) {
           const record = payoutOf(cells, runs);
           found.set(record.reference, record);
         }
@@ -511,7 +517,7 @@ class SqliteScope implements ScopeStore {
   async recentPayouts(limit: number): Promise<PayoutRecord[]> {
     return this.register.read(() => {
       const runs = this.runReader();
-      return (this.statement('recent').all(this.scope.id, limit) as (string | null)[][]).map((cells) =>
+      return (this.statement('recent').all(this.scope.id, limit) as PayoutCells[]).map((cells) =>
         payoutOf(cells, runs),
       );
     });
@@ -783,10 +789,10 @@ function eventOf(row: EventRow): EventRecord {
 /**
  * Adds the `count` records of a packed look-up (PACKED_RECORDS) to `found`; false, with `found`
  * as it was, when a value held a separator. Then the text has more records than `count`, or a
- * record has more fields than a record has: exactly `count` records of exactly
- * PAYOUT_FIELD_COUNT fields hold no separator but those SQLite put between them.
+ * record more fields than PAYOUT_FIELDS: exactly `count` records of exactly that many fields
+ * hold no separator but those SQLite put between them.
  */
-export function unpack(
+function unpack(
   packed: string,
   count: number,
   runOf: (id: string) => RunRecord | undefined,
@@ -797,12 +803,36 @@ export function unpack(
   const read: PayoutRecord[] = [];
   for (const record of records) {
     const cells: (string | null)[] = record.split(UNIT);
-    if (cells.length !== PAYOUT_FIELD_COUNT) return false;
-    for (let i = 0; i < PAYOUT_FIELD_COUNT; i++) if (cells[i] === '' && NULLABLE_FIELDS[i]) cells[i] = null;
+    if (cells.length !== PAYOUT_FIELDS.length) return false;
+    for (let i = 0; i < cells.length; i++) if (cells[i] === '' && PAYOUT_FIELDS[i]![1]) cells[i] = null;
     read.push(payoutOf(cells, runOf));
   }
   for (const record of read) found.set(record.reference, record);
   return true;
+}
+
+/** The record of a row of PAYOUT_FIELDS. */
+function payoutOf(cells: PayoutCells, runOf: (id: string) => RunRecord | undefined): PayoutRecord {
+  const text = (i: number) => cells[i] as string;
+  const runId = text(13);
+  const record: PayoutRecord = {
+    reference: text(0),
+    details: { amount: text(1), currency: text(2), rail: text(3), payee: text(4), payeeHint: text(5) },
+    state: text(6) as PayoutState,
+    idempotencyKey: text(7),
+    runId,
+    sheet: text(14),
+    updatedAt: text(16),
+  };
+  if (cells[8] != null) record.beneficiaryId = cells[8];
+  if (cells[9] != null) record.recipientId = cells[9];
+  if (cells[10] != null) record.simulationId = cells[10];
+  if (cells[11] != null) record.transactionId = cells[11];
+  if (cells[12] != null) record.error = cells[12];
+  if (cells[15] != null) record.paidAt = cells[15];
+  const run = runOf(runId);
+  if (run !== undefined) record.run = run;
+  return record;
 }
 
 function runOf(row: RunRow): RunRecord {
