@@ -1,37 +1,147 @@
 /**
- * `validate` on two threads. The main thread reads the sheet and writes the results file; a
- * worker thread reads the same file with the same reader and maps, checks, counts and hashes
- * its rows, sending the verdicts back in sheet order. Reading twice costs less than handing
- * every cell from one thread to the other (a structured clone per row), and leaves the main
- * thread no more work than the bare csv-parse → csv-stringify floor.
+ * `validate` on two threads: the main thread reads the sheet and writes the results file, a
+ * worker thread maps, checks, counts and hashes the rows and sends their verdicts back in sheet
+ * order. Two ways to share the reading, chosen by where the time goes:
  *
- * Both threads number rows the same way, and the main thread checks every row number it pairs.
- * Memory stays bounded: the worker runs at most WINDOW messages ahead of the writer.
+ * - Without a register the worker reads the same file with the same reader: checking a row
+ *   costs about what writing it does, and reading twice costs less than handing every cell
+ *   over. The worker runs at most WINDOW messages of verdicts ahead of the writer.
+ * - With a register, judging a row against its record (the look-up, an HMAC of the payee, a
+ *   message) doubles the worker's share, so the main thread sends its rows instead, as one
+ *   text per batch (RowBatch): V8 copies one long string in a fraction of the time it takes to
+ *   clone cells one by one, and cutting it up costs the worker a fifth of parsing the CSV. The
+ *   main thread sends at most IN_FLIGHT batches beyond the rows it has written.
  */
 import { Worker } from 'node:worker_threads';
 import { type ErrorCode, PayoutsError, SheetError } from '../errors.js';
-import type { LookupText, ScopeInfo } from '../register/types.js';
+import type { ScopeInfo } from '../register/types.js';
+import type { ColumnIndex } from '../rows/columns.js';
+import type { SheetNumbers } from '../rows/money.js';
+import { type Cell, EMPTY_CELL, type RawRow } from '../sheet/types.js';
 import type { SheetOptions } from './prepare.js';
 import { BatchSummary, type RowStatus } from './summary.js';
 import { type RowSample, type RowVerdict, type SheetFindings, VALID } from './verdicts.js';
 
-/** Messages of verdicts the worker may send before the main thread has taken them. */
+/** Messages of verdicts the worker may send before the main thread has taken them (sheet read twice). */
 export const WINDOW = 8;
+
+/**
+ * Batches of rows sent to the worker and not yet written (rows sent). Each one held past the
+ * next outlives the main thread's young generation: at 4, promoted rows and verdicts grew its
+ * old generation to 80 MB between collections, and the peak RSS to 268 MB for a million rows.
+ */
+export const IN_FLIGHT = 1;
 
 /**
  * The worker's young generation. V8's default (semi-spaces of 16 MB, ~32 MB resident once
  * grown) would add as much again as the main thread's to the peak RSS; the worker keeps one
- * batch of rows alive at a time, so a smaller one costs it little.
+ * message of rows alive at a time, so a smaller one costs it little.
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 16 };
 
-/** What the worker needs to know: where the sheet is, how to read it, how many samples to keep. */
+/** What the worker needs to know: the sheet's columns and numbers, how many samples to keep. */
 export interface WorkerInput {
-  sheet: SheetOptions;
+  /** Set when the worker reads the sheet itself; else the main thread sends the rows. */
+  sheet?: SheetOptions;
+  /** The sheet, for messages. */
+  sheetPath: string;
+  /** Where each canonical column is, as the main thread matched the header row. */
+  index: ColumnIndex;
+  numbers: SheetNumbers;
   sampleSize: number;
-  window: number;
   /** The register scope to check rows against, read-only (register-check.ts). */
   register?: { path: string; scope: ScopeInfo };
+}
+
+/**
+ * Rows as they cross to the worker: the texts of their cells end to end, and the sizes to cut
+ * them by. Strings and small arrays, no typed arrays: those are memory outside the heap, which
+ * the garbage collector frees late (20 MB of them waited at a time for a sheet of a million
+ * rows). Only for sheets whose cells are text or empty (CSV), where '' is the empty cell.
+ */
+export interface RowBatch {
+  rowNumbers: number[];
+  /**
+   * Per row, its number of cells and then the length of each cell's text, each a UTF-16 code
+   * unit; a size of 0xffff or more is BIG then its upper and lower 16 bits.
+   */
+  sizes: string;
+  text: string;
+  /** The reader's problems of the rows that have any: [position in the batch, problems]. */
+  problems: [number, string[]][];
+}
+
+/** The code unit that announces a size as two more units. */
+const BIG = 0xffff;
+
+/** A RowBatch of these rows. */
+export function packRows(rows: readonly RawRow[]): RowBatch {
+  const rowNumbers: number[] = new Array(rows.length);
+  const sizes: number[] = [];
+  const texts: string[] = [];
+  const problems: [number, string[]][] = [];
+  const size = (n: number): void => {
+    if (n < BIG) sizes.push(n);
+    else sizes.push(BIG, n >>> 16, n & 0xffff);
+  };
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    rowNumbers[i] = row.rowNumber;
+    size(row.cells.length);
+    for (const cell of row.cells) {
+      if (cell.kind !== 'string' && cell.kind !== 'empty') {
+        throw new Error(
+          `a ${cell.kind} cell cannot cross to the validation worker, which takes text cells only`,
+        );
+      }
+      texts.push(cell.text);
+      size(cell.text.length);
+    }
+    if (row.problems.length > 0) problems.push([i, row.problems]);
+  }
+  return { rowNumbers, sizes: codeUnits(sizes), text: texts.join(''), problems };
+}
+
+/** The string of these code units, made a slice at a time (a call takes so many arguments). */
+function codeUnits(units: readonly number[]): string {
+  const SLICE = 8192;
+  if (units.length <= SLICE) return String.fromCharCode(...units);
+  let text = '';
+  for (let i = 0; i < units.length; i += SLICE) text += String.fromCharCode(...units.slice(i, i + SLICE));
+  return text;
+}
+
+// Shared by every row without a problem: nothing may push to it.
+const NO_PROBLEMS: string[] = [];
+
+/**
+ * The rows of a RowBatch, as they were given to packRows, one at a time: each can be done with
+ * before the next is made.
+ */
+export function* unpackRows(batch: RowBatch): Generator<RawRow> {
+  const { rowNumbers, sizes, text } = batch;
+  const problems = batch.problems.length === 0 ? undefined : new Map(batch.problems);
+  let at = 0;
+  let k = 0;
+  const size = (): number => {
+    const unit = sizes.charCodeAt(k++);
+    if (unit !== BIG) return unit;
+    k += 2;
+    return ((sizes.charCodeAt(k - 2) << 16) | sizes.charCodeAt(k - 1)) >>> 0;
+  };
+  for (let i = 0; i < rowNumbers.length; i++) {
+    const cells: Cell[] = new Array(size());
+    for (let c = 0; c < cells.length; c++) {
+      const length = size();
+      if (length === 0) {
+        cells[c] = EMPTY_CELL;
+        continue;
+      }
+      cells[c] = { text: text.slice(at, at + length), kind: 'string' };
+      at += length;
+    }
+    yield { rowNumber: rowNumbers[i]!, cells, problems: problems?.get(i) ?? NO_PROBLEMS };
+  }
 }
 
 /**
@@ -80,6 +190,8 @@ export class VerdictPacker {
 
   add(rowNumber: number, verdict: RowVerdict): void {
     this.rowNumbers[this.rows] = rowNumber;
+    // Set for every row: a packer that gave copies goes on with its own arrays.
+    this.starts[this.rows] = 0;
     if (verdict !== VALID) {
       this.starts[this.rows] = this.text.length + 1;
       this.notValid += 1;
@@ -96,16 +208,23 @@ export class VerdictPacker {
     this.rows += 1;
   }
 
-  /** The batch taken so far (its buffers are handed over: transfer them), and a fresh start. */
+  /**
+   * The batch taken so far, and a fresh start. Its buffers may be handed over (transfer them):
+   * a full packer gives its own and makes new ones, any other gives copies and keeps its own.
+   */
   take(): VerdictBatch {
-    const full = this.full;
-    const batch: VerdictBatch = {
-      rowNumbers: full ? this.rowNumbers : this.rowNumbers.slice(0, this.rows),
-      starts: full ? this.starts : this.starts.slice(0, this.rows),
-      text: this.text,
-    };
-    this.rowNumbers = new Uint32Array(this.capacity);
-    this.starts = new Uint32Array(this.capacity);
+    let batch: VerdictBatch;
+    if (this.full) {
+      batch = { rowNumbers: this.rowNumbers, starts: this.starts, text: this.text };
+      this.rowNumbers = new Uint32Array(this.capacity);
+      this.starts = new Uint32Array(this.capacity);
+    } else {
+      batch = {
+        rowNumbers: this.rowNumbers.slice(0, this.rows),
+        starts: this.starts.slice(0, this.rows),
+        text: this.text,
+      };
+    }
     this.text = '';
     this.rows = 0;
     this.notValid = 0;
@@ -125,7 +244,7 @@ export class VerdictPacker {
   }
 }
 
-/** Messages from the worker, in order: batches, then `done` or `failed`. */
+/** Messages from the worker, in order: verdicts, then `done` or `failed`. */
 export type WorkerMessage =
   | ({ type: 'rows' } & VerdictBatch)
   | {
@@ -135,15 +254,16 @@ export type WorkerMessage =
       invalidSamples: RowSample[];
       totalsMismatches: string[];
     }
-  | { type: 'failed'; error: ErrorDescription }
-  /** The register's records of these references, please (answered in order, with `found`). */
-  | { type: 'lookup'; references: string[] };
+  | { type: 'failed'; error: ErrorDescription };
 
-/** The main thread's message: one batch taken, one more may come. */
+/** The main thread's message when the worker reads the sheet: one batch of verdicts taken. */
 export const ACK = 'ack';
 
-/** The main thread's messages: ACK, or the answer to the oldest `lookup` not yet answered. */
-export type MainMessage = typeof ACK | { type: 'found'; text: LookupText };
+/**
+ * The main thread's messages: ACK when the worker reads the sheet; else rows to check, then
+ * `end` once the sheet was read to its end.
+ */
+export type MainMessage = typeof ACK | ({ type: 'rows' } & RowBatch) | { type: 'end' };
 
 /** An error as it crosses threads: PayoutsErrors keep their code (and exit code) and text. */
 export interface ErrorDescription {
@@ -173,27 +293,20 @@ export function rebuildError(description: ErrorDescription): Error {
   return error;
 }
 
-/** The main thread's end of the worker: verdict batches in sheet order, then the findings. */
-export class VerdictSource {
+/** The main thread's end of the worker: rows out, their verdicts back in sheet order, then the findings. */
+export class CheckingWorker {
   private readonly worker: Worker;
   private readonly queue: WorkerMessage[] = [];
   private waiting: { resolve: () => void } | undefined;
   private failure: Error | undefined;
   private exited = false;
 
-  /**
-   * `lookup` answers the worker's register look-ups here: the main thread has time to spare
-   * while the worker maps and checks, and SQLite's part of a look-up is the larger one.
-   */
   constructor(
     url: URL,
     private readonly input: WorkerInput,
-    private readonly lookup?: (references: readonly string[]) => Promise<LookupText>,
   ) {
     this.worker = new Worker(url, { workerData: input, resourceLimits: WORKER_LIMITS });
-    this.worker.on('message', (message: WorkerMessage) =>
-      message.type === 'lookup' ? this.answer(message.references) : this.arrive(message),
-    );
+    this.worker.on('message', (message: WorkerMessage) => this.arrive(message));
     this.worker.on('error', (error) => this.fail(error));
     this.worker.on('exit', () => {
       this.exited = true;
@@ -201,21 +314,28 @@ export class VerdictSource {
     });
   }
 
+  /** Sends rows to check. */
+  send(rows: RowBatch): void {
+    this.worker.postMessage({ type: 'rows', ...rows } satisfies MainMessage);
+  }
+
+  /** No more rows: the worker finishes its counts and sends the findings. */
+  end(): void {
+    this.worker.postMessage({ type: 'end' } satisfies MainMessage);
+  }
+
   /** The next batch of verdicts; rejects with the worker's error. */
   async nextBatch(): Promise<VerdictBatch> {
     const message = await this.take();
-    if (message.type === 'rows') {
-      this.worker.postMessage(ACK);
-      return message;
-    }
-    throw outOfStep(this.input.sheet.sheetPath, 'the checked rows ended before the rows read');
+    if (message.type !== 'rows') throw this.outOfStep('the checked rows ended before the rows read');
+    if (this.input.sheet) this.worker.postMessage(ACK);
+    return message;
   }
 
   /** The findings, once every batch was taken. */
   async finish(): Promise<SheetFindings> {
     const message = await this.take();
-    if (message.type !== 'done')
-      throw outOfStep(this.input.sheet.sheetPath, 'more rows were checked than read');
+    if (message.type !== 'done') throw this.outOfStep('more rows were checked than read');
     const summary = new BatchSummary();
     summary.rows = message.summary.rows;
     summary.groupedAmounts = message.summary.groupedAmounts;
@@ -230,6 +350,17 @@ export class VerdictSource {
       invalidSamples: message.invalidSamples,
       totalsMismatches: message.totalsMismatches,
     };
+  }
+
+  /**
+   * The threads disagree on the rows. When both read the sheet, the file changed while it was
+   * being read; when the rows were sent, it cannot happen.
+   */
+  outOfStep(what: string): Error {
+    const file = this.input.sheetPath;
+    return this.input.sheet
+      ? new SheetError(file, `changed while it was being read (${what}): run validate again once it is saved`)
+      : new Error(`validate of ${file}: ${what}`);
   }
 
   /** Stops the worker (after an error, or when it is done). */
@@ -252,18 +383,7 @@ export class VerdictSource {
     }
   }
 
-  private answer(references: readonly string[]): void {
-    if (this.lookup === undefined) {
-      this.fail(new Error('the validation worker asked for a register look-up, and there is no register'));
-      return;
-    }
-    this.lookup(references).then(
-      (text) => this.worker.postMessage({ type: 'found', text } satisfies MainMessage),
-      (error: unknown) => this.fail(error as Error),
-    );
-  }
-
-  /** Ends the wait for batches with `error` (the worker is stopped by close()). */
+  /** Ends the wait for verdicts with `error` (the worker is stopped by close()). */
   private fail(error: Error): void {
     this.failure ??= error;
     this.wake();
@@ -279,14 +399,6 @@ export class VerdictSource {
     this.waiting = undefined;
     waiting?.resolve();
   }
-}
-
-/** The two threads disagree on the rows: the file changed while it was being read. */
-export function outOfStep(file: string, what: string): SheetError {
-  return new SheetError(
-    file,
-    `changed while it was being read (${what}): run validate again once it is saved`,
-  );
 }
 
 /** The verdict a batch message carries for one row (as VerdictPacker wrote it). */

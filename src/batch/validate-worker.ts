@@ -1,56 +1,35 @@
 /**
- * The worker thread of `validate` (src/batch/parallel.ts): reads the sheet, maps and checks
- * every row, and sends the verdicts batch by batch, then the counts, totals, digest and samples.
+ * The worker thread of `validate` (src/batch/parallel.ts): maps and checks the rows, which it
+ * reads from the sheet itself or is sent by the main thread, judges them against the
+ * register's records when there is a register, and sends the verdicts back message by
+ * message, then the counts, totals, digest and samples.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openRegister } from '../register/sqlite.js';
-import type { LookupText, Register, ScopeInfo } from '../register/types.js';
+import type { Register } from '../register/types.js';
 import type { RawRow } from '../sheet/types.js';
 import {
   ACK,
   describeError,
   type MainMessage,
+  type RowBatch,
+  unpackRows,
   VerdictPacker,
+  WINDOW,
   type WorkerInput,
   type WorkerMessage,
 } from './parallel.js';
 import { prepareSheet, RowChecker, rawBatches } from './prepare.js';
-import { RegisterCheck, type RegisterLookup } from './register-check.js';
+import { RegisterCheck } from './register-check.js';
 import { type RowVerdict, ValidationTally } from './verdicts.js';
 
 const port = parentPort;
 if (port === null) throw new Error('validate-worker.js runs as a worker thread of payouts validate');
 const input = workerData as WorkerInput;
 
-let credits = input.window;
-let wake: (() => void) | undefined;
-/** Look-ups sent to the main thread, oldest first, waiting for their answer. */
-const answers: ((text: LookupText) => void)[] = [];
-port.on('message', (message: MainMessage) => {
-  if (message !== ACK) {
-    answers.shift()?.(message.text);
-    return;
-  }
-  credits += 1;
-  const resume = wake;
-  wake = undefined;
-  resume?.();
-});
-
-/** The look-up query of these references, run by the main thread (parallel.ts). */
-function lookupOnMain(references: readonly string[]): Promise<LookupText> {
-  return new Promise<LookupText>((resolve) => {
-    answers.push(resolve);
-    send({ type: 'lookup', references: references as string[] });
-  });
-}
-
-function send(message: WorkerMessage, transfer?: ArrayBuffer[]): void {
-  port!.postMessage(message, transfer);
-}
-
-// Rows per message: a message costs tens of microseconds, a row's verdict next to nothing.
+// Rows per message at most: a message costs tens of microseconds, a row's verdict next to nothing.
 const MESSAGE_ROWS = 2048;
+
 /**
  * Verdicts with messages per message, at most: against a register every row may carry one.
  * What a message holds outlives the young generation of the thread that holds it, and garbage
@@ -60,61 +39,71 @@ const MESSAGE_ROWS = 2048;
 const MESSAGE_VERDICTS = 64;
 
 /**
- * Batches whose look-up is asked for before the oldest of them is checked. One is enough for
- * the main thread to answer in time; four kept so many records alive that the worker's small
- * young generation promoted them, and it spent a third of its time collecting garbage.
+ * Messages of verdicts the main thread may still take before this thread waits, when it reads
+ * the sheet itself. Sent rows need no such count: the main thread sends no more than it writes.
  */
-const LOOK_AHEAD = 1;
+let credits = input.sheet ? WINDOW : Number.POSITIVE_INFINITY;
+/** Batches of rows sent by the main thread, oldest first; null once it sent them all. */
+const inbox: (RowBatch | null)[] = [];
+let wake: (() => void) | undefined;
+port.on('message', (message: MainMessage) => {
+  if (message === ACK) credits += 1;
+  else inbox.push(message.type === 'rows' ? message : null);
+  const resume = wake;
+  wake = undefined;
+  resume?.();
+});
+
+/** Until the main thread's next message. */
+function nextMessage(): Promise<void> {
+  return new Promise<void>((resolve) => (wake = resolve));
+}
+
+/** The rows the main thread sends, batch by batch, until it says it is done. */
+async function* sentRows(): AsyncGenerator<RawRow[]> {
+  for (;;) {
+    while (inbox.length === 0) await nextMessage();
+    const batch = inbox.shift()!;
+    if (batch === null) return;
+    yield [...unpackRows(batch)];
+  }
+}
+
+function send(message: WorkerMessage, transfer?: ArrayBuffer[]): void {
+  port!.postMessage(message, transfer);
+}
 
 /** Verdicts checked but not yet sent. */
 const pending = new VerdictPacker(MESSAGE_ROWS);
 
 let register: Register | undefined;
 try {
-  const prepared = await prepareSheet(input.sheet);
-  const { sheet, header } = prepared;
-  const checker = new RowChecker(input.sheet.sheetPath, header.index);
-  const tally = new ValidationTally(header.index, input.sampleSize);
-  if (input.register) register = openRegister(input.register.path, { readonly: true });
-  const check = register ? await registerCheck(register, input.register!.scope) : undefined;
-  const referenceAt = header.index.get('reference') ?? -1;
-  /** Batches read, each with the look-up of its references under way, oldest first. */
-  const ahead: { batch: RawRow[]; found: Promise<RegisterLookup> }[] = [];
-  for await (const batch of rawBatches(sheet)) {
-    if (check) {
-      // With a register, one look-up answers a whole batch, by its reference cells. It is asked
-      // for as the batch is read, and answered by the main thread between its own batches while
-      // the batches before it are checked here, row by row.
-      ahead.push({ batch, found: check.lookAhead(batch, referenceAt) });
-      if (ahead.length > LOOK_AHEAD) {
-        const { batch: next, found } = ahead.shift()!;
-        await checkAgainst(next, await found);
-      }
-      continue;
-    }
-    // Row by row, without a batch of prepared rows alive at once: the thread's young heap stays small.
-    for (const raw of batch) {
-      const full = take(raw.rowNumber, tally.add(checker.check(raw)));
-      if (full) await full;
-    }
+  const checker = new RowChecker(input.sheetPath, input.index, input.numbers);
+  const tally = new ValidationTally(input.index, input.sampleSize);
+  let check: RegisterCheck | undefined;
+  if (input.register) {
+    register = openRegister(input.register.path, { readonly: true });
+    check = new RegisterCheck(await register.scopeStore(input.register.scope));
   }
-  for (const { batch, found } of ahead) await checkAgainst(batch, await found);
-  checker.finish();
-  await post();
-  send({ type: 'done', ...tally.finish() });
-
-  /** Checks a batch's rows one by one, with the register's records of their references. */
-  async function checkAgainst(batch: RawRow[], found: RegisterLookup): Promise<void> {
-    for (const raw of batch) {
+  const referenceAt = input.index.get('reference') ?? -1;
+  const batches = input.sheet ? rawBatches((await prepareSheet(input.sheet)).sheet) : sentRows();
+  for await (const rows of batches) {
+    // With a register, one look-up answers the whole batch, by its reference cells.
+    const found = check && (await check.lookAhead(rows, referenceAt));
+    for (const raw of rows) {
       const row = checker.check(raw);
-      const earlier = found.resultOf(row);
+      const earlier = found?.resultOf(row);
       const full = take(raw.rowNumber, tally.add(row, earlier instanceof Promise ? await earlier : earlier));
       if (full) await full;
     }
+    // The main thread waits for the verdicts of the rows it sent before it sends more.
+    if (!input.sheet) await post();
   }
+  checker.finish();
+  await post();
+  send({ type: 'done', ...tally.finish() });
 } catch (error) {
-  // The rows checked before the error first: the main thread then meets the error where it
-  // reads, as it would on its own.
+  // The rows checked before the error first: the main thread then meets the error in order.
   if (pending.rows > 0) sendVerdicts();
   send({ type: 'failed', error: describeError(error) });
 }
@@ -122,28 +111,16 @@ await register?.close();
 // Nothing more to wait for: let the thread end once the messages are out.
 port.unref();
 
-/**
- * The register check of the worker: the look-up query runs on the main thread, which has time
- * to spare, and its answer is read back into records here, where the payees are hashed too.
- */
-async function registerCheck(register: Register, scope: ScopeInfo): Promise<RegisterCheck> {
-  const store = await register.scopeStore(scope);
-  return new RegisterCheck({
-    fingerprint: (canonical) => store.fingerprint(canonical),
-    lookup: async (references) => store.readLookup(references, await lookupOnMain(references)),
-  });
-}
-
 /** Queues a row's verdict; a full message is sent (the promise to wait on), else undefined. */
 function take(rowNumber: number, verdict: RowVerdict): Promise<void> | undefined {
   pending.add(rowNumber, verdict);
   return pending.full || pending.notValid === MESSAGE_VERDICTS ? post() : undefined;
 }
 
-/** Sends the pending verdicts once the writer is less than `window` batches behind. */
+/** Sends the pending verdicts once the main thread may take them. */
 async function post(): Promise<void> {
   if (pending.rows === 0) return;
-  while (credits === 0) await new Promise<void>((resolve) => (wake = resolve));
+  while (credits === 0) await nextMessage();
   credits -= 1;
   sendVerdicts();
 }

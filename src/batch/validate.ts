@@ -9,13 +9,22 @@ import type { Register, ScopeInfo, ScopeStore } from '../register/types.js';
 import type { ResultRecord, ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow, SheetFormat } from '../sheet/types.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
-import { NO_VERDICTS, outOfStep, VerdictSource, verdictAt, WINDOW } from './parallel.js';
+import {
+  CheckingWorker,
+  IN_FLIGHT,
+  NO_VERDICTS,
+  packRows,
+  type RowBatch,
+  unpackRows,
+  verdictAt,
+} from './parallel.js';
 import {
   openResultsFor,
   type PreparedSheet,
   prepareSheet,
   rawBatches,
   type SheetOptions,
+  sheetNumbers,
 } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
 import type { BatchSummary } from './summary.js';
@@ -89,10 +98,15 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     resultsPath = writer.path;
     const sampleSize = options.sampleSize ?? 20;
     try {
-      const store = registered.scope ? await registered.register!.scopeStore(registered.scope) : undefined;
       findings = (await useWorker(options, prepared.sheet))
-        ? await checkOnWorker(options, prepared, writer, sampleSize, registered.scope, store)
-        : await checkHere(options, prepared, writer, sampleSize, store);
+        ? await checkOnWorker(options, prepared, writer, sampleSize, registered.scope)
+        : await checkHere(
+            options,
+            prepared,
+            writer,
+            sampleSize,
+            registered.scope ? await registered.register!.scopeStore(registered.scope) : undefined,
+          );
       await writer.commit();
     } catch (error) {
       await writer.abort();
@@ -170,8 +184,9 @@ async function checkHere(
 }
 
 /**
- * Reads and writes the rows on this thread while a worker maps and checks them (parallel.ts):
- * each row read here is paired with the worker's verdict on the same row number.
+ * Reads the rows and writes the results on this thread while a worker maps and checks them
+ * (parallel.ts). Without a register the worker reads the sheet too; with one, each batch of
+ * the reader is sent to it as it is read, and the worker reads the register on its own.
  */
 async function checkOnWorker(
   options: ValidateOptions,
@@ -179,43 +194,57 @@ async function checkOnWorker(
   writer: ResultsWriter,
   sampleSize: number,
   scope?: ScopeInfo,
-  store?: ScopeStore,
 ): Promise<SheetFindings> {
   const { sheetPath, sheetName, delimiter, encoding, columnsFile } = options;
-  const source = new VerdictSource(
-    WORKER_URL,
-    {
-      sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile },
-      sampleSize,
-      window: WINDOW,
-      ...(scope && options.register ? { register: { path: options.register.path, scope } } : {}),
-    },
-    store && ((references) => store.lookupText(references)),
-  );
-  try {
-    let verdicts = NO_VERDICTS;
-    let at = 0;
-    let rows = 0;
-    for await (const batch of rawBatches(prepared.sheet)) {
-      let pending: Promise<void> | undefined;
-      for (const raw of batch) {
-        if (at === verdicts.rowNumbers.length) {
-          verdicts = await source.nextBatch();
-          at = 0;
-        }
-        if (verdicts.rowNumbers[at] !== raw.rowNumber) {
-          throw outOfStep(sheetPath, `row ${raw.rowNumber} was paired with row ${verdicts.rowNumbers[at]}`);
-        }
-        pending = writer.write(resultOf(raw, verdictAt(verdicts, at++))) ?? pending;
+  const register = scope && options.register ? { path: options.register.path, scope } : undefined;
+  const worker = new CheckingWorker(WORKER_URL, {
+    ...(register ? { register } : { sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile } }),
+    sheetPath,
+    index: prepared.header.index,
+    numbers: sheetNumbers(prepared.sheet),
+    sampleSize,
+  });
+  let verdicts = NO_VERDICTS;
+  let at = 0;
+  let written = 0;
+  /** Writes rows, each with its verdict; the promise to wait on when the output is behind. */
+  const write = async (rows: Iterable<RawRow>): Promise<void> => {
+    let pending: Promise<void> | undefined;
+    for (const raw of rows) {
+      if (at === verdicts.rowNumbers.length) {
+        verdicts = await worker.nextBatch();
+        at = 0;
       }
-      if (pending) await pending;
-      rows += batch.length;
-      options.onProgress?.(rows);
+      if (verdicts.rowNumbers[at] !== raw.rowNumber) {
+        throw worker.outOfStep(`row ${raw.rowNumber} was paired with row ${verdicts.rowNumbers[at]}`);
+      }
+      // write() returns a promise only when the output asks us to wait (backpressure).
+      pending = writer.write(resultOf(raw, verdictAt(verdicts, at++))) ?? pending;
+      written += 1;
     }
-    if (at !== verdicts.rowNumbers.length) throw outOfStep(sheetPath, 'more rows were checked than read');
-    return await source.finish();
+    if (pending) await pending;
+    options.onProgress?.(written);
+  };
+  try {
+    if (register) {
+      // Batches sent and not yet written, oldest first, kept as they were sent: a text and
+      // numbers, which the garbage collector moves and scans for nothing, unlike cells.
+      const sent: RowBatch[] = [];
+      for await (const rows of rawBatches(prepared.sheet)) {
+        const batch = packRows(rows);
+        worker.send(batch);
+        sent.push(batch);
+        if (sent.length > IN_FLIGHT) await write(unpackRows(sent.shift()!));
+      }
+      worker.end();
+      for (const batch of sent) await write(unpackRows(batch));
+    } else {
+      for await (const rows of rawBatches(prepared.sheet)) await write(rows);
+    }
+    if (at !== verdicts.rowNumbers.length) throw worker.outOfStep('more rows were checked than read');
+    return await worker.finish();
   } finally {
-    await source.close();
+    await worker.close();
   }
 }
 

@@ -1,10 +1,11 @@
 /**
- * The verdicts a validate worker sends (src/batch/parallel.ts): packed as flat fields, read back
- * as the verdicts they were.
+ * What crosses between `validate`'s two threads (src/batch/parallel.ts): rows sent to the
+ * worker, and the verdicts it sends back, each packed and read back as they were.
  */
 import { describe, expect, it } from 'vitest';
-import { VerdictPacker, verdictAt } from '../../src/batch/parallel.js';
+import { packRows, unpackRows, VerdictPacker, verdictAt } from '../../src/batch/parallel.js';
 import { type RowVerdict, VALID } from '../../src/batch/verdicts.js';
+import { EMPTY_CELL, type RawRow } from '../../src/sheet/types.js';
 
 const verdicts: RowVerdict[] = [
   VALID,
@@ -54,6 +55,19 @@ describe('the verdicts of a validate worker', () => {
     expect(verdictAt(packer.take(), 0)).toEqual(verdicts[1]);
   });
 
+  it('start afresh after a batch that was not full: a VALID row where a message was before', () => {
+    const packer = new VerdictPacker(4);
+    packer.add(2, verdicts[1]!);
+    packer.add(3, verdicts[3]!);
+    expect(verdictAt(packer.take(), 1)).toEqual(verdicts[3]);
+    packer.add(4, VALID);
+    packer.add(5, VALID);
+    const batch = packer.take();
+    expect([...batch.rowNumbers]).toEqual([4, 5]);
+    expect(verdictAt(batch, 0)).toBe(VALID);
+    expect(verdictAt(batch, 1)).toBe(VALID);
+  });
+
   it('fill up at their capacity', () => {
     const packer = new VerdictPacker(2);
     packer.add(2, VALID);
@@ -62,5 +76,39 @@ describe('the verdicts of a validate worker', () => {
     const batch = packer.take();
     expect(batch.rowNumbers).toHaveLength(2);
     expect(batch.text).toBe('');
+  });
+});
+
+const text = (value: string) => ({ text: value, kind: 'string' as const });
+
+describe('the rows a validate worker is sent', () => {
+  it('are cut back into the cells they were, empty cells as the shared EMPTY_CELL', () => {
+    const rows: RawRow[] = [
+      { rowNumber: 2, cells: [text('REF-1'), EMPTY_CELL, text('10.00')], problems: [] },
+      // Rows of other widths, with the reader's problems, and blank lines between row numbers.
+      {
+        rowNumber: 5,
+        cells: [text('REF-2'), text('a "quoted", cell\r\nover lines'), EMPTY_CELL, text('extra')],
+        problems: ['row has 4 fields but the header has 3'],
+      },
+      { rowNumber: 6, cells: [], problems: [] },
+      // Any code units travel as they are; a cell longer than 0xffff units takes the long size.
+      {
+        rowNumber: 70_000,
+        cells: [text('\u0000\u001f\u001e\uffff\ud800'), text('x'.repeat(70_000)), text('\u{1f600}')],
+        problems: [],
+      },
+    ];
+    const batch = structuredClone(packRows(rows));
+    expect(batch.text).toHaveLength(5 + 5 + 5 + 28 + 5 + 5 + 70_000 + 2);
+    const read = [...unpackRows(batch)];
+    expect(read).toEqual(rows);
+    expect(read[0]!.cells[1]).toBe(EMPTY_CELL);
+    expect(read[1]!.cells[2]).toBe(EMPTY_CELL);
+  });
+
+  it('are CSV cells: text or empty, nothing the worker would read back as another kind', () => {
+    const row: RawRow = { rowNumber: 2, cells: [{ text: '45000', kind: 'number' }], problems: [] };
+    expect(() => packRows([row])).toThrow('a number cell cannot cross to the validation worker');
   });
 });

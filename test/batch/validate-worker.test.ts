@@ -6,7 +6,14 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { BatchSummary } from '../../src/batch/summary.js';
 import { withTempDir } from '../helpers/cli.js';
-import { generateRows, parseCsv, SAMPLES_DIR, type SheetRow, writeSheet } from '../helpers/sheets.js';
+import {
+  generateRows,
+  parseCsv,
+  SAMPLE_COLUMNS,
+  SAMPLES_DIR,
+  type SheetRow,
+  writeSheet,
+} from '../helpers/sheets.js';
 
 type ValidateModule = typeof import('../../src/batch/validate.js');
 type ErrorsModule = typeof import('../../src/errors.js');
@@ -157,6 +164,39 @@ describe('validate on a worker thread', () => {
       expect(two.guardError?.message).toMatch(
         /^control totals do not match, so nothing was sent: the totals row \(row 3002\)/,
       );
+    });
+  });
+
+  it('reads the decimal commas of a semicolon sheet as one thread does, with and without a register', async () => {
+    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { openRegister } = await load<SqliteModule>('register/sqlite.js');
+    await withTempDir(async (dir) => {
+      // Excel's CSV where the comma marks the decimals: ';' between cells, '1.250,00' amounts.
+      const sheetPath = path.join(dir, 'sheet.csv');
+      const rows = generateRows(3000).map((row, i) => ({ ...row, amount: i % 2 ? '1.250,00' : '7,5' }));
+      const cell = (text: string) => (/[";\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+      const lines = [SAMPLE_COLUMNS, ...rows.map((row) => SAMPLE_COLUMNS.map((c) => row[c] ?? ''))];
+      await writeFile(sheetPath, `${lines.map((cells) => cells.map(cell).join(';')).join('\r\n')}\r\n`);
+      const registerPath = path.join(dir, 'register.db');
+      const service = 'http://127.0.0.1:9';
+      const register = openRegister(registerPath);
+      await register.openScope({ service, integratorId: 'int-1' });
+      await register.close();
+      for (const withRegister of [false, true]) {
+        const options = { sheetPath, ...(withRegister ? { register: { path: registerPath, service } } : {}) };
+        const one = await validateSheet({ ...options, outPath: path.join(dir, 'one.csv'), worker: false });
+        const two = await validateSheet({ ...options, outPath: path.join(dir, 'two.csv'), worker: true });
+        expect(await readFile(two.resultsPath, 'latin1')).toBe(await readFile(one.resultsPath, 'latin1'));
+        expect(two.digest).toBe(one.digest);
+        expect(two.summary.statusCounts()).toEqual({ valid: 3000 });
+        // 1,500 rows of 1250.00 and 1,500 of 7.50 in all: 1,886,250.00.
+        expect(BatchSummary.formatTotals(two.summary.validTotals)).toEqual({
+          BRL: '416245.00',
+          COP: '313117.50',
+          MXN: '313117.50',
+          USD: '843770.00',
+        });
+      }
     });
   });
 
