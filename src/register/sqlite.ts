@@ -22,7 +22,6 @@ import type {
   ClaimDecision,
   ClaimRequest,
   EventRecord,
-  LookupText,
   PayoutChange,
   PayoutRecord,
   PayoutState,
@@ -410,6 +409,14 @@ interface RunRow {
  */
 const FINGERPRINTS_KEPT = 4096;
 
+/** The answer of a look-up as text, a part per chunk of references (PACKED_RECORDS). */
+interface LookupText {
+  /** Records per part. */
+  counts: number[];
+  /** The records of each part, null for none. */
+  texts: (string | null)[];
+}
+
 /** How many references one lookup query takes. */
 const LOOKUP_CHUNK = 500;
 
@@ -471,10 +478,6 @@ class SqliteScope implements ScopeStore {
     return this.lookupNow(references);
   }
 
-  async lookupText(references: readonly string[]): Promise<LookupText> {
-    return this.textNow(references);
-  }
-
   private lookupNow(references: readonly string[]): Map<string, PayoutRecord> {
     return this.readLookup(references, this.textNow(references));
   }
@@ -494,7 +497,7 @@ class SqliteScope implements ScopeStore {
     });
   }
 
-  readLookup(references: readonly string[], text: LookupText): Map<string, PayoutRecord> {
+  private readLookup(references: readonly string[], text: LookupText): Map<string, PayoutRecord> {
     const found = new Map<string, PayoutRecord>();
     if (text.texts.length === 0) return found;
     return this.register.read(() => {

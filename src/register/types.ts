@@ -114,14 +114,6 @@ export interface Settlement {
   error: string | null;
 }
 
-/** The answer of a look-up as text, a part per chunk of references (the store's own format). */
-export interface LookupText {
-  /** Records per part. */
-  counts: number[];
-  /** The records of each part, null for none. */
-  texts: (string | null)[];
-}
-
 /** The register of one service and integrator. */
 export interface ScopeStore {
   readonly scope: ScopeInfo;
@@ -129,13 +121,6 @@ export interface ScopeStore {
   fingerprint(canonical: string): string;
   /** The records of these references (absent when unknown). */
   lookup(references: readonly string[]): Promise<Map<string, PayoutRecord>>;
-  /**
-   * `lookup` in two halves, for two threads (`validate`, src/batch/parallel.ts): the query,
-   * whose answer is text that crosses threads cheaply...
-   */
-  lookupText(references: readonly string[]): Promise<LookupText>;
-  /** ...and the records read from that text, by a store of the same scope on the other thread. */
-  readLookup(references: readonly string[], text: LookupText): Map<string, PayoutRecord>;
   /** Recent payouts, newest first. */
   recentPayouts(limit: number): Promise<PayoutRecord[]>;
   /** The id of a beneficiary or recipient created earlier for these details. */
