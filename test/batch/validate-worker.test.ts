@@ -1,6 +1,6 @@
 // `validate` with a worker thread (src/batch/parallel.ts) against the same on one thread. The
 // worker runs the built script, so this test imports the built module (npm run build first).
-import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -33,6 +33,18 @@ async function mixedSheet(file: string, count: number): Promise<void> {
   rows[count - 3] = { ...rows[count - 3]!, reference: rows[5]!['reference']! };
   await writeSheet(file, rows);
   await appendFile(file, '\r\n,,,\r\nSHORT-1,1.00,USD\r\n');
+}
+
+/** A register with one scope and nothing paid, in `dir`/register: validate's options for it. */
+async function emptyRegister(dir: string): Promise<{ path: string; service: string }> {
+  const { openRegister } = await load<SqliteModule>('register/sqlite.js');
+  await mkdir(path.join(dir, 'register'));
+  const file = path.join(dir, 'register', 'register.db');
+  const service = 'http://127.0.0.1:9';
+  const register = openRegister(file);
+  await register.openScope({ service, integratorId: 'int-1' });
+  await register.close();
+  return { path: file, service };
 }
 
 function totals(summary: BatchSummary) {
@@ -169,21 +181,19 @@ describe('validate on a worker thread', () => {
 
   it('reads the decimal commas of a semicolon sheet as one thread does, with and without a register', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
-    const { openRegister } = await load<SqliteModule>('register/sqlite.js');
     await withTempDir(async (dir) => {
       // Excel's CSV where the comma marks the decimals: ';' between cells, '1.250,00' amounts.
       const sheetPath = path.join(dir, 'sheet.csv');
-      const rows = generateRows(3000).map((row, i) => ({ ...row, amount: i % 2 ? '1.250,00' : '7,5' }));
+      const rows: SheetRow[] = generateRows(3000).map((row, i) => ({
+        ...row,
+        amount: i % 2 ? '1.250,00' : '7,5',
+      }));
       const cell = (text: string) => (/[";\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
       const lines = [SAMPLE_COLUMNS, ...rows.map((row) => SAMPLE_COLUMNS.map((c) => row[c] ?? ''))];
       await writeFile(sheetPath, `${lines.map((cells) => cells.map(cell).join(';')).join('\r\n')}\r\n`);
-      const registerPath = path.join(dir, 'register.db');
-      const service = 'http://127.0.0.1:9';
-      const register = openRegister(registerPath);
-      await register.openScope({ service, integratorId: 'int-1' });
-      await register.close();
+      const register = await emptyRegister(dir);
       for (const withRegister of [false, true]) {
-        const options = { sheetPath, ...(withRegister ? { register: { path: registerPath, service } } : {}) };
+        const options = { sheetPath, ...(withRegister ? { register } : {}) };
         const one = await validateSheet({ ...options, outPath: path.join(dir, 'one.csv'), worker: false });
         const two = await validateSheet({ ...options, outPath: path.join(dir, 'two.csv'), worker: true });
         expect(await readFile(two.resultsPath, 'latin1')).toBe(await readFile(one.resultsPath, 'latin1'));
@@ -200,41 +210,51 @@ describe('validate on a worker thread', () => {
     });
   });
 
-  it('stops with the SheetError of the reader and leaves no results file', async () => {
+  it('stops with the SheetError of the reader and leaves no results file, with and without a register', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     const { SheetError } = await load<ErrorsModule>('errors.js');
     await withTempDir(async (dir) => {
       const sheetPath = path.join(dir, 'sheet.csv');
       await mixedSheet(sheetPath, 6000);
       await appendFile(sheetPath, 'LATE-1,"1.00,USD,ACH\r\nLATE-2,1.00,USD,ACH\r\n');
+      const register = await emptyRegister(dir);
+      const runs = [
+        { worker: false },
+        { worker: true },
+        // With a register the main thread sends its rows to the worker (parallel.ts).
+        { worker: true, register },
+      ];
       const failures = await Promise.all(
-        [false, true].map((worker) =>
-          validateSheet({ sheetPath, outPath: path.join(dir, `out-${worker}.csv`), worker }).catch(
+        runs.map((options, i) =>
+          validateSheet({ sheetPath, outPath: path.join(dir, `out-${i}.csv`), ...options }).catch(
             (error: unknown) => error,
           ),
         ),
       );
       for (const error of failures) {
         expect(error).toBeInstanceOf(SheetError);
-        expect((error as Error).message).toMatch(/a quoted cell that starts in row 6005 is never closed/);
+        expect((error as Error).message).toBe((failures[0] as Error).message);
       }
-      expect((failures[1] as Error).message).toBe((failures[0] as Error).message);
-      expect(await readdir(dir)).toEqual(['sheet.csv']);
+      expect((failures[0] as Error).message).toMatch(/a quoted cell that starts in row 6005 is never closed/);
+      expect(await readdir(dir)).toEqual(['register', 'sheet.csv']);
     });
   });
 
-  it('refuses a sheet of headers and blank lines as one thread does', async () => {
+  it('refuses a sheet of headers and blank lines as one thread does, with and without a register', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     const { SheetError } = await load<ErrorsModule>('errors.js');
     await withTempDir(async (dir) => {
       const sheetPath = path.join(dir, 'blank.csv');
       await writeFile(sheetPath, `reference,amount,currency,type\r\n${',,,\r\n'.repeat(5000)}`);
-      const error = await validateSheet({ sheetPath, worker: true }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(SheetError);
-      expect((error as Error).message).toBe(
-        `${sheetPath}: has column headers but no payout rows: is this the right file?`,
-      );
-      expect(await readdir(dir)).toEqual(['blank.csv']);
+      const register = await emptyRegister(dir);
+      for (const options of [{}, { register }]) {
+        const error = await validateSheet({ sheetPath, worker: true, ...options }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SheetError);
+        expect((error as Error).message).toBe(
+          `${sheetPath}: has column headers but no payout rows: is this the right file?`,
+        );
+      }
+      expect(await readdir(dir)).toEqual(['blank.csv', 'register']);
     });
   });
 });
