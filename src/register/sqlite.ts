@@ -409,14 +409,6 @@ interface RunRow {
  */
 const FINGERPRINTS_KEPT = 4096;
 
-/** The answer of a look-up as text, a part per chunk of references (PACKED_RECORDS). */
-interface LookupText {
-  /** Records per part. */
-  counts: number[];
-  /** The records of each part, null for none. */
-  texts: (string | null)[];
-}
-
 /** How many references one lookup query takes. */
 const LOOKUP_CHUNK = 500;
 
@@ -478,41 +470,23 @@ class SqliteScope implements ScopeStore {
     return this.lookupNow(references);
   }
 
+  /** The records of these references, a chunk at a time by the packed query (PACKED_RECORDS). */
   private lookupNow(references: readonly string[]): Map<string, PayoutRecord> {
-    return this.readLookup(references, this.textNow(references));
-  }
-
-  /** Runs the packed look-up query, a chunk of references at a time. */
-  private textNow(references: readonly string[]): LookupText {
-    const text: LookupText = { counts: [], texts: [] };
-    if (references.length === 0) return text;
+    const found = new Map<string, PayoutRecord>();
+    if (references.length === 0) return found;
     return this.register.read(() => {
+      const runs = this.runReader();
       for (let i = 0; i < references.length; i += LOOKUP_CHUNK) {
         const chunk = JSON.stringify(references.slice(i, i + LOOKUP_CHUNK));
         const [count, packed] = this.statement('lookup').get(this.scope.id, chunk) as [number, string | null];
-        text.counts.push(count);
-        text.texts.push(packed);
-      }
-      return text;
-    });
-  }
-
-  private readLookup(references: readonly string[], text: LookupText): Map<string, PayoutRecord> {
-    const found = new Map<string, PayoutRecord>();
-    if (text.texts.length === 0) return found;
-    return this.register.read(() => {
-      const runs = this.runReader();
-      text.texts.forEach((packed, k) => {
-        if (packed === null) return;
-        if (unpack(packed, text.counts[k]!, runs, found)) return;
+        if (packed === null || unpack(packed, count, runs, found)) continue;
         // A value held a separator: this chunk again, as JSON.
-        const chunk = JSON.stringify(references.slice(k * LOOKUP_CHUNK, (k + 1) * LOOKUP_CHUNK));
         const [json] = this.statement('lookupJson').get(this.scope.id, chunk) as [string];
         for (const cells of JSON.parse(json) as PayoutCells[]) {
           const record = payoutOf(cells, runs);
           found.set(record.reference, record);
         }
-      });
+      }
       return found;
     });
   }
