@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'NETWORK'
   | 'INTERRUPTED'
   | 'UNAVAILABLE'
+  | 'CLAIM_LOST'
   | 'STORAGE';
 
 /** Exit codes of PRODUCT.md ("Exit codes"). 70 (a bug) is the top-level handler's alone. */
@@ -39,6 +40,7 @@ const exitCodeOf: Record<ErrorCode, number> = {
   NETWORK: EXIT.rowsNotOk,
   INTERRUPTED: EXIT.interrupted,
   UNAVAILABLE: EXIT.unavailable,
+  CLAIM_LOST: EXIT.unavailable,
   // StorageError overrides exitCode: 2 before anything was sent, 6 after.
   STORAGE: EXIT.unavailable,
 };
@@ -233,6 +235,18 @@ export class ServiceUnavailableError extends PayoutsError {
   }
 }
 
+/**
+ * The register handed a payout this run held to another run (this run's lease ran out): the
+ * run stops sending; what it sent is recorded, the rest is the other run's (exit 6, run again).
+ */
+export class ClaimLostError extends PayoutsError {
+  readonly reference: string;
+  constructor(reference: string, message: string) {
+    super('CLAIM_LOST', message);
+    this.reference = reference;
+  }
+}
+
 export interface StorageErrorOptions extends PayoutsErrorOptions {
   /** The file or directory that could not be used. */
   path: string;
@@ -304,6 +318,18 @@ const ERRNO_WORDS: Record<string, string> = {
   SQLITE_IOERR: 'an input/output error of the device',
   SQLITE_CORRUPT: 'the database file is damaged',
   SQLITE_NOTADB: 'the file is not a payouts register (not an SQLite database)',
+  ECONNREFUSED: 'the connection was refused (is the database server running there?)',
+  ENOTFOUND: 'the host name does not resolve',
+  ETIMEDOUT: 'the connection timed out',
+  PG_28P01: 'the database refused the user name or password',
+  PG_28000: 'the database refused this user',
+  PG_3D000: 'the database does not exist',
+  PG_42501: 'the database user lacks a permission it needs (create the schema payouts, or grant it)',
+  PG_53100: 'the database server has no space left on its disk',
+  PG_25006: 'the database connection is read-only',
+  PG_55P03: 'it is locked by another payouts process (waited past the lock timeout)',
+  PG_57P01: 'the database server is shutting down',
+  PG_08006: 'the connection to the database broke',
 };
 
 /** An errno (or SQLite code) in words a finance person can act on. */
@@ -312,6 +338,9 @@ export function errnoInWords(errno: string): string {
 }
 
 const SECRET_PATTERNS: RegExp[] = [
+  // The password of a URL's user info (a database URL), shown as register/location.ts shows it:
+  // postgres://user:***@host.
+  /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#]*(@)/gi,
   /(client_secret|password|access_token|refresh_token|secret|token)(["']?\s*[:=]\s*["']?)[^"'&\s,}]+/gi,
   /(Bearer\s+)[A-Za-z0-9\-_.~+/]+=*/g,
 ];
@@ -321,9 +350,8 @@ export function redactSecrets(text: string): string {
   let out = text;
   // A pattern with one group gets the match offset (a number) as its second argument: keep strings only.
   for (const pattern of SECRET_PATTERNS) {
-    out = out.replace(
-      pattern,
-      (_m, a: string, b: unknown) => `${a}${typeof b === 'string' ? b : ''}[REDACTED]`,
+    out = out.replace(pattern, (_m, a: string, b: unknown) =>
+      pattern === SECRET_PATTERNS[0] ? `${a}***${b}` : `${a}${typeof b === 'string' ? b : ''}[REDACTED]`,
     );
   }
   return out;

@@ -56,8 +56,10 @@ interface Waiter {
 
 /** Token bucket shared by all requests, with a global pause and an adaptive rate. */
 export class RateLimiter {
-  /** The configured target; Infinity when unlimited. */
-  readonly targetRate: number;
+  /** The configured rate (`--rate`); Infinity when unlimited. */
+  readonly configuredRate: number;
+  /** How many live runs share the configured rate (this one included). */
+  private shares = 1;
   private effectiveRate: number;
   private burst: number;
   private tokens: number;
@@ -92,7 +94,7 @@ export class RateLimiter {
       increaseStep: options.increaseStep,
       burst: options.burst,
     };
-    this.targetRate = rate;
+    this.configuredRate = rate;
     this.effectiveRate = rate;
     this.burst = this.burstFor(rate);
     this.tokens = this.burst;
@@ -102,6 +104,25 @@ export class RateLimiter {
     this.window.start = now;
     this.createdAt = now;
     this.step = options.increaseStep ?? Math.max(0.5, rate * RATE_DEFAULTS.increaseFraction);
+  }
+
+  /** This run's share of the configured rate: the target it sends at while no 429 comes. */
+  get targetRate(): number {
+    return this.configuredRate / this.shares;
+  }
+
+  /**
+   * Shares the configured rate with the other live runs of the same integrator (PRODUCT.md:
+   * `--rate` is the integrator's total, shared by the live runs), as counted at each heartbeat.
+   */
+  share(runs: number): void {
+    const shares = Math.max(1, Math.floor(runs));
+    if (shares === this.shares || !Number.isFinite(this.configuredRate)) return;
+    this.shares = shares;
+    const now = this.clock.now();
+    this.refill(now);
+    // Down at once to the new share; back up by the additive increase, as after a 429.
+    if (this.effectiveRate > this.targetRate) this.setRate(this.targetRate, now);
   }
 
   /** The rate in force now (requests per second). */

@@ -21,7 +21,7 @@ export function earlierResult(verdict: RegisterVerdict, details: PayoutDetails):
       return {
         status: 'skipped',
         errors: [
-          `already paid: ${record.state} on ${when(record)} from sheet ${record.sheet} as transaction ${record.transactionId ?? '?'}, so it was not sent again`,
+          `already paid: ${record.state} on ${when(record)} from sheet ${record.sheet} as transaction ${record.transactionId ?? '?'}${byRun(record)}, so it was not sent again`,
         ],
         ...ids,
       };
@@ -63,6 +63,12 @@ export function earlierResult(verdict: RegisterVerdict, details: PayoutDetails):
       };
     }
   }
+}
+
+/** Which run paid it, where the register still has that run: its host and start. */
+function byRun(record: PayoutRecord): string {
+  const run = record.run;
+  return run ? ` by the run on ${run.host} started ${run.startedAt.replace(/\.\d+Z$/, 'Z')}` : '';
 }
 
 function idsOf(record: PayoutRecord): Omit<EarlierResult, 'status' | 'errors'> {

@@ -50,7 +50,7 @@ export interface WorkerInput {
   numbers: SheetNumbers;
   sampleSize: number;
   /** The register scope to check rows against, read-only (register-check.ts). */
-  register?: { path: string; scope: ScopeInfo };
+  register?: { location: string; scope: ScopeInfo };
 }
 
 /**

@@ -4,7 +4,7 @@
  * for other details, unknown when in doubt), so the dry run shows exactly what would be sent.
  */
 import { detailsOf } from '../register/details.js';
-import { holderAlive, newSelf, type Self } from '../register/owner.js';
+import { holderAlive, newSelf, type Self } from '../register/lease.js';
 import type { PayoutRecord, ScopeStore } from '../register/types.js';
 import { registerVerdict } from '../register/verdict.js';
 import { normaliseText } from '../rows/text.js';
@@ -19,10 +19,7 @@ export class RegisterCheck {
   /** Validate is no run: any run that holds a claim is someone else's. */
   private readonly self: Self = newSelf();
 
-  constructor(
-    private readonly store: RegisterReader,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly store: RegisterReader) {}
 
   /**
    * What the register holds for a batch of rows not yet checked, looked up by the text of
@@ -48,15 +45,15 @@ export class RegisterCheck {
 
   private async lookup(references: readonly string[]): Promise<RegisterLookup> {
     const records = references.length === 0 ? new Map() : await this.store.lookup(references);
-    return new RegisterLookup(this, new Set(references), records, this.now());
+    return new RegisterLookup(this, new Set(references), records);
   }
 
   /** The result of a valid row whose record (if any) is at hand. */
-  judge(row: PreparedRow, record: PayoutRecord | undefined, now: number): EarlierResult | undefined {
+  judge(row: PreparedRow, record: PayoutRecord | undefined): EarlierResult | undefined {
     if (record === undefined) return undefined;
     const details = detailsOf(row.payout, (canonical) => this.store.fingerprint(canonical));
     const verdict = registerVerdict(record, details, {
-      holderAlive: holderAlive(record.run, this.self, now),
+      holderAlive: holderAlive(record.run, this.self),
       retryUnknown: false,
     });
     return earlierResult(verdict, details);
@@ -69,7 +66,6 @@ export class RegisterLookup {
     private readonly check: RegisterCheck,
     private readonly asked: ReadonlySet<string>,
     private readonly records: ReadonlyMap<string, PayoutRecord>,
-    private readonly now: number,
   ) {}
 
   /**
@@ -80,7 +76,7 @@ export class RegisterLookup {
   resultOf(row: PreparedRow): EarlierResult | undefined | Promise<EarlierResult | undefined> {
     if (row.issues.length > 0 || row.totals !== undefined) return undefined;
     const reference = row.payout.reference;
-    if (this.asked.has(reference)) return this.check.judge(row, this.records.get(reference), this.now);
+    if (this.asked.has(reference)) return this.check.judge(row, this.records.get(reference));
     return this.check.results([row]).then((results) => results[0]);
   }
 }

@@ -9,14 +9,17 @@ import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../api/client.js';
 import { type Clock, systemClock } from '../api/clock.js';
+import type { RateLimiter } from '../api/rate.js';
 import type { Credentials } from '../api/token.js';
-import { EXIT, GuardError, RegisterError, StorageError } from '../errors.js';
+import { ClaimLostError, EXIT, GuardError, RegisterError, StorageError } from '../errors.js';
 import { detailsOf, type PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf, transactionKey } from '../register/identity.js';
-import { holderAlive, LEASE, markLive, newSelf, type Self } from '../register/owner.js';
-import { openRegister } from '../register/sqlite.js';
+import { holderAlive, LEASE, markLive, newSelf, type Self } from '../register/lease.js';
+import { shownLocation } from '../register/location.js';
+import { openRegister } from '../register/open.js';
+import { holderText } from '../register/rules.js';
 import type { ClaimRequest, PayoutRecord, Register, ScopeStore } from '../register/types.js';
-import { type RegisterVerdict, registerVerdict } from '../register/verdict.js';
+import { claimDecision, type RegisterVerdict, registerVerdict } from '../register/verdict.js';
 import type { SheetFormat } from '../sheet/types.js';
 import { transactionOutcomeOf } from '../webhooks/reconcile.js';
 import { BatchDigest } from './digest.js';
@@ -49,8 +52,8 @@ export interface Connection {
 export interface RunOptions extends SheetOptions {
   connection: Connection;
   outPath?: string;
-  /** The register file (PRODUCT.md `--register`). */
-  registerPath: string;
+  /** Where the register lives (PRODUCT.md `--register`): a file path or a PostgreSQL URL. */
+  register: string;
   controls?: ControlTotals;
   /** `--approve DIGEST`: refuse unless the batch digest matches. */
   approve?: string;
@@ -83,7 +86,8 @@ export interface RunReport {
   digest: string;
   runId: string;
   resultsPath: string;
-  registerPath: string;
+  /** The register, as it may be shown (no password). */
+  register: string;
   unknownColumns: string[];
   samples: RowSample[];
   interrupted: boolean;
@@ -112,7 +116,10 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         `--approve ${options.approve.trim()} does not match this sheet's batch digest ${read.digest}: the sheet changed since it was approved (or another sheet was approved), so validate it again and approve the new digest. Nothing was sent.`,
       );
     }
-    register = openRegister(options.registerPath, { clock });
+    register = await openRegister(options.register, {
+      ...(options.clock ? { clock } : {}),
+      warn: (message) => logger.warn(message),
+    });
 
     client =
       options.client ??
@@ -140,16 +147,23 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     }
     const scope: ScopeIdentity = { service: serviceOf(options.connection.baseUrl), integratorId };
     const store = await register.openScope(scope, options.connection.credentials.username);
-    run = await RunHolder.start(store, options, read.digest, clock);
+    run = await RunHolder.start(store, options, read.digest, clock, client.limiter);
     logger.info(
       {
-        register: options.registerPath,
+        register: register.location,
         service: scope.service,
         integrator: scope.integratorId,
         run: run.self.runId,
       },
       'register scope opened',
     );
+    if ((await store.recentPayouts(1)).length === 0) {
+      // A lost volume or a new container starts from nothing: say so, once, where it shows.
+      logger.warn(
+        { register: register.location, service: scope.service, integrator: scope.integratorId },
+        'the register has no payouts of this service and integrator yet: if they were paid from another register, stop and copy it first (payouts register copy --from OLD --to NEW)',
+      );
+    }
 
     const steps = new RowSteps({ client, store, scope, runId: run.self.runId, signal });
     // Pass 2: claim and send, at most `concurrency` rows in flight, fed from what pass 1 read.
@@ -233,7 +247,7 @@ function report(
     digest: read.digest,
     runId: how.runId ?? '',
     resultsPath: written.resultsPath,
-    registerPath: options.registerPath,
+    register: shownLocation(options.register),
     unknownColumns: written.unknownColumns,
     samples: written.samples,
     interrupted: how.interrupted,
@@ -315,7 +329,6 @@ class RunHolder {
 
   private constructor(
     readonly store: ScopeStore,
-    private readonly clock: Clock,
     private readonly retryUnknown: boolean,
   ) {}
 
@@ -324,8 +337,9 @@ class RunHolder {
     options: RunOptions,
     digest: string,
     clock: Clock,
+    limiter: Pick<RateLimiter, 'share'>,
   ): Promise<RunHolder> {
-    const holder = new RunHolder(store, clock, options.retryUnknown ?? false);
+    const holder = new RunHolder(store, options.retryUnknown ?? false);
     const { self } = holder;
     await store.beginRun({
       id: self.runId,
@@ -333,12 +347,19 @@ class RunHolder {
       digest,
       host: self.host,
       pid: self.pid,
+      ...(self.machine ? { machine: self.machine } : {}),
+      ...(self.processStart ? { processStart: self.processStart } : {}),
       startedAt: new Date(clock.now()).toISOString(),
     });
     markLive(self.runId, true);
-    holder.timer = setInterval(() => {
-      store.heartbeat(self.runId).catch(() => {});
-    }, LEASE.heartbeatMs);
+    // Each heartbeat renews the lease and re-reads how many runs share the integrator's --rate.
+    const beat = () =>
+      store.heartbeat(self.runId).then(
+        ({ liveRuns }) => limiter.share(liveRuns),
+        () => {},
+      );
+    await beat();
+    holder.timer = setInterval(beat, LEASE.heartbeatMs);
     holder.timer.unref();
     return holder;
   }
@@ -357,15 +378,13 @@ class RunHolder {
       requests.push({ reference, details, idempotencyKey: transactionKey(scope, reference) });
       byReference.set(reference, { verdict: { kind: 'send' }, row, details });
     }
-    const now = this.clock.now();
     await this.store.claim(this.self.runId, requests, (request, record: PayoutRecord | undefined) => {
       const verdict = registerVerdict(record, request.details, {
-        holderAlive: holderAlive(record?.run, this.self, now),
+        holderAlive: holderAlive(record?.run, this.self),
         retryUnknown: this.retryUnknown,
       });
       byReference.get(request.reference)!.verdict = verdict;
-      if (verdict.kind === 'send' || verdict.kind === 'resend') return 'claim';
-      return verdict.kind === 'unknown' && record?.state === 'sending' ? 'mark-unknown' : 'leave';
+      return claimDecision(verdict, record);
     });
     return byReference;
   }
@@ -398,8 +417,13 @@ interface Claimed {
 /** A row's result with its sheet row number. */
 type SentRow = RowResult & { rowNumber: number };
 
-/** Rows claimed in one register transaction. */
-const CLAIM_BATCH = 256;
+/**
+ * Rows claimed in one register transaction: a few times the concurrency, taken just ahead of
+ * sending, so that several runs of one sheet share its rows instead of one holding them all.
+ */
+export function claimAhead(concurrency: number): number {
+  return Math.min(256, Math.max(16, 4 * concurrency));
+}
 
 /**
  * The send pass. A row's own failure is its result; an error that ends the run (refused
@@ -457,7 +481,7 @@ async function sendRows(
       if (signal.aborted || fatal || unavailable()) break;
       if (row.issues.length > 0 || row.totals !== undefined) continue;
       pending.push(row);
-      if (pending.length >= Math.max(CLAIM_BATCH, options.concurrency)) {
+      if (pending.length >= claimAhead(options.concurrency)) {
         await feed(pending);
         pending = [];
       }
@@ -534,10 +558,12 @@ async function unfinishedResults(references: string[], stop: StopReason): Promis
                 `the run stopped (${why}) while this row's transaction was being sent, so run again with --retry-unknown to settle it with the same Idempotency-Key`,
               ],
             }
-          : {
-              status: 'skipped',
-              errors: [`not sent: the run stopped (${why}) before this row was paid, run again to send it`],
-            },
+          : stop.stoppedBy instanceof ClaimLostError && record !== undefined && record.runId !== stop.runId
+            ? { status: 'skipped', errors: [`not sent by this run: ${holderText(stop.runId ?? '', record)}`] }
+            : {
+                status: 'skipped',
+                errors: [`not sent: the run stopped (${why}) before this row was paid, run again to send it`],
+              },
       );
     } else if (stop.interrupted) {
       unfinished.set(reference, interruptedResult);

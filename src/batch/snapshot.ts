@@ -9,7 +9,7 @@
 import { type FileHandle, lstat, mkdtemp, open, readdir, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { pidAlive } from '../register/owner.js';
+import { pidAlive } from '../register/lease.js';
 import type { RawRow } from '../sheet/types.js';
 
 /** Text gathered before a write. */

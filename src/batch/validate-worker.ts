@@ -5,7 +5,7 @@
  * message, then the counts, totals, digest and samples.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openRegister } from '../register/sqlite.js';
+import { openRegister } from '../register/open.js';
 import type { Register } from '../register/types.js';
 import type { RawRow } from '../sheet/types.js';
 import {
@@ -82,8 +82,9 @@ try {
   const tally = new ValidationTally(input.index, input.sampleSize);
   let check: RegisterCheck | undefined;
   if (input.register) {
-    register = openRegister(input.register.path, { readonly: true });
-    check = new RegisterCheck(await register.scopeStore(input.register.scope));
+    const opened = await openRegister(input.register.location, { readonly: true });
+    register = opened;
+    check = new RegisterCheck(await opened.scopeStore(input.register.scope));
   }
   const referenceAt = input.index.get('reference') ?? -1;
   const batches = input.sheet ? rawBatches((await prepareSheet(input.sheet)).sheet) : sentRows();

@@ -4,7 +4,8 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { PayoutsError } from '../errors.js';
 import { chooseScope, type ScopeHint } from '../register/choose.js';
-import { openRegister } from '../register/sqlite.js';
+import { shownLocation } from '../register/location.js';
+import { openExistingRegister } from '../register/open.js';
 import type { Register, ScopeInfo, ScopeStore } from '../register/types.js';
 import type { ResultRecord, ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow, SheetFormat } from '../sheet/types.js';
@@ -50,7 +51,7 @@ export interface ValidateOptions extends SheetOptions {
    * The register to read (PRODUCT.md: `validate` reads it too, read-only and offline), and
    * which of its scopes: a missing register is no error, the rows are then checked as sheets.
    */
-  register?: { path: string } & ScopeHint;
+  register?: { location: string } & ScopeHint;
 }
 
 /** What validate learnt from the register, for the summary. */
@@ -73,7 +74,7 @@ export interface ValidateReport {
   /** Set when control totals did not match (exit 4); the results file is still written. */
   guardError?: PayoutsError;
   /** The register consulted, when there was one. */
-  registerPath?: string;
+  register?: string;
   registerNote?: string;
 }
 
@@ -125,7 +126,7 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     resultsPath,
     unknownColumns: prepared.header.unknown,
     invalidSamples: findings.invalidSamples,
-    ...(registered.scope && options.register ? { registerPath: options.register.path } : {}),
+    ...(registered.scope && options.register ? { register: shownLocation(options.register.location) } : {}),
     ...(registered.note ? { registerNote: registered.note } : {}),
   };
   // A totals row that does not match is reported like a failed --expect-total (issue 8).
@@ -147,8 +148,9 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
 async function openRegisterScope(
   options: ValidateOptions['register'],
 ): Promise<{ register?: Register; scope?: ScopeInfo; note?: string }> {
-  if (!options || !existsSync(options.path)) return {};
-  const register = openRegister(options.path, { readonly: true });
+  if (!options) return {};
+  const register = await openExistingRegister(options.location);
+  if (register === undefined) return {};
   try {
     const chosen = chooseScope(await register.scopes(), options);
     return chosen.scope ? { register, scope: chosen.scope } : { register, note: chosen.why };
@@ -196,7 +198,7 @@ async function checkOnWorker(
   scope?: ScopeInfo,
 ): Promise<SheetFindings> {
   const { sheetPath, sheetName, delimiter, encoding, columnsFile } = options;
-  const register = scope && options.register ? { path: options.register.path, scope } : undefined;
+  const register = scope && options.register ? { location: options.register.location, scope } : undefined;
   const worker = new CheckingWorker(WORKER_URL, {
     ...(register ? { register } : { sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile } }),
     sheetPath,

@@ -8,7 +8,7 @@ import { BREAKER_DEFAULTS } from '../api/breaker.js';
 import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
-import { REGISTER_ENV, registerPath } from '../register/location.js';
+import { REGISTER_ENV, registerLocationText } from '../register/location.js';
 import { CSV_ENCODINGS, type CsvEncoding } from '../sheet/csv-dialect.js';
 import { checkResultsPath, formatByExtension } from '../sheet/results-path.js';
 import { type CliIo, println, processIo } from './io.js';
@@ -124,7 +124,7 @@ function registerOption<T>(y: Argv<T>) {
 function registerHint(args: { register?: string; 'base-url'?: string }, io: CliIo) {
   const baseUrl = args['base-url'] ?? nonBlank(io.env['PAYOUTS_BASE_URL']);
   return {
-    path: registerPath(args.register, io.env, io.cwd),
+    location: registerLocationText(args.register, io.env, io.cwd),
     ...(baseUrl !== undefined ? { service: serviceOf(baseUrl) } : {}),
     ...(nonBlank(io.env['PAYOUTS_USERNAME']) !== undefined ? { login: io.env['PAYOUTS_USERNAME'] } : {}),
   };
@@ -258,7 +258,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             ...sheet,
             connection: () => connection!.connectionFromArgs(args, io.env),
             sandbox: args.sandbox,
-            registerPath: registerPath(args.register, io.env, io.cwd),
+            register: registerLocationText(args.register, io.env, io.cwd),
             approve: args.approve,
             retryUnknown: args['retry-unknown'],
             concurrency: args.concurrency,
@@ -296,7 +296,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
         exitCode = await statusCommand(
           {
             ...registerHint(args, io),
-            registerPath: registerPath(args.register, io.env, io.cwd),
+            register: registerLocationText(args.register, io.env, io.cwd),
             references: (args.references ?? []).map(String),
             limit: args.limit,
             format: args.json ? 'json' : args.csv ? 'csv' : 'text',
@@ -347,11 +347,47 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       },
     )
     .command(
+      'register <action>',
+      'manage registers: copy one (SQLite file or PostgreSQL URL) into another',
+      (y) =>
+        y
+          .positional('action', {
+            choices: ['copy'] as const,
+            describe: 'copy: every record of --from into --to',
+          })
+          .option('from', {
+            type: 'string',
+            demandOption: true,
+            describe: 'the register to copy (path or postgres:// URL)',
+          })
+          .option('to', {
+            type: 'string',
+            demandOption: true,
+            describe: 'the register to copy into (created if need be)',
+          })
+          .option('json', {
+            type: 'boolean',
+            default: false,
+            describe: 'print the counts and conflicts as JSON',
+          }),
+      async (args) => {
+        const { registerCopyCommand } = await import('./register.js');
+        exitCode = await registerCopyCommand(
+          {
+            from: registerLocationText(args.from, {}, io.cwd),
+            to: registerLocationText(args.to, {}, io.cwd),
+            json: args.json,
+          },
+          io,
+        );
+      },
+    )
+    .command(
       'webhooks',
       'receive and verify webhook events - set the callback URL - show, rotate and fetch the webhook secret',
       (y) => webhooks!.webhooksCommands(y, io, setExit),
     )
-    .demandCommand(1, 'name a command: validate, run, status, template, sandbox or webhooks')
+    .demandCommand(1, 'name a command: validate, run, status, register, template, sandbox or webhooks')
     .strict()
     .help()
     .alias('help', 'h')

@@ -5,6 +5,7 @@ import type { ControlTotals } from '../batch/guards.js';
 import type { SheetOptions } from '../batch/prepare.js';
 import { runBatch } from '../batch/run.js';
 import { EXIT, type StorageError } from '../errors.js';
+import { shownLocation } from '../register/location.js';
 import { type SandboxHandle, startSandbox } from '../sandbox/index.js';
 import type { Connection } from './connection.js';
 import type { CliIo } from './io.js';
@@ -31,7 +32,7 @@ export interface RunCommandOptions extends SheetOptions {
   /** `--sandbox`: start an embedded sandbox on a free loopback port and run against it. */
   sandbox: boolean;
   /** The register (PRODUCT.md `--register`, `PAYOUTS_REGISTER`, the state directory). */
-  registerPath: string;
+  register: string;
   approve?: string;
   retryUnknown: boolean;
   concurrency: number;
@@ -71,11 +72,11 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   let throwaway: string | undefined;
   try {
     let connection: Connection;
-    let registerPath = options.registerPath;
+    let register = options.register;
     if (options.sandbox) {
       // A rehearsal never marks a real payout as paid: a register of its own, removed after.
       throwaway = await mkdtemp(path.join(tmpdir(), 'payouts-sandbox-'));
-      registerPath = path.join(throwaway, 'register.db');
+      register = path.join(throwaway, 'register.db');
       sandbox = await startSandbox({ port: 0 });
       const c = sandbox.credentials;
       connection = {
@@ -95,7 +96,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     const progress = new RunProgress(io.stderr, logger);
     const report = await runBatch({
       ...options,
-      registerPath,
+      register,
       connection,
       logger,
       signal: stop.signal,
@@ -109,7 +110,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       summary: report.summary,
       digest: report.digest,
       resultsPath: report.resultsPath,
-      registerPath: options.sandbox ? null : report.registerPath,
+      registerPath: options.sandbox ? null : report.register,
       unknownColumns: report.unknownColumns,
       samples: report.samples,
     };
@@ -126,7 +127,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
         durationMs: now() - started,
         summary: report.summary,
         resultsPath: report.resultsPath,
-        registerPath: options.sandbox ? null : report.registerPath,
+        registerPath: options.sandbox ? null : report.register,
       }),
       'run finished',
     );
@@ -161,7 +162,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
         exitCode,
         durationMs: now() - started,
         resultsPath: options.outPath ?? null,
-        registerPath: options.sandbox ? null : options.registerPath,
+        registerPath: options.sandbox ? null : shownLocation(options.register),
       }),
       'run finished',
     );

@@ -9,7 +9,7 @@ import { type ReferenceStatus, type RunStatus, registerStatus } from '../registe
 import { type CliIo, println } from './io.js';
 
 export interface StatusCommandOptions extends ScopeHint {
-  registerPath: string;
+  register: string;
   references: string[];
   limit: number;
   format: 'text' | 'json' | 'csv';
@@ -55,11 +55,11 @@ export async function statusCommand(options: StatusCommandOptions, io: CliIo): P
   >[];
   const columns: readonly string[] = report.kind === 'references' ? REFERENCE_COLUMNS : RUN_COLUMNS;
   if (options.format === 'json') {
-    io.stdout.write(`${JSON.stringify({ register: report.registerPath, [report.kind]: rows })}\n`);
+    io.stdout.write(`${JSON.stringify({ register: report.register, [report.kind]: rows })}\n`);
   } else if (options.format === 'csv') {
     io.stdout.write(stringify([columns, ...rows.map((row) => columns.map((c) => cellText(row[c])))]));
   } else {
-    printTable(io, report.kind, rows, report.registerPath);
+    printTable(io, report.kind, rows, report.register);
   }
   const missing = report.kind === 'references' && report.references.some((r) => r.state === 'not-found');
   return missing ? EXIT.rowsNotOk : EXIT.ok;

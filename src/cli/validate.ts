@@ -24,7 +24,7 @@ export async function validateCommand(options: ValidateCommandOptions, io: CliIo
     summary: report.summary,
     digest: report.digest,
     resultsPath: report.resultsPath,
-    registerPath: report.registerPath ?? null,
+    registerPath: report.register ?? null,
     unknownColumns: report.unknownColumns,
     samples: report.invalidSamples,
     error: report.guardError,

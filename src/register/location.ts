@@ -1,17 +1,25 @@
 /**
  * Where the register lives (PRODUCT.md `--register`): the flag, else PAYOUTS_REGISTER, else one
  * file in the user's state directory, `$XDG_STATE_HOME/payouts/register.db`, else
- * `~/.local/state/payouts/register.db`.
+ * `~/.local/state/payouts/register.db`. A `postgres://` or `postgresql://` URL selects a
+ * PostgreSQL register shared by many machines; anything else is a file path.
  */
 import { homedir } from 'node:os';
 import path from 'node:path';
 
 export const REGISTER_ENV = 'PAYOUTS_REGISTER';
 
-/** The register's path for these flags and environment, resolved against `cwd`. */
-export function registerPath(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
+/** A register's place, and how it may be shown to people (never with a password). */
+export type RegisterLocation =
+  | { kind: 'sqlite'; path: string; shown: string }
+  | { kind: 'postgres'; url: string; shown: string };
+
+const POSTGRES_URL = /^postgres(?:ql)?:\/\//i;
+
+/** The register's location text for these flags and environment: a URL as given, a path resolved against `cwd`. */
+export function registerLocationText(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
   const given = nonBlank(flag) ?? nonBlank(env[REGISTER_ENV]);
-  if (given !== undefined) return path.resolve(cwd, given);
+  if (given !== undefined) return POSTGRES_URL.test(given.trim()) ? given.trim() : path.resolve(cwd, given);
   const state = nonBlank(env['XDG_STATE_HOME']);
   // XDG: a relative XDG_STATE_HOME is invalid and must be ignored.
   const base =
@@ -19,6 +27,27 @@ export function registerPath(flag: string | undefined, env: NodeJS.ProcessEnv, c
       ? state
       : path.join(nonBlank(env['HOME']) ?? homedir(), '.local', 'state');
   return path.join(base, 'payouts', 'register.db');
+}
+
+/** Reads a location text (a path or a PostgreSQL URL) as a RegisterLocation. */
+export function parseLocation(text: string): RegisterLocation {
+  if (POSTGRES_URL.test(text)) return { kind: 'postgres', url: text, shown: withoutPassword(text) };
+  return { kind: 'sqlite', path: text, shown: text };
+}
+
+/** How a location is shown in output, logs and messages: a URL's password replaced. */
+export function shownLocation(text: string): string {
+  return parseLocation(text).shown;
+}
+
+/**
+ * The URL with its password (user info and the `password` query parameter) replaced by `***`.
+ * Done on the text, not through URL, so that a URL URL cannot parse is still masked.
+ */
+export function withoutPassword(url: string): string {
+  return url
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@]*?:)[^/?#]*(@)/i, '$1***$2')
+    .replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
 function nonBlank(value: string | undefined): string | undefined {

@@ -1,5 +1,5 @@
 /**
- * The register's SQLite schema and its migrations (issue 7, item 1). `PRAGMA user_version`
+ * The register's SQLite schema and its migrations. `PRAGMA user_version`
  * holds the schema version; `PRAGMA application_id` marks the file as a payouts register.
  * Migration N takes a register from version N to N + 1; a register newer than this payouts
  * is refused rather than guessed at.
@@ -82,7 +82,106 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX events_by_resource ON events (resource_id);
   `,
+  // Leases timed by the store (lease.ts): the process table a run lived in, and when its lease
+  // runs out by the wall clock and by the boot clock of the machine that wrote it.
+  `
+  ALTER TABLE runs ADD COLUMN machine TEXT;
+  ALTER TABLE runs ADD COLUMN process_start TEXT;
+  ALTER TABLE runs ADD COLUMN lease_expires_at TEXT NOT NULL DEFAULT '1970-01-01T00:00:00.000Z';
+  ALTER TABLE runs ADD COLUMN lease_boot TEXT;
+  ALTER TABLE runs ADD COLUMN lease_uptime_ms INTEGER;
+  UPDATE runs SET lease_expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', heartbeat_at, '+60 seconds');
+  `,
 ];
 
 /** The version this payouts writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * The same register in PostgreSQL, in a schema of its own (`payouts`), its version in
+ * `payouts.schema_version`. Times the database sets are `timestamptz` (leases are decided by its
+ * `now()`); times a client gives (a run's start, an event's) are kept as the ISO text it sent.
+ */
+export const PG_MIGRATIONS: readonly string[] = [
+  `
+  CREATE SCHEMA IF NOT EXISTS payouts;
+  CREATE TABLE IF NOT EXISTS payouts.schema_version (version integer NOT NULL);
+  INSERT INTO payouts.schema_version SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM payouts.schema_version);
+  CREATE TABLE payouts.scopes (
+    id bigserial PRIMARY KEY,
+    service text NOT NULL,
+    integrator_id text NOT NULL,
+    secret bytea NOT NULL,
+    login text,
+    created_at timestamptz NOT NULL,
+    last_used_at timestamptz NOT NULL,
+    UNIQUE (service, integrator_id)
+  );
+  CREATE TABLE payouts.runs (
+    id text PRIMARY KEY,
+    scope_id bigint NOT NULL REFERENCES payouts.scopes (id),
+    sheet text NOT NULL,
+    digest text NOT NULL,
+    host text NOT NULL,
+    pid integer NOT NULL,
+    machine text,
+    process_start text,
+    started_at text NOT NULL,
+    heartbeat_at timestamptz NOT NULL,
+    lease_expires_at timestamptz NOT NULL,
+    finished_at timestamptz,
+    rows integer,
+    statuses text,
+    exit_code integer
+  );
+  CREATE INDEX runs_by_scope ON payouts.runs (scope_id, started_at);
+  CREATE INDEX runs_open ON payouts.runs (scope_id) WHERE finished_at IS NULL;
+  CREATE TABLE payouts.payouts (
+    scope_id bigint NOT NULL REFERENCES payouts.scopes (id),
+    reference text NOT NULL,
+    amount text NOT NULL,
+    currency text NOT NULL,
+    rail text NOT NULL,
+    payee text NOT NULL,
+    payee_hint text NOT NULL,
+    state text NOT NULL,
+    idempotency_key text NOT NULL,
+    beneficiary_id text,
+    recipient_id text,
+    simulation_id text,
+    transaction_id text,
+    error text,
+    run_id text NOT NULL,
+    sheet text NOT NULL,
+    paid_at timestamptz,
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (scope_id, reference)
+  );
+  CREATE INDEX payouts_by_transaction ON payouts.payouts (transaction_id) WHERE transaction_id IS NOT NULL;
+  CREATE INDEX payouts_by_run ON payouts.payouts (run_id);
+  CREATE INDEX payouts_by_time ON payouts.payouts (scope_id, updated_at);
+  CREATE TABLE payouts.payees (
+    scope_id bigint NOT NULL REFERENCES payouts.scopes (id),
+    kind text NOT NULL,
+    fingerprint text NOT NULL,
+    id text NOT NULL,
+    created_at timestamptz NOT NULL,
+    PRIMARY KEY (scope_id, kind, fingerprint)
+  );
+  CREATE TABLE payouts.events (
+    integrator_id text NOT NULL,
+    resource_id text NOT NULL,
+    operation text NOT NULL,
+    success boolean NOT NULL,
+    message text,
+    occurred_at text NOT NULL,
+    received_at text NOT NULL,
+    payload text NOT NULL,
+    PRIMARY KEY (integrator_id, resource_id, operation)
+  );
+  CREATE INDEX events_by_resource ON payouts.events (resource_id);
+  `,
+];
+
+/** The version of the PostgreSQL schema this payouts writes. */
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;

@@ -1,12 +1,16 @@
 /**
- * The register in one SQLite file (issue 7, item 1), through libsql: its N-API binaries ship
- * inside registry packages, so one `npm ci` serves Node 20 and Node 24 alike.
+ * The register in one SQLite file, through libsql: its N-API binaries ship inside registry
+ * packages, so one `npm ci` serves Node 20 and Node 24 alike.
  *
  * Durability as the per-sheet checkpoint it replaces had it: WAL, synchronous=FULL, so a write is on disk when its
  * promise resolves, and a transaction's intent is durable before its request leaves. Writes
  * made in the same tick share one transaction (group commit): one fsync per group, not per
  * row. A busy timeout lets two processes share the file; claims run in IMMEDIATE transactions
  * so two runs never both hold one reference.
+ *
+ * A file has no clock of its own: a lease is timed by the kernel's time since boot when the
+ * reader runs on the boot that wrote it (one machine: no wall clock, faked or not, can cut a
+ * live run's lease short), else by the wall clock.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
@@ -17,19 +21,32 @@ import { systemClock } from '../api/clock.js';
 import { RegisterError, scrubForStorage } from '../errors.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
+import { bootId, LEASE, uptimeMs } from './lease.js';
+import {
+  abandonedSendReason,
+  answerMayLand,
+  CHANGE_FIELDS,
+  claimedState,
+  claimLost,
+  needsLease,
+  SETTLEABLE,
+} from './rules.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import type {
   ClaimDecision,
   ClaimRequest,
   EventRecord,
+  NewRun,
   PayoutChange,
   PayoutRecord,
   PayoutState,
   Register,
+  RegisterEntry,
   RunRecord,
   ScopeInfo,
   ScopeStore,
   Settlement,
+  StoredPayout,
 } from './types.js';
 
 type Db = InstanceType<typeof Database>;
@@ -40,7 +57,22 @@ export interface OpenRegisterOptions {
   readonly?: boolean;
   /** How long a write waits for another process's transaction (ms). */
   busyTimeoutMs?: number;
+  /** The wall clock; with one given (tests), leases are timed by it alone, not by the boot clock. */
   clock?: Clock;
+  /** How long a run's lease lasts past its last heartbeat (ms). */
+  leaseMs?: number;
+}
+
+/** The kernel's time since boot, where there is one: the time a file's leases are measured in. */
+interface BootClock {
+  id: string;
+  uptimeMs(): number;
+}
+
+function systemBootClock(): BootClock | undefined {
+  const id = bootId();
+  if (id === undefined || uptimeMs() === undefined) return undefined;
+  return { id, uptimeMs: () => uptimeMs()! };
 }
 
 /** Defaults in one object. */
@@ -50,7 +82,7 @@ export const REGISTER_DEFAULTS = {
 } as const;
 
 /** Opens (creating when allowed) the register at `path`. Throws RegisterError, never a raw SQLite error. */
-export function openRegister(path: string, options: OpenRegisterOptions = {}): Register {
+export function openSqliteRegister(path: string, options: OpenRegisterOptions = {}): Register {
   const readonly = options.readonly ?? false;
   const fail = (what: string, cause: unknown) =>
     new RegisterError(`the register ${path} ${what}`, { path, cause });
@@ -87,7 +119,11 @@ export function openRegister(path: string, options: OpenRegisterOptions = {}): R
     db.close();
     throw cause instanceof RegisterError ? cause : fail('cannot be opened', cause);
   }
-  return new SqliteRegister(path, db, readonly, options.clock ?? systemClock);
+  return new SqliteRegister(path, db, readonly, {
+    clock: options.clock ?? systemClock,
+    boot: options.clock === undefined ? systemBootClock() : undefined,
+    leaseMs: options.leaseMs ?? LEASE.leaseMs,
+  });
 }
 
 function pragmaNumber(db: Db, name: string): number {
@@ -155,11 +191,33 @@ class SqliteRegister implements Register {
     readonly location: string,
     readonly db: Db,
     readonly readonly: boolean,
-    readonly clock: Clock,
+    readonly time: { clock: Clock; boot: BootClock | undefined; leaseMs: number },
   ) {}
 
   now(): string {
-    return new Date(this.clock.now()).toISOString();
+    return new Date(this.time.clock.now()).toISOString();
+  }
+
+  /** A new lease from now: its end by the wall clock, and by the boot clock where there is one. */
+  lease(): { expiresAt: string; boot: string | null; uptimeMs: number | null } {
+    const { clock, boot, leaseMs } = this.time;
+    return {
+      expiresAt: new Date(clock.now() + leaseMs).toISOString(),
+      boot: boot?.id ?? null,
+      uptimeMs: boot === undefined ? null : boot.uptimeMs() + leaseMs,
+    };
+  }
+
+  /** Whether a lease has run out: by the boot clock when it was written on this boot, else by the wall clock. */
+  leaseExpired(row: Pick<RunRow, 'lease_expires_at' | 'lease_boot' | 'lease_uptime_ms'>): boolean {
+    const { clock, boot } = this.time;
+    if (boot !== undefined && row.lease_boot === boot.id && row.lease_uptime_ms !== null)
+      return boot.uptimeMs() >= row.lease_uptime_ms;
+    return clock.now() >= Date.parse(row.lease_expires_at);
+  }
+
+  runOf(row: RunRow): RunRecord {
+    return runOf(row, this.leaseExpired(row));
   }
 
   /** Runs `fn` now, turning SQLite's errors into RegisterError. */
@@ -284,7 +342,7 @@ class SqliteRegister implements Register {
           .prepare(
             `UPDATE payouts SET state = ?, error = ?, updated_at = ? WHERE transaction_id = ?
              AND scope_id IN (SELECT id FROM scopes WHERE integrator_id = ?)
-             AND state IN ('submitted', 'completed', 'failed')`,
+             AND state IN (${SETTLEABLE.map((state) => `'${state}'`).join(', ')})`,
           )
           .run(
             settles.state,
@@ -311,6 +369,197 @@ class SqliteRegister implements Register {
         );
       return inserted.changes > 0;
     });
+  }
+
+  async *entries(): AsyncIterable<RegisterEntry> {
+    const scopes = this.read(() => this.db.prepare('SELECT * FROM scopes ORDER BY id').all() as ScopeRow[]);
+    for (const row of scopes) {
+      const key = { service: row.service, integratorId: row.integrator_id };
+      yield {
+        type: 'scope',
+        ...key,
+        secret: Buffer.from(row.secret).toString('base64'),
+        ...(row.login ? { login: row.login } : {}),
+        createdAt: row.created_at,
+        lastUsedAt: row.last_used_at,
+      };
+      const runs = this.read(
+        () =>
+          this.db
+            .prepare('SELECT * FROM runs WHERE scope_id = ? ORDER BY started_at')
+            .all(row.id) as RunRow[],
+      );
+      for (const run of runs) {
+        const { leaseExpired: _, ...stored } = runOf(run, true);
+        yield { type: 'run', ...key, run: stored };
+      }
+      // A page at a time: a register can hold millions of payouts.
+      const page = this.db.prepare(
+        `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE scope_id = ? AND reference > ? ORDER BY reference LIMIT 1000`,
+      );
+      page.raw(true);
+      for (let after = ''; ; ) {
+        const cells = this.read(() => page.all(row.id, after) as PayoutCells[]);
+        if (cells.length === 0) break;
+        for (const payout of cells)
+          yield { type: 'payout', ...key, payout: payoutOf(payout, () => undefined) };
+        after = cells.at(-1)![0] as string;
+      }
+      const payees = this.read(
+        () =>
+          this.db
+            .prepare('SELECT * FROM payees WHERE scope_id = ? ORDER BY kind, fingerprint')
+            .all(row.id) as {
+            kind: 'beneficiary' | 'recipient';
+            fingerprint: string;
+            id: string;
+            created_at: string;
+          }[],
+      );
+      for (const payee of payees) {
+        yield {
+          type: 'payee',
+          ...key,
+          kind: payee.kind,
+          fingerprint: payee.fingerprint,
+          id: payee.id,
+          createdAt: payee.created_at,
+        };
+      }
+    }
+    const events = this.read(
+      () => this.db.prepare('SELECT * FROM events ORDER BY occurred_at').all() as EventRow[],
+    );
+    for (const event of events) yield { type: 'event', event: eventOf(event) };
+  }
+
+  putAll(entries: readonly RegisterEntry[]): Promise<(RegisterEntry | undefined)[]> {
+    return this.write(() => entries.map((entry) => this.put(entry)));
+  }
+
+  /** Adds one entry unless its key is held; returns the entry held under it. */
+  private put(entry: RegisterEntry): RegisterEntry | undefined {
+    const db = this.db;
+    if (entry.type === 'event') {
+      const e = entry.event;
+      const added = db
+        .prepare(
+          `INSERT INTO events (integrator_id, resource_id, operation, success, message, occurred_at, received_at, payload)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        )
+        .run(
+          e.integratorId,
+          e.resourceId,
+          e.operation,
+          e.success ? 1 : 0,
+          e.message,
+          e.occurredAt,
+          e.receivedAt,
+          e.payload,
+        );
+      if (added.changes > 0) return undefined;
+      const row = db
+        .prepare('SELECT * FROM events WHERE integrator_id = ? AND resource_id = ? AND operation = ?')
+        .get(e.integratorId, e.resourceId, e.operation) as EventRow;
+      return { type: 'event', event: eventOf(row) };
+    }
+    const key = { service: entry.service, integratorId: entry.integratorId };
+    if (entry.type === 'scope') {
+      const added = db
+        .prepare(
+          `INSERT INTO scopes (service, integrator_id, secret, login, created_at, last_used_at)
+           VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        )
+        .run(
+          entry.service,
+          entry.integratorId,
+          Buffer.from(entry.secret, 'base64'),
+          entry.login ?? null,
+          entry.createdAt,
+          entry.lastUsedAt,
+        );
+      if (added.changes > 0) return undefined;
+      const row = db
+        .prepare('SELECT * FROM scopes WHERE service = ? AND integrator_id = ?')
+        .get(entry.service, entry.integratorId) as ScopeRow;
+      return {
+        type: 'scope',
+        ...key,
+        secret: Buffer.from(row.secret).toString('base64'),
+        createdAt: row.created_at,
+        lastUsedAt: row.last_used_at,
+      };
+    }
+    const scopeId = scalar(
+      db
+        .prepare('SELECT id FROM scopes WHERE service = ? AND integrator_id = ?')
+        .get(entry.service, entry.integratorId),
+    ) as number;
+    switch (entry.type) {
+      case 'run': {
+        const r = entry.run;
+        const added = db
+          .prepare(
+            `INSERT INTO runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at, heartbeat_at,
+               lease_expires_at, finished_at, rows, statuses, exit_code)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+          )
+          .run(
+            r.id,
+            scopeId,
+            r.sheet,
+            r.digest,
+            r.host,
+            r.pid,
+            r.machine ?? null,
+            r.processStart ?? null,
+            r.startedAt,
+            r.heartbeatAt,
+            r.leaseExpiresAt,
+            r.finishedAt ?? null,
+            r.rows ?? null,
+            r.statuses ? JSON.stringify(r.statuses) : null,
+            r.exitCode ?? null,
+          );
+        if (added.changes > 0) return undefined;
+        const { leaseExpired: _, ...held } = runOf(
+          db.prepare('SELECT * FROM runs WHERE id = ?').get(r.id) as RunRow,
+          true,
+        );
+        return { type: 'run', ...key, run: held };
+      }
+      case 'payout': {
+        const p = entry.payout;
+        const added = db
+          .prepare(
+            `INSERT INTO payouts (scope_id, ${PAYOUT_COLUMNS}) VALUES (?, ${PAYOUT_FIELDS.map(() => '?').join(', ')})
+             ON CONFLICT DO NOTHING`,
+          )
+          .run(scopeId, ...payoutCells(p));
+        if (added.changes > 0) return undefined;
+        const page = db.prepare(`SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE scope_id = ? AND reference = ?`);
+        page.raw(true);
+        return {
+          type: 'payout',
+          ...key,
+          payout: payoutOf(page.get(scopeId, p.reference) as PayoutCells, () => undefined),
+        };
+      }
+      case 'payee': {
+        const added = db
+          .prepare(
+            'INSERT INTO payees (scope_id, kind, fingerprint, id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+          )
+          .run(scopeId, entry.kind, entry.fingerprint, entry.id, entry.createdAt);
+        if (added.changes > 0) return undefined;
+        const id = scalar(
+          db
+            .prepare('SELECT id FROM payees WHERE scope_id = ? AND kind = ? AND fingerprint = ?')
+            .get(scopeId, entry.kind, entry.fingerprint),
+        ) as string;
+        return { ...entry, id };
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -395,8 +644,13 @@ interface RunRow {
   digest: string;
   host: string;
   pid: number;
+  machine: string | null;
+  process_start: string | null;
   started_at: string;
   heartbeat_at: string;
+  lease_expires_at: string;
+  lease_boot: string | null;
+  lease_uptime_ms: number | null;
   finished_at: string | null;
   rows: number | null;
   statuses: string | null;
@@ -515,7 +769,7 @@ class SqliteScope implements ScopeStore {
     return (id) => {
       if (seen.has(id)) return seen.get(id);
       const row = this.statement('run').get(id) as RunRow | undefined;
-      const run = row === undefined ? undefined : runOf(row);
+      const run = row === undefined ? undefined : this.register.runOf(row);
       seen.set(id, run);
       return run;
     };
@@ -554,20 +808,46 @@ class SqliteScope implements ScopeStore {
     });
   }
 
-  beginRun(run: Omit<RunRecord, 'heartbeatAt' | 'finishedAt'>): Promise<void> {
+  beginRun(run: NewRun): Promise<void> {
     return this.register.write(() => {
+      const lease = this.register.lease();
       this.db
         .prepare(
-          `INSERT INTO runs (id, scope_id, sheet, digest, host, pid, started_at, heartbeat_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
+             heartbeat_at, lease_expires_at, lease_boot, lease_uptime_ms)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(run.id, this.scope.id, run.sheet, run.digest, run.host, run.pid, run.startedAt, run.startedAt);
+        .run(
+          run.id,
+          this.scope.id,
+          run.sheet,
+          run.digest,
+          run.host,
+          run.pid,
+          run.machine ?? null,
+          run.processStart ?? null,
+          run.startedAt,
+          this.register.now(),
+          lease.expiresAt,
+          lease.boot,
+          lease.uptimeMs,
+        );
     });
   }
 
-  heartbeat(runId: string): Promise<void> {
+  heartbeat(runId: string): Promise<{ liveRuns: number }> {
     return this.register.write(() => {
-      this.db.prepare('UPDATE runs SET heartbeat_at = ? WHERE id = ?').run(this.register.now(), runId);
+      const lease = this.register.lease();
+      this.db
+        .prepare(
+          `UPDATE runs SET heartbeat_at = ?, lease_expires_at = ?, lease_boot = ?, lease_uptime_ms = ?
+           WHERE id = ? AND finished_at IS NULL`,
+        )
+        .run(this.register.now(), lease.expiresAt, lease.boot, lease.uptimeMs, runId);
+      const open = this.db
+        .prepare('SELECT * FROM runs WHERE scope_id = ? AND finished_at IS NULL')
+        .all(this.scope.id) as RunRow[];
+      return { liveRuns: Math.max(1, open.filter((row) => !this.register.leaseExpired(row)).length) };
     });
   }
 
@@ -591,7 +871,7 @@ class SqliteScope implements ScopeStore {
         this.db
           .prepare('SELECT * FROM runs WHERE scope_id = ? ORDER BY started_at DESC LIMIT ?')
           .all(this.scope.id, limit) as RunRow[]
-      ).map(runOf),
+      ).map((row) => this.register.runOf(row)),
     );
   }
 
@@ -607,21 +887,14 @@ class SqliteScope implements ScopeStore {
       const now = this.register.now();
       const upsert = this.db.prepare(
         `INSERT INTO payouts (scope_id, reference, amount, currency, rail, payee, payee_hint, state,
-           idempotency_key, run_id, sheet, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, 'claimed', ?, ?, ?, ?)
+           idempotency_key, run_id, sheet, updated_at, simulation_id, transaction_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (scope_id, reference) DO UPDATE SET amount = excluded.amount,
            currency = excluded.currency, rail = excluded.rail, payee = excluded.payee,
-           payee_hint = excluded.payee_hint,
-           -- A payout in doubt stays in doubt while its new holder re-sends it: were that run to
-           -- die before its request, the next must not take it for one that never left.
-           state = CASE WHEN payouts.state = 'unknown' OR payouts.state = 'sending'
-             THEN 'sending' ELSE 'claimed' END,
+           payee_hint = excluded.payee_hint, state = excluded.state,
            idempotency_key = excluded.idempotency_key, run_id = excluded.run_id,
            sheet = excluded.sheet, error = NULL, updated_at = excluded.updated_at,
-           transaction_id = CASE WHEN payouts.state = 'unknown' OR payouts.state = 'sending'
-             THEN payouts.transaction_id ELSE NULL END,
-           simulation_id = CASE WHEN payouts.state = 'unknown' OR payouts.state = 'sending'
-             THEN payouts.simulation_id ELSE NULL END`,
+           transaction_id = excluded.transaction_id, simulation_id = excluded.simulation_id`,
       );
       const markUnknown = this.db.prepare(
         `UPDATE payouts SET state = 'unknown', error = ?, updated_at = ? WHERE scope_id = ? AND reference = ?`,
@@ -632,6 +905,7 @@ class SqliteScope implements ScopeStore {
         const decision = decide(request, record);
         if (decision === 'claim') {
           const d: PayoutDetails = request.details;
+          const claimed = claimedState(record);
           upsert.run(
             this.scope.id,
             request.reference,
@@ -640,13 +914,16 @@ class SqliteScope implements ScopeStore {
             d.rail,
             d.payee,
             d.payeeHint,
+            claimed.state,
             request.idempotencyKey,
             runId,
             sheet,
             now,
+            claimed.simulationId ?? null,
+            claimed.transactionId ?? null,
           );
         } else if (decision === 'mark-unknown' && record) {
-          const why = `the run of ${record.sheet} stopped while this transaction request was being sent`;
+          const why = abandonedSendReason(record.sheet);
           markUnknown.run(why, now, this.scope.id, request.reference);
           record.state = 'unknown';
           record.error = why;
@@ -662,28 +939,29 @@ class SqliteScope implements ScopeStore {
       const sets: string[] = ['updated_at = ?'];
       const now = this.register.now();
       const values: unknown[] = [now];
-      const column: Record<keyof PayoutChange, string> = {
-        state: 'state',
-        beneficiaryId: 'beneficiary_id',
-        recipientId: 'recipient_id',
-        simulationId: 'simulation_id',
-        transactionId: 'transaction_id',
-        error: 'error',
-      };
-      for (const [key, name] of Object.entries(column) as [keyof PayoutChange, string][]) {
+      for (const [key, name] of Object.entries(CHANGE_FIELDS) as [keyof PayoutChange, string][]) {
         const value = change[key];
         if (value === undefined) continue;
         sets.push(`${name} = ?`);
         values.push(key === 'error' && typeof value === 'string' ? scrubForStorage(value) : value);
       }
       if (change.transactionId !== undefined) sets.push(`paid_at = coalesce(paid_at, '${now}')`);
-      const result = this.db
-        .prepare(`UPDATE payouts SET ${sets.join(', ')} WHERE scope_id = ? AND reference = ? AND run_id = ?`)
-        .run(...values, this.scope.id, reference, runId);
-      if (result.changes === 0) {
-        // A bug: the run writes only what it holds.
-        throw new Error(`register: reference ${JSON.stringify(reference)} is not held by run ${runId}`);
+      const holder = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as RunRow | undefined;
+      const leaseHeld =
+        holder !== undefined && holder.finished_at === null && !this.register.leaseExpired(holder);
+      const set = `UPDATE payouts SET ${sets.join(', ')} WHERE scope_id = ? AND reference = ?`;
+      if (leaseHeld || !needsLease(change)) {
+        const result = this.db
+          .prepare(`${set} AND run_id = ?`)
+          .run(...values, this.scope.id, reference, runId);
+        if (result.changes > 0) return;
       }
+      const current = this.lookupNow([reference]).get(reference);
+      if (current !== undefined && answerMayLand(change, current)) {
+        this.db.prepare(set).run(...values, this.scope.id, reference);
+        return;
+      }
+      throw claimLost(reference, runId, current);
     });
   }
 
@@ -697,7 +975,8 @@ class SqliteScope implements ScopeStore {
       this.db
         .prepare(
           `UPDATE payouts SET state = ?, error = ?, updated_at = ?
-           WHERE scope_id = ? AND reference = ? AND transaction_id = ?`,
+           WHERE scope_id = ? AND reference = ? AND transaction_id = ?
+             AND state IN (${SETTLEABLE.map((state) => `'${state}'`).join(', ')})`,
         )
         .run(
           state,
@@ -788,6 +1067,29 @@ function unpack(
   return true;
 }
 
+/** A stored payout as the cells of PAYOUT_FIELDS, in their order. */
+function payoutCells(p: StoredPayout): (string | null)[] {
+  return [
+    p.reference,
+    p.details.amount,
+    p.details.currency,
+    p.details.rail,
+    p.details.payee,
+    p.details.payeeHint,
+    p.state,
+    p.idempotencyKey,
+    p.beneficiaryId ?? null,
+    p.recipientId ?? null,
+    p.simulationId ?? null,
+    p.transactionId ?? null,
+    p.error ?? null,
+    p.runId,
+    p.sheet,
+    p.paidAt ?? null,
+    p.updatedAt,
+  ];
+}
+
 /** The record of a row of PAYOUT_FIELDS. */
 function payoutOf(cells: PayoutCells, runOf: (id: string) => RunRecord | undefined): PayoutRecord {
   const text = (i: number) => cells[i] as string;
@@ -812,7 +1114,7 @@ function payoutOf(cells: PayoutCells, runOf: (id: string) => RunRecord | undefin
   return record;
 }
 
-function runOf(row: RunRow): RunRecord {
+function runOf(row: RunRow, leaseExpired: boolean): RunRecord {
   const run: RunRecord = {
     id: row.id,
     sheet: row.sheet,
@@ -821,7 +1123,11 @@ function runOf(row: RunRow): RunRecord {
     pid: row.pid,
     startedAt: row.started_at,
     heartbeatAt: row.heartbeat_at,
+    leaseExpiresAt: row.lease_expires_at,
+    leaseExpired,
   };
+  if (row.machine !== null) run.machine = row.machine;
+  if (row.process_start !== null) run.processStart = row.process_start;
   if (row.finished_at !== null) run.finishedAt = row.finished_at;
   if (row.rows !== null) run.rows = row.rows;
   if (row.statuses !== null) run.statuses = JSON.parse(row.statuses) as Record<string, number>;

@@ -3,18 +3,18 @@
  * offline. Per reference: its state, amount, transaction, when and from which sheet; without
  * references, the recent runs (batches). Returns data; the CLI formats it.
  */
-import { existsSync } from 'node:fs';
 import { chooseScope, type ScopeHint } from './choose.js';
-import { holderAlive, newSelf } from './owner.js';
-import { openRegister } from './sqlite.js';
+import { holderAlive, newSelf } from './lease.js';
+import { shownLocation } from './location.js';
+import { openExistingRegister } from './open.js';
 import type { PayoutRecord, RunRecord, ScopeInfo } from './types.js';
 
 export interface StatusOptions extends ScopeHint {
-  registerPath: string;
+  /** Where the register lives: a file path or a PostgreSQL URL. */
+  register: string;
   references: readonly string[];
   /** How many recent runs to list without references. */
   limit: number;
-  now?: () => number;
 }
 
 /** One reference as the register knows it (`state: 'not-found'` when it does not). */
@@ -54,23 +54,24 @@ export interface RunStatus {
 }
 
 export type StatusReport =
-  | { kind: 'references'; registerPath: string; references: ReferenceStatus[]; note?: string }
-  | { kind: 'runs'; registerPath: string; runs: RunStatus[]; note?: string };
+  | { kind: 'references'; register: string; references: ReferenceStatus[]; note?: string }
+  | { kind: 'runs'; register: string; runs: RunStatus[]; note?: string };
 
 /** Reads the register. A missing register knows nothing, which is no error. */
 export async function registerStatus(options: StatusOptions): Promise<StatusReport> {
+  const shown = shownLocation(options.register);
   const byReferences = options.references.length > 0;
   const empty = (note: string): StatusReport =>
     byReferences
       ? {
           kind: 'references',
-          registerPath: options.registerPath,
+          register: shown,
           references: options.references.map((reference) => ({ reference, state: 'not-found' as const })),
           note,
         }
-      : { kind: 'runs', registerPath: options.registerPath, runs: [], note };
-  if (!existsSync(options.registerPath)) return empty(`there is no register at ${options.registerPath} yet`);
-  const register = openRegister(options.registerPath, { readonly: true });
+      : { kind: 'runs', register: shown, runs: [], note };
+  const register = await openExistingRegister(options.register);
+  if (register === undefined) return empty(`there is no register at ${shown} yet`);
   try {
     const all = await register.scopes();
     // Without a hint every scope is shown, each row naming its service and integrator.
@@ -92,22 +93,21 @@ export async function registerStatus(options: StatusOptions): Promise<StatusRepo
       }
       return {
         kind: 'references',
-        registerPath: options.registerPath,
+        register: shown,
         references: options.references.map(
           (reference) => found.get(reference) ?? { reference, state: 'not-found' },
         ),
       };
     }
     const self = newSelf();
-    const now = (options.now ?? Date.now)();
     const runs: RunStatus[] = [];
     for (const scope of scopes) {
       const store = await register.scopeStore(scope);
       for (const run of await store.runs(options.limit))
-        runs.push(runStatus(run, scope, holderAlive(run, self, now)));
+        runs.push(runStatus(run, scope, holderAlive(run, self)));
     }
     runs.sort((a, b) => b.startedAt.localeCompare(a.startedAt));
-    return { kind: 'runs', registerPath: options.registerPath, runs: runs.slice(0, options.limit) };
+    return { kind: 'runs', register: shown, runs: runs.slice(0, options.limit) };
   } finally {
     await register.close();
   }

@@ -1,8 +1,8 @@
 /**
- * The register (PRODUCT.md "Never pay twice: the register"; issue 7) in payouts' own terms:
- * scopes, runs, payouts, payees and webhook events. The rest of the code speaks to this
- * interface, never to SQL, so that a PostgreSQL store can stand beside the SQLite one
- * (sqlite.ts) for teams that run many containers against one integrator.
+ * The register (PRODUCT.md "Never pay twice: the register") in payouts' own terms: scopes,
+ * runs, payouts, payees and webhook events. The rest of the code speaks to this contract, never
+ * to SQL or a driver; two stores keep it, one SQLite file (sqlite.ts) and one PostgreSQL
+ * database shared by many machines (postgres.ts), and one test suite holds both to it.
  */
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
@@ -33,11 +33,20 @@ export interface RunRecord {
   sheet: string;
   /** The batch digest of its valid rows. */
   digest: string;
+  /** Where it ran, for people. */
   host: string;
   pid: number;
+  /** The process table it ran in (lease.ts): kernel boot and PID namespace. */
+  machine?: string;
+  /** Its process's start in ticks since boot: tells a reused pid. */
+  processStart?: string;
   startedAt: string;
-  /** Refreshed while the run lives; a run silent past the lease is dead. */
+  /** Refreshed while the run lives (the writer's wall clock, for people). */
   heartbeatAt: string;
+  /** When its lease runs out, in the store's time (for people). */
+  leaseExpiresAt: string;
+  /** Whether its lease had run out when this record was read, by the store's own clock. */
+  leaseExpired: boolean;
   finishedAt?: string;
   /** Row count and counts per status when it finished. */
   rows?: number;
@@ -126,8 +135,10 @@ export interface ScopeStore {
   /** The id of a beneficiary or recipient created earlier for these details. */
   payee(kind: 'beneficiary' | 'recipient', fingerprint: string): Promise<string | undefined>;
   rememberPayee(kind: 'beneficiary' | 'recipient', fingerprint: string, id: string): Promise<void>;
-  beginRun(run: Omit<RunRecord, 'heartbeatAt' | 'finishedAt'>): Promise<void>;
-  heartbeat(runId: string): Promise<void>;
+  /** Records a run and gives it its first lease (in the store's time). */
+  beginRun(run: NewRun): Promise<void>;
+  /** Renews the run's lease; tells how many runs of this scope hold a live lease now. */
+  heartbeat(runId: string): Promise<{ liveRuns: number }>;
   finishRun(runId: string, outcome: Pick<RunRecord, 'rows' | 'statuses' | 'exitCode'>): Promise<void>;
   runs(limit: number): Promise<RunRecord[]>;
   /**
@@ -139,7 +150,11 @@ export interface ScopeStore {
     requests: readonly ClaimRequest[],
     decide: (request: ClaimRequest, record: PayoutRecord | undefined) => ClaimDecision,
   ): Promise<Map<string, PayoutRecord | undefined>>;
-  /** Records a step of a payout this run holds; resolves once it is durable. */
+  /**
+   * Records a step of a payout this run holds; resolves once it is durable. Fenced: throws
+   * ClaimLostError when the run no longer holds it (or, for the intent to send, when its lease
+   * ran out), so a run that lost its claim never sends it (rules.ts needsLease).
+   */
   update(runId: string, reference: string, change: PayoutChange): Promise<void>;
   /**
    * Records what a webhook or a status check said of a paid payout's transaction, whichever
@@ -157,12 +172,44 @@ export interface ScopeStore {
   settledEvents(transactionIds: readonly string[]): Promise<Map<string, EventRecord>>;
 }
 
+/** A run as `beginRun` records it: the lease and heartbeat are the store's to set. */
+export type NewRun = Omit<RunRecord, 'heartbeatAt' | 'finishedAt' | 'leaseExpiresAt' | 'leaseExpired'>;
+
 /** What a claim does with one reference: hold it, mark an abandoned send unknown, or leave it. */
 export type ClaimDecision = 'claim' | 'mark-unknown' | 'leave';
 
+/** A run as a register stores it (what `register copy` moves): its lease is read, not stored. */
+export type StoredRun = Omit<RunRecord, 'leaseExpired'>;
+
+/** A payout as a register stores it: its run is a record of its own. */
+export type StoredPayout = Omit<PayoutRecord, 'run'>;
+
+/** Where an entry belongs: a scope is named by its service and integrator, not by a store's id. */
+export interface ScopeKey {
+  service: string;
+  integratorId: string;
+}
+
+/**
+ * One record of a register as `payouts register copy` moves it from one store to another.
+ * Scopes carry their secret (base64): the payee fingerprints are keyed by it.
+ */
+export type RegisterEntry =
+  | ({ type: 'scope'; secret: string; login?: string; createdAt: string; lastUsedAt: string } & ScopeKey)
+  | ({ type: 'run'; run: StoredRun } & ScopeKey)
+  | ({ type: 'payout'; payout: StoredPayout } & ScopeKey)
+  | ({
+      type: 'payee';
+      kind: 'beneficiary' | 'recipient';
+      fingerprint: string;
+      id: string;
+      createdAt: string;
+    } & ScopeKey)
+  | { type: 'event'; event: EventRecord };
+
 /** The register file (or database) as a whole. */
 export interface Register {
-  /** The file (or database URL) it lives in. */
+  /** Where it lives, as people may see it: the file, or the database URL without its password. */
   readonly location: string;
   readonly readonly: boolean;
   /** Opens the scope of a service and integrator, creating it (and its secret) on first use. */
@@ -176,5 +223,12 @@ export interface Register {
    * duplicate), and settles the payout whose transaction it names. False for a duplicate.
    */
   recordEvent(event: EventRecord, settles?: Settlement): Promise<boolean>;
+  /** Every record, a scope before what belongs to it (`register copy`). */
+  entries(): AsyncIterable<RegisterEntry>;
+  /**
+   * Adds each entry whose key the register does not hold yet, in one transaction; gives back,
+   * for each, the entry it already held under that key (undefined: added).
+   */
+  putAll(entries: readonly RegisterEntry[]): Promise<(RegisterEntry | undefined)[]>;
   close(): Promise<void>;
 }

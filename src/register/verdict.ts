@@ -4,7 +4,7 @@
  * exactly what the run would do.
  */
 import { type PayoutDetails, sameDetails } from './details.js';
-import type { PayoutRecord } from './types.js';
+import type { ClaimDecision, PayoutRecord } from './types.js';
 
 export type RegisterVerdict =
   /** Nothing stands in the way: claim it and send it. */
@@ -61,4 +61,13 @@ function inDoubt(record: PayoutRecord, same: boolean, context: VerdictContext): 
   // the first payment): the doubt must be settled first.
   if (!same) return { kind: 'conflict', record };
   return context.retryUnknown ? { kind: 'resend', record } : { kind: 'unknown', record };
+}
+
+/**
+ * What a claim does with a reference given its verdict: `run` claims what it will send, and
+ * marks unknown a send whose holder died (its request may have left); the rest it leaves.
+ */
+export function claimDecision(verdict: RegisterVerdict, record: PayoutRecord | undefined): ClaimDecision {
+  if (verdict.kind === 'send' || verdict.kind === 'resend') return 'claim';
+  return verdict.kind === 'unknown' && record?.state === 'sending' ? 'mark-unknown' : 'leave';
 }

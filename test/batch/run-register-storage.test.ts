@@ -9,7 +9,7 @@ import path from 'node:path';
 import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../../src/errors.js';
-import { openRegister } from '../../src/register/sqlite.js';
+import { openSqliteRegister as openRegister } from '../../src/register/sqlite.js';
 import { paymentsOf, runAgainst, SANDBOX_ENV, testDir, testSandbox } from '../helpers/payouts.js';
 import { CLEAN_SAMPLE, generateRows, readCsv, writeSheet } from '../helpers/sheets.js';
 

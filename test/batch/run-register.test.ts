@@ -69,7 +69,7 @@ describe('payouts run and the register', () => {
     expect(skipped['result.transactionId']).toBe(paid.get(rows[0]!['reference']!)!.id);
     expect(skipped['result.errors']).toMatch(
       new RegExp(
-        `^already paid: submitted on \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ from sheet november\\.csv as transaction ${paid.get(rows[0]!['reference']!)!.id}, so it was not sent again$`,
+        `^already paid: submitted on \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ from sheet november\\.csv as transaction ${paid.get(rows[0]!['reference']!)!.id} by the run on \\S+ started \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ, so it was not sent again$`,
       ),
     );
     expect(results.get(rows[4]!['reference']!)!['result.status']).toBe('submitted');

@@ -36,15 +36,15 @@ async function mixedSheet(file: string, count: number): Promise<void> {
 }
 
 /** A register with one scope and nothing paid, in `dir`/register: validate's options for it. */
-async function emptyRegister(dir: string): Promise<{ path: string; service: string }> {
-  const { openRegister } = await load<SqliteModule>('register/sqlite.js');
+async function emptyRegister(dir: string): Promise<{ location: string; service: string }> {
+  const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
   await mkdir(path.join(dir, 'register'));
   const file = path.join(dir, 'register', 'register.db');
   const service = 'http://127.0.0.1:9';
   const register = openRegister(file);
   await register.openScope({ service, integratorId: 'int-1' });
   await register.close();
-  return { path: file, service };
+  return { location: file, service };
 }
 
 function totals(summary: BatchSummary) {
@@ -87,7 +87,7 @@ describe('validate on a worker thread', () => {
   it('reads a register as one thread does: paid, used for other details, in doubt, failed (issue 7)', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
-    const { openRegister } = await load<SqliteModule>('register/sqlite.js');
+    const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
     const { detailsOf } = await load<DetailsModule>('register/details.js');
     await withTempDir(async (dir) => {
       const sheetPath = path.join(dir, 'sheet.csv');
@@ -130,7 +130,7 @@ describe('validate on a worker thread', () => {
       await register.close();
       expect(states.get('GEN-000011')).toBe(12 % 5);
 
-      const options = { sheetPath, register: { path: registerPath, service } };
+      const options = { sheetPath, register: { location: registerPath, service } };
       const one = await validateSheet({ ...options, outPath: path.join(dir, 'one.csv'), worker: false });
       const two = await validateSheet({ ...options, outPath: path.join(dir, 'two.csv'), worker: true });
       expect(await readFile(two.resultsPath, 'latin1')).toBe(await readFile(one.resultsPath, 'latin1'));

@@ -82,7 +82,7 @@ describe('payouts run --events', () => {
           port: 0,
           path: '/webhooks',
           eventsFile: undefined,
-          registerPath: testRegisterPath(),
+          register: testRegisterPath(),
           secrets: [SECRET],
           stopSignal,
           onListening: listening,

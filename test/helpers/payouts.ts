@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
 import { serviceOf, transactionKey } from '../../src/register/identity.js';
-import { openRegister } from '../../src/register/sqlite.js';
+import { openRegister } from '../../src/register/open.js';
 import type { PayoutRecord } from '../../src/register/types.js';
 import {
   type LedgerTransaction,
@@ -152,7 +152,7 @@ export async function registerRecords(
   sb: SandboxHandle,
   via: { url: string } = sb,
 ): Promise<Map<string, PayoutRecord>> {
-  const register = openRegister(registerPath, { readonly: true });
+  const register = await openRegister(registerPath, { readonly: true });
   try {
     const scope = (await register.scopes()).find(
       (s) => s.service === serviceOf(via.url) && s.integratorId === sb.integratorIds.primary,
@@ -233,8 +233,14 @@ export interface ChildExit {
  * Spawns the compiled CLI under the running Node (process.execPath, so CI's Node runs it) with
  * the sandbox credentials and nothing else from the environment.
  */
-export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = SANDBOX_ENV): ChildRun {
-  const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
+export function spawnCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = SANDBOX_ENV,
+  /** A command that runs the CLI (`unshare ...`, `faketime ...`), before node and its arguments. */
+  wrap: readonly string[] = [],
+): ChildRun {
+  const command = [...wrap, process.execPath, CLI_ENTRY, ...args];
+  const child = spawn(command[0]!, command.slice(1), {
     env: { PATH: process.env['PATH'], ...(usesRegister(args) ? withTestRegister(env) : env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

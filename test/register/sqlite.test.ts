@@ -1,6 +1,7 @@
 /**
- * The SQLite register: scopes, claims between two "processes" (two connections to one file),
- * abandoned claims, payees, migrations and its errors (issue 7, items 1, 3, 6 and 9).
+ * What only the SQLite register has: its file (private, in a new folder), the packed look-up,
+ * leases timed by an injected clock, and the errors of a file that is no register. The rest of
+ * the contract is held against both stores in contract.test.ts.
  */
 import { statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -9,10 +10,10 @@ import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
 import { RegisterError } from '../../src/errors.js';
 import type { PayoutDetails } from '../../src/register/details.js';
-import { holderAlive, markLive, type Self } from '../../src/register/owner.js';
-import { openRegister } from '../../src/register/sqlite.js';
+import { holderAlive, type Self } from '../../src/register/lease.js';
+import { openSqliteRegister as openRegister } from '../../src/register/sqlite.js';
 import type { ClaimRequest, Register } from '../../src/register/types.js';
-import { registerVerdict } from '../../src/register/verdict.js';
+import { claimDecision, registerVerdict } from '../../src/register/verdict.js';
 import { testDir } from '../helpers/payouts.js';
 
 const scope = { service: 'https://api.pay.example', integratorId: 'int-1' };
@@ -29,13 +30,7 @@ function request(reference: string, amount = '10.00'): ClaimRequest {
 }
 
 /** Claims for `self` the way `run` does: the register's verdict decides. */
-async function claimAs(
-  register: Register,
-  self: Self,
-  references: string[],
-  alive = (_pid: number) => true,
-  retryUnknown = false,
-) {
+async function claimAs(register: Register, self: Self, references: string[], retryUnknown = false) {
   const store = await register.openScope(scope);
   const kinds = new Map<string, string>();
   await store.claim(
@@ -43,12 +38,11 @@ async function claimAs(
     references.map((r) => request(r)),
     (req, record) => {
       const verdict = registerVerdict(record, req.details, {
-        holderAlive: holderAlive(record?.run, self, Date.now(), { leaseMs: 60_000 }, alive),
+        holderAlive: holderAlive(record?.run, self),
         retryUnknown,
       });
       kinds.set(req.reference, verdict.kind);
-      if (verdict.kind === 'send' || verdict.kind === 'resend') return 'claim';
-      return verdict.kind === 'unknown' && record?.state === 'sending' ? 'mark-unknown' : 'leave';
+      return claimDecision(verdict, record);
     },
   );
   return { store, kinds };
@@ -90,127 +84,6 @@ describe('the SQLite register', () => {
     } finally {
       await a.close();
       await b.close();
-    }
-  });
-
-  it('hands each reference to one run: two runs claiming overlapping references at once', async () => {
-    const file = path.join(await testDir(), 'register.db');
-    const one = openRegister(file);
-    const two = openRegister(file);
-    const first: Self = { runId: 'run-1', host: 'h', pid: 101 };
-    const second: Self = { runId: 'run-2', host: 'h', pid: 102 };
-    try {
-      await begin(one, first);
-      await begin(two, second);
-      const [a, b] = await Promise.all([
-        claimAs(one, first, ['R1', 'R2', 'R3']),
-        claimAs(two, second, ['R2', 'R3', 'R4']),
-      ]);
-      const winners = new Map<string, string[]>();
-      for (const [who, claimed] of [
-        ['run-1', a.kinds],
-        ['run-2', b.kinds],
-      ] as const) {
-        for (const [reference, kind] of claimed) {
-          if (kind === 'send') winners.set(reference, [...(winners.get(reference) ?? []), who]);
-          else expect(kind).toBe('busy');
-        }
-      }
-      expect([...winners].sort()).toEqual([
-        ['R1', ['run-1']],
-        ['R2', [expect.any(String)]],
-        ['R3', [expect.any(String)]],
-        ['R4', ['run-2']],
-      ]);
-    } finally {
-      await one.close();
-      await two.close();
-    }
-  });
-
-  it('takes over the claims of a dead run, and marks its abandoned sends unknown', async () => {
-    const file = path.join(await testDir(), 'register.db');
-    const register = openRegister(file);
-    try {
-      const dead: Self = { runId: 'dead', host: 'h', pid: 201 };
-      const store = await begin(register, dead);
-      await claimAs(register, dead, ['CLAIMED', 'SENDING']);
-      await store.update('dead', 'SENDING', { state: 'sending', simulationId: 'sim-1' });
-
-      const next: Self = { runId: 'next', host: 'h', pid: 202 };
-      await begin(register, next);
-      const pidIsDead = (pid: number) => pid !== 201;
-      const { kinds } = await claimAs(register, next, ['CLAIMED', 'SENDING'], pidIsDead);
-      expect(Object.fromEntries(kinds)).toEqual({ CLAIMED: 'send', SENDING: 'unknown' });
-      const records = await store.lookup(['CLAIMED', 'SENDING']);
-      expect(records.get('CLAIMED')).toMatchObject({ state: 'claimed', runId: 'next' });
-      expect(records.get('SENDING')).toMatchObject({
-        state: 'unknown',
-        runId: 'dead',
-        simulationId: 'sim-1',
-        error: 'the run of dead.csv stopped while this transaction request was being sent',
-      });
-
-      // --retry-unknown takes it over, still in doubt: should that run die before its request,
-      // the next one must see a payout that may have been paid, not a fresh claim.
-      const retrying: Self = { runId: 'retrying', host: 'h', pid: 203 };
-      await begin(register, retrying);
-      const resend = await claimAs(register, retrying, ['SENDING'], pidIsDead, true);
-      expect(resend.kinds.get('SENDING')).toBe('resend');
-      expect((await store.lookup(['SENDING'])).get('SENDING')).toMatchObject({
-        state: 'sending',
-        runId: 'retrying',
-        simulationId: 'sim-1',
-      });
-      const after: Self = { runId: 'after', host: 'h', pid: 204 };
-      await begin(register, after);
-      const { kinds: afterKinds } = await claimAs(register, after, ['SENDING'], (pid) => pid === 204);
-      expect(afterKinds.get('SENDING')).toBe('unknown');
-    } finally {
-      await register.close();
-    }
-  });
-
-  it('counts a run of this process alive only while it is marked live (a container restarted as pid 1)', () => {
-    const self: Self = { runId: 'me', host: 'h', pid: 1 };
-    const now = Date.now();
-    const earlier = {
-      id: 'before-restart',
-      sheet: 's',
-      digest: 'd',
-      host: 'h',
-      pid: 1,
-      startedAt: '',
-      heartbeatAt: new Date(now).toISOString(),
-    };
-    expect(holderAlive(earlier, self, now)).toBe(false);
-    markLive('before-restart', true);
-    expect(holderAlive(earlier, self, now)).toBe(true);
-    markLive('before-restart', false);
-    // Another host: only the heartbeat tells.
-    const remote = { ...earlier, host: 'elsewhere', pid: 7 };
-    expect(holderAlive(remote, self, now)).toBe(true);
-    expect(holderAlive(remote, self, now + 61_000)).toBe(false);
-    expect(holderAlive({ ...remote, finishedAt: new Date(now).toISOString() }, self, now)).toBe(false);
-  });
-
-  it('remembers payees per scope and releases bare claims of a run that sent nothing', async () => {
-    const register = openRegister(path.join(await testDir(), 'register.db'));
-    try {
-      const self: Self = { runId: 'r', host: 'h', pid: 301 };
-      const store = await begin(register, self);
-      await store.rememberPayee('recipient', 'fp-1', 'rcp_1');
-      expect(await store.payee('recipient', 'fp-1')).toBe('rcp_1');
-      expect(await store.payee('beneficiary', 'fp-1')).toBeUndefined();
-      await claimAs(register, self, ['A', 'B']);
-      await store.update('r', 'B', { state: 'refused', error: 'account 123456789012 was refused' });
-      await store.release('r');
-      const records = await store.lookup(['A', 'B']);
-      expect(records.has('A')).toBe(false);
-      // Refused stays, to be sent again; the account number in its message is masked.
-      expect(records.get('B')).toMatchObject({ state: 'refused', error: 'account ****9012 was refused' });
-    } finally {
-      await register.close();
     }
   });
 
@@ -264,7 +137,7 @@ describe('the SQLite register', () => {
     raw.pragma('user_version = 99');
     raw.close();
     expect(() => openRegister(newer)).toThrow(
-      `the register ${newer} was written by a newer payouts (schema version 99, this payouts knows 1): upgrade payouts to use it`,
+      `the register ${newer} was written by a newer payouts (schema version 99, this payouts knows 2): upgrade payouts to use it`,
     );
 
     const foreign = path.join(dir, 'foreign.db');
@@ -287,6 +160,33 @@ describe('the SQLite register', () => {
     expect((error as RegisterError).sent().exitCode).toBe(6);
 
     expect(() => openRegister(path.join(dir, 'missing.db'), { readonly: true })).toThrow(RegisterError);
+  });
+
+  it('times leases by an injected clock when one is given: expired past the lease, never before', async () => {
+    let now = Date.parse('2026-11-25T12:00:00Z');
+    const clock = { now: () => now };
+    const register = openRegister(path.join(await testDir(), 'register.db'), { clock, leaseMs: 60_000 });
+    try {
+      const holder: Self = { runId: 'holder', host: 'h', pid: 1 };
+      const store = await begin(register, holder);
+      await claimAs(register, holder, ['C-1']);
+      const other: Self = { runId: 'other', host: 'h', pid: 2 };
+      await begin(register, other);
+      now += 59_000;
+      expect((await claimAs(register, other, ['C-1'])).kinds.get('C-1')).toBe('busy');
+      // A heartbeat renews it from the clock's now.
+      await store.heartbeat('holder');
+      now += 59_000;
+      expect((await claimAs(register, other, ['C-1'])).kinds.get('C-1')).toBe('busy');
+      now += 1_000;
+      expect((await claimAs(register, other, ['C-1'])).kinds.get('C-1')).toBe('send');
+      expect((await store.runs(5)).find((r) => r.id === 'holder')).toMatchObject({
+        leaseExpired: true,
+        leaseExpiresAt: '2026-11-25T12:01:59.000Z',
+      });
+    } finally {
+      await register.close();
+    }
   });
 
   it('says what is wrong with a directory it cannot create, in words (exit 2)', async () => {

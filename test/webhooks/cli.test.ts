@@ -324,7 +324,7 @@ describe('payouts webhooks listen', () => {
         port: 0,
         path: '/webhooks',
         eventsFile: options.eventsFile,
-        registerPath: testRegisterPath(),
+        register: testRegisterPath(),
         secrets: options.secrets,
         stopSignal,
         onListening: started,

@@ -3,8 +3,8 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
 import { UsageError } from '../../errors.js';
-import { REGISTER_ENV, registerPath } from '../../register/location.js';
-import { openRegister } from '../../register/sqlite.js';
+import { REGISTER_ENV, registerLocationText } from '../../register/location.js';
+import { openRegister } from '../../register/open.js';
 import type { Register, EventRecord as RegisterEvent, Settlement } from '../../register/types.js';
 import { isLoopbackHost } from '../../sandbox/callback-url.js';
 import type { EventRecord } from '../../webhooks/events-file.js';
@@ -31,7 +31,7 @@ export interface WebhooksListenOptions {
   /** JSONL file of events received, besides the register (none: only the register). */
   eventsFile: string | undefined;
   /** The register the events are recorded in (PRODUCT.md `--register`). */
-  registerPath: string;
+  register: string;
   /** Current secret first, then any previous one still accepted. */
   secrets: string[];
   /** Resolves when the receiver should stop; SIGINT or SIGTERM by default. */
@@ -47,7 +47,7 @@ export async function webhooksListenCommand(options: WebhooksListenOptions, io: 
   const stopped = options.stopSignal ?? untilSignalled();
   // Issue 7: events go into the register, so confirmed outcomes show in `payouts status` and
   // in the next results file without --events.
-  const register = openRegister(options.registerPath);
+  const register = await openRegister(options.register, { warn: (message) => logger.warn(message) });
   let receiver: WebhookReceiver;
   try {
     receiver = await startListening(options, logger, register);
@@ -58,7 +58,7 @@ export async function webhooksListenCommand(options: WebhooksListenOptions, io: 
   logger.info(
     {
       url: receiver.url,
-      register: options.registerPath,
+      register: register.location,
       events: options.eventsFile ?? null,
       eventsAlreadyRecorded: receiver.stats.loaded,
       secretFingerprints: options.secrets.map(secretFingerprint),
@@ -158,7 +158,7 @@ export function listenCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
             port: portOf(args.port),
             path: args.path,
             eventsFile: args.events === undefined ? undefined : path.resolve(io.cwd, args.events),
-            registerPath: registerPath(args.register, io.env, io.cwd),
+            register: registerLocationText(args.register, io.env, io.cwd),
             secrets: await webhookSecretsFrom(args, io),
           },
           io,

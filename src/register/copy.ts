@@ -1,0 +1,97 @@
+/**
+ * `payouts register copy --from A --to B`: every scope, run, payout, payee and event of one
+ * register into another (SQLite to PostgreSQL and back), so a team moving stores keeps its
+ * history. Idempotent: what the target holds already is left as it is; a record whose key the
+ * target holds with other contents is a conflict, refused and listed, never written over.
+ */
+import type { Register, RegisterEntry } from './types.js';
+
+/** Entries written per transaction of the target. */
+const CHUNK = 500;
+
+export interface CopyReport {
+  /** Per entry type: how many were added, and how many the target held already. */
+  added: Record<RegisterEntry['type'], number>;
+  same: Record<RegisterEntry['type'], number>;
+  /** Every conflict, in words: the key, and what differs. */
+  conflicts: string[];
+}
+
+/** Copies every entry of `from` into `to`. */
+export async function copyRegister(from: Register, to: Register): Promise<CopyReport> {
+  const zero = () => ({ scope: 0, run: 0, payout: 0, payee: 0, event: 0 });
+  const report: CopyReport = { added: zero(), same: zero(), conflicts: [] };
+  let chunk: RegisterEntry[] = [];
+  const flush = async () => {
+    const held = await to.putAll(chunk);
+    chunk.forEach((entry, i) => {
+      const existing = held[i];
+      if (existing === undefined) report.added[entry.type] += 1;
+      else {
+        const conflict = conflictOf(entry, existing);
+        if (conflict === undefined) report.same[entry.type] += 1;
+        else report.conflicts.push(conflict);
+      }
+    });
+    chunk = [];
+  };
+  for await (const entry of from.entries()) {
+    chunk.push(entry);
+    // A scope goes in on its own: what follows it needs it in the target.
+    if (entry.type === 'scope' || chunk.length >= CHUNK) await flush();
+  }
+  if (chunk.length > 0) await flush();
+  return report;
+}
+
+/**
+ * What makes two entries under one key different records (undefined: the same one). A payout
+ * is the same while its details, key and transaction agree; its state may have moved on since
+ * (a settlement, which `reconcile` or a webhook records anew).
+ */
+export function conflictOf(entry: RegisterEntry, held: RegisterEntry): string | undefined {
+  const differs = (what: string, a: unknown, b: unknown) =>
+    JSON.stringify(a) === JSON.stringify(b)
+      ? undefined
+      : `${what}: ${JSON.stringify(a)} here, ${JSON.stringify(b)} there`;
+  const scope = (e: RegisterEntry) => ('service' in e ? `${e.service} integrator ${e.integratorId}` : '');
+  const first = (...checks: (string | undefined)[]) => checks.find((c) => c !== undefined);
+  switch (entry.type) {
+    case 'scope': {
+      const other = held as typeof entry;
+      return other.secret === entry.secret
+        ? undefined
+        : `scope ${scope(entry)}: the target has its own fingerprint secret (it was used on its own before), so the payee fingerprints of the two cannot be compared`;
+    }
+    case 'run': {
+      const { run } = held as typeof entry;
+      const why = first(
+        differs('sheet', entry.run.sheet, run.sheet),
+        differs('digest', entry.run.digest, run.digest),
+        differs('started', entry.run.startedAt, run.startedAt),
+      );
+      return why && `run ${entry.run.id} of ${scope(entry)}: ${why}`;
+    }
+    case 'payout': {
+      const { payout } = held as typeof entry;
+      const why = first(
+        differs('details', entry.payout.details, payout.details),
+        differs('idempotency key', entry.payout.idempotencyKey, payout.idempotencyKey),
+        entry.payout.transactionId && payout.transactionId
+          ? differs('transaction', entry.payout.transactionId, payout.transactionId)
+          : undefined,
+      );
+      return why && `payout ${JSON.stringify(entry.payout.reference)} of ${scope(entry)}: ${why}`;
+    }
+    case 'payee': {
+      const other = held as typeof entry;
+      const why = differs('id', entry.id, other.id);
+      return why && `${entry.kind} ${entry.fingerprint} of ${scope(entry)}: ${why}`;
+    }
+    case 'event': {
+      const { event } = held as typeof entry;
+      const why = differs('payload', entry.event.payload, event.payload);
+      return why && `event ${entry.event.operation} of ${entry.event.resourceId}: ${why}`;
+    }
+  }
+}

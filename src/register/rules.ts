@@ -1,0 +1,95 @@
+/**
+ * The state rules of the register, as pure functions both stores apply (SQLite and
+ * PostgreSQL): what a claim writes over an earlier record, what an abandoned send becomes, and
+ * which writes need the run's lease. The stores only read and write what these decide.
+ */
+import { ClaimLostError } from '../errors.js';
+import type { PayoutChange, PayoutRecord, PayoutState } from './types.js';
+
+/** What a claim writes for a reference, given what the register held for it. */
+export interface ClaimedState {
+  state: 'claimed' | 'sending';
+  /** The simulation and transaction ids kept from the earlier record (undefined: cleared). */
+  simulationId?: string;
+  transactionId?: string;
+}
+
+/**
+ * A payout in doubt (`sending`, `unknown`) stays in doubt while its new holder sends it again:
+ * were that run to die before its request, the next must not take it for one that never left.
+ * Anything else starts afresh.
+ */
+export function claimedState(previous: PayoutRecord | undefined): ClaimedState {
+  if (previous !== undefined && inDoubt(previous.state)) {
+    return {
+      state: 'sending',
+      ...(previous.simulationId !== undefined ? { simulationId: previous.simulationId } : {}),
+      ...(previous.transactionId !== undefined ? { transactionId: previous.transactionId } : {}),
+    };
+  }
+  return { state: 'claimed' };
+}
+
+/** A state whose transaction request may have left without an answer that settles it. */
+export function inDoubt(state: PayoutState): boolean {
+  return state === 'sending' || state === 'unknown';
+}
+
+/** The reason stored on a send whose run stopped while its request may have been under way. */
+export function abandonedSendReason(sheet: string): string {
+  return `the run of ${sheet} stopped while this transaction request was being sent`;
+}
+
+/**
+ * Whether a write needs the run's lease, not only its claim. A write that comes before a request
+ * (the intent to send) is refused once the lease expired: another run may be deciding this very
+ * moment that the claim is abandoned. A write that records an answer is never refused for a late
+ * lease: the answer is the truth about money that moved.
+ */
+export function needsLease(change: PayoutChange): boolean {
+  return change.state === 'sending' || change.state === 'claimed';
+}
+
+/**
+ * Whether a write that records an answer may land on a record that another run took over since:
+ * only while that record is still in doubt, since the same Idempotency-Key gets the same
+ * transaction whichever run sent it.
+ */
+export function answerMayLand(change: PayoutChange, current: PayoutRecord): boolean {
+  return !needsLease(change) && inDoubt(current.state) && change.transactionId !== undefined;
+}
+
+/** States a webhook or status check may settle: the transaction exists. */
+export const SETTLEABLE: readonly PayoutState[] = ['submitted', 'completed', 'failed'];
+
+/** The register's column of each field of a PayoutChange (both stores name them alike). */
+export const CHANGE_FIELDS: Record<keyof PayoutChange, string> = {
+  state: 'state',
+  beneficiaryId: 'beneficiary_id',
+  recipientId: 'recipient_id',
+  simulationId: 'simulation_id',
+  transactionId: 'transaction_id',
+  error: 'error',
+};
+
+/** A fenced write found the payout held by another run (or this run's lease ran out). */
+export function claimLost(
+  reference: string,
+  runId: string,
+  current: PayoutRecord | undefined,
+): ClaimLostError {
+  return new ClaimLostError(
+    reference,
+    `the register no longer lets this run send payout ${JSON.stringify(reference.slice(0, 80))}: ${holderText(runId, current)}, so this run stops sending (run again to resume)`,
+  );
+}
+
+/** Who holds a payout now, as a person reads it: the run's sheet, host and start. */
+export function holderText(runId: string, current: PayoutRecord | undefined): string {
+  if (current === undefined || current.runId === runId)
+    return "this run's lease ran out (it was silent for too long)";
+  const holder = current.run;
+  return holder === undefined
+    ? `another run holds it now (${current.runId})`
+    : `the run of ${holder.sheet} on ${holder.host} started ${holder.startedAt} holds it now`;
+}

@@ -1,0 +1,135 @@
+/**
+ * A PostgreSQL register from the command line (PRODUCT.md `--register`): a `postgres://` URL in
+ * PAYOUTS_REGISTER or --register is a database, never a file; its password is never shown; a
+ * database that could lose acknowledged commits is refused; two containers starting together
+ * migrate it once.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RegisterError } from '../../src/errors.js';
+import { openRegister } from '../../src/register/open.js';
+import { plainTextWarning } from '../../src/register/postgres.js';
+import { runCli } from '../helpers/cli.js';
+import {
+  expectOnePaymentPerRow,
+  registerRecords,
+  runAgainst,
+  SANDBOX_ENV,
+  summaryOf,
+  testDir,
+  testSandbox,
+} from '../helpers/payouts.js';
+import { asAdmin, testDatabase } from '../helpers/postgres.js';
+import { readCsv, writeSheet } from '../helpers/sheets.js';
+
+const SAMPLE = path.resolve(import.meta.dirname, '../../samples/payouts-clean.csv');
+/** The test server's password (postgres-server.ts): it must appear nowhere. */
+const PASSWORD = 'payouts-test';
+
+describe('a PostgreSQL register', () => {
+  it('pays a sheet, then skips it on the next run, and never shows the password', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const url = await testDatabase();
+    expect(url).toContain(`:${PASSWORD}@`);
+    const sheet = path.join(dir, 'november.csv');
+    await writeSheet(sheet, await readCsv(SAMPLE));
+    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: url };
+
+    const first = await runAgainst(sb, sheet, ['--json', '--log-format', 'json'], env);
+    expect(first.code, first.stderr).toBe(0);
+    const shown = url.replace(`:${PASSWORD}@`, ':***@');
+    expect(summaryOf(first).register).toBe(shown);
+    // No file named after the URL in the working folder, as an SQLite path would make.
+    expect(existsSync(path.join(process.cwd(), 'postgres:'))).toBe(false);
+    await expectOnePaymentPerRow(sb, await readCsv(SAMPLE));
+
+    const second = await runCli(['run', sheet, '--base-url', sb.url, '--register', url, '--json'], {
+      env: SANDBOX_ENV,
+    });
+    expect(second.code, second.stderr).toBe(0);
+    expect(summaryOf(second).statuses).toMatchObject({ skipped: 12, submitted: 0 });
+
+    const status = await runCli(['status', '--register', url], { env: {} });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain(shown);
+    const validate = await runCli(['validate', sheet, '--register', url, '--base-url', sb.url, '--json'], {
+      env: {},
+    });
+    expect(validate.code, validate.stderr).toBe(0);
+    expect(JSON.parse(validate.stdout).statuses).toMatchObject({ skipped: 12 });
+
+    for (const result of [first, second, status, validate]) {
+      expect(result.stdout + result.stderr).not.toContain(PASSWORD);
+    }
+    const results = await readFile(summaryOf(second).results, 'utf8');
+    expect(results).not.toContain(PASSWORD);
+    expect((await registerRecords(url, sb)).size).toBe(12);
+  });
+
+  it('names the database without its password when it refuses the login (exit 2, nothing sent)', async () => {
+    const sb = await testSandbox();
+    const url = (await testDatabase()).replace(`:${PASSWORD}@`, ':wrong-secret@');
+    const result = await runAgainst(sb, SAMPLE, ['--out', path.join(await testDir(), 'r.csv')], {
+      ...SANDBOX_ENV,
+      PAYOUTS_REGISTER: url,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('the database refused the user name or password');
+    expect(result.stderr).toContain(url.replace(':wrong-secret@', ':***@'));
+    expect(result.stderr).not.toContain('wrong-secret');
+    expect(sb.ledger().transactions).toHaveLength(0);
+  });
+
+  it('refuses a database whose synchronous_commit is off: an acknowledged intent could be lost', async () => {
+    const url = await testDatabase();
+    const name = new URL(url).pathname.slice(1);
+    await asAdmin(url, `ALTER DATABASE ${name} SET synchronous_commit = off`);
+    const error = await openRegister(url).catch((e) => e);
+    expect(error).toBeInstanceOf(RegisterError);
+    expect(error.message).toContain("synchronous_commit is 'off'");
+    expect(error.exitCode).toBe(2);
+  });
+
+  it('is migrated once when several containers open a new database together', async () => {
+    const url = await testDatabase();
+    const registers = await Promise.all(Array.from({ length: 4 }, () => openRegister(url)));
+    try {
+      const scopes = await Promise.all(
+        registers.map((r) => r.openScope({ service: 'https://api.example', integratorId: 'int-1' })),
+      );
+      expect(new Set(scopes.map((s) => s.scope.id)).size).toBe(1);
+      const version = await asAdmin(url, 'SELECT version FROM payouts.schema_version');
+      expect(version.rows).toEqual([{ version: 1 }]);
+    } finally {
+      await Promise.all(registers.map((r) => r.close()));
+    }
+  });
+
+  it.each([
+    ['postgres://u:pw@db.internal:5432/payouts', 'db.internal'],
+    ['postgresql://u:pw@10.1.2.3/payouts?sslmode=disable', '10.1.2.3'],
+    ['postgres://u:pw@db.internal/payouts?sslmode=prefer', 'db.internal'],
+    ['postgres://u:pw@db.internal/payouts?sslmode=verify-full', undefined],
+    ['postgres://u:pw@db.internal/payouts?ssl=true', undefined],
+    ['postgres://u:pw@127.0.0.1:5432/payouts', undefined],
+    ['postgres://u:pw@localhost/payouts', undefined],
+    ['postgres://u:pw@[::1]/payouts', undefined],
+    ['postgres://u@/payouts?host=/var/run/postgresql', undefined],
+  ])('warns, for %s, when a remote database is reached without TLS', (url, host) => {
+    const warning = plainTextWarning(url, {});
+    expect(warning).toBe(
+      host === undefined
+        ? undefined
+        : `the register's database at ${host} is reached without TLS: its traffic (payouts, and the password) can be read on the way: add sslmode=verify-full to the URL`,
+    );
+  });
+
+  it('reads the PG* environment for a bare postgres:// URL', () => {
+    expect(plainTextWarning('postgres://', { PGHOST: 'db.internal' })).toContain('at db.internal');
+    expect(plainTextWarning('postgres://', { PGHOST: 'db.internal', PGSSLMODE: 'require' })).toBeUndefined();
+    expect(plainTextWarning('postgres://', {})).toBeUndefined();
+  });
+});

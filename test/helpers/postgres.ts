@@ -1,0 +1,32 @@
+/**
+ * A database of its own on the test run's PostgreSQL server (postgres-server.ts), for one test
+ * file or one test: registers in different databases know nothing of each other.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+/** The URL of a new, empty database on the test server. */
+export async function testDatabase(): Promise<string> {
+  const admin = inject('postgresUrl');
+  const name = `payouts_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  return admin.replace(/\/postgres$/, `/${name}`);
+}
+
+/** Runs one statement as the server's superuser on a database (tests that set the stage). */
+export async function asAdmin(url: string, sql: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,382 @@
+/**
+ * The register contract (register/types.ts), held against both stores alike: an SQLite file and
+ * a real PostgreSQL server started by the test run. Claims go through the same decision `run`
+ * makes (verdict.ts claimDecision); liveness through the same rule (lease.ts holderAlive).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'libsql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClaimLostError, RegisterError } from '../../src/errors.js';
+import type { PayoutDetails } from '../../src/register/details.js';
+import { holderAlive, type Self } from '../../src/register/lease.js';
+import { type OpenOptions, openExistingRegister, openRegister } from '../../src/register/open.js';
+import type { ClaimRequest, Register, ScopeStore } from '../../src/register/types.js';
+import { claimDecision, registerVerdict } from '../../src/register/verdict.js';
+import { asAdmin, testDatabase } from '../helpers/postgres.js';
+
+const scope = { service: 'https://api.pay.example', integratorId: 'int-1' };
+
+/** A short lease, so that expiry is waited for in a test. */
+const LEASE_MS = 400;
+
+interface Store {
+  name: string;
+  /** A new, empty register location. */
+  fresh(): Promise<string>;
+  /** Makes the register at `location` claim a newer schema than this payouts knows. */
+  makeNewer(location: string): Promise<void>;
+}
+
+/** Folders of the SQLite registers, removed after the file. */
+const folders: string[] = [];
+afterAll(() => Promise.all(folders.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+const stores: Store[] = [
+  {
+    name: 'SQLite',
+    fresh: async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'payouts-contract-'));
+      folders.push(dir);
+      return path.join(dir, 'register.db');
+    },
+    makeNewer: async (file) => {
+      const raw = new Database(file);
+      raw.pragma('user_version = 99');
+      raw.close();
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    fresh: () => testDatabase(),
+    makeNewer: async (url) => {
+      await asAdmin(url, 'UPDATE payouts.schema_version SET version = 99');
+    },
+  },
+];
+
+function request(reference: string, amount = '10.00'): ClaimRequest {
+  const details: PayoutDetails = {
+    amount,
+    currency: 'USD',
+    rail: 'ACH',
+    payee: 'p',
+    payeeHint: 'account ****1234',
+  };
+  return { reference, details, idempotencyKey: `key-${reference}` };
+}
+
+/** A run elsewhere: no shared process table, so only its lease tells whether it lives. */
+function remote(runId: string): Self {
+  return { runId, host: 'same-name', pid: 1 };
+}
+
+/** Claims for `self` exactly as `run` does: the register's verdict, then run's decision. */
+async function claimAs(store: ScopeStore, self: Self, references: string[], retryUnknown = false) {
+  const kinds = new Map<string, string>();
+  await store.claim(
+    self.runId,
+    references.map((r) => request(r)),
+    (req, record) => {
+      const verdict = registerVerdict(record, req.details, {
+        holderAlive: holderAlive(record?.run, self),
+        retryUnknown,
+      });
+      kinds.set(req.reference, verdict.kind);
+      return claimDecision(verdict, record);
+    },
+  );
+  return Object.fromEntries(kinds);
+}
+
+async function begin(register: Register, self: Self): Promise<ScopeStore> {
+  const store = await register.openScope(scope);
+  await store.beginRun({
+    id: self.runId,
+    sheet: `${self.runId}.csv`,
+    digest: 'd',
+    host: self.host,
+    pid: self.pid,
+    startedAt: new Date().toISOString(),
+  });
+  return store;
+}
+
+describe.each(stores)('the $name register', (kind) => {
+  let location: string;
+  const open = (options: OpenOptions = {}) => openRegister(location, { leaseMs: LEASE_MS, ...options });
+
+  beforeAll(async () => {
+    location = await kind.fresh();
+  });
+
+  it('opens one scope per service and integrator, with one secret, from two connections', async () => {
+    const [a, b] = [await open(), await open()];
+    try {
+      const sa = await a.openScope(scope, 'integrator@example.com');
+      const sb = await b.openScope(scope);
+      expect(sb.scope.id).toBe(sa.scope.id);
+      expect(sb.fingerprint('rail:ACH\naccountNumber:123456789')).toBe(
+        sa.fingerprint('rail:ACH\naccountNumber:123456789'),
+      );
+      expect(sa.fingerprint('x')).toMatch(/^[A-Za-z0-9_-]{32}$/);
+      const other = await a.openScope({ ...scope, service: 'http://127.0.0.1:8787' });
+      expect(other.scope.id).not.toBe(sa.scope.id);
+      expect(other.fingerprint('x')).not.toBe(sa.fingerprint('x'));
+      expect((await b.scopes()).find((s) => s.id === sa.scope.id)?.login).toBe('integrator@example.com');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('hands each reference to one run when two claim overlapping references at once', async () => {
+    const [one, two] = [await open(), await open()];
+    const first = remote('overlap-1');
+    const second = remote('overlap-2');
+    try {
+      const [s1, s2] = [await begin(one, first), await begin(two, second)];
+      const [a, b] = await Promise.all([
+        claimAs(s1, first, ['O1', 'O2', 'O3']),
+        claimAs(s2, second, ['O2', 'O3', 'O4']),
+      ]);
+      expect(a['O1']).toBe('send');
+      expect(b['O4']).toBe('send');
+      for (const reference of ['O2', 'O3']) {
+        expect([a[reference], b[reference]].sort()).toEqual(['busy', 'send']);
+      }
+      const records = await s1.lookup(['O1', 'O2', 'O3', 'O4']);
+      expect([...records.values()].every((r) => r.state === 'claimed')).toBe(true);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+
+  it('abandons the claims of a run whose lease expired, whatever its pid, and its sends become unknown', async () => {
+    const register = await open();
+    try {
+      const dead = remote('lease-dead');
+      const store = await begin(register, dead);
+      await claimAs(store, dead, ['L-CLAIMED', 'L-SENDING']);
+      await store.update(dead.runId, 'L-SENDING', { state: 'sending', simulationId: 'sim-1' });
+
+      const next = remote('lease-next');
+      await begin(register, next);
+      // While the lease lasts, a run with the same host name and pid is alive.
+      expect(await claimAs(store, next, ['L-CLAIMED', 'L-SENDING'])).toEqual({
+        'L-CLAIMED': 'busy',
+        'L-SENDING': 'busy',
+      });
+      await sleep(LEASE_MS + 150);
+      await store.heartbeat(next.runId);
+      expect(await claimAs(store, next, ['L-CLAIMED', 'L-SENDING'])).toEqual({
+        'L-CLAIMED': 'send',
+        'L-SENDING': 'unknown',
+      });
+      const records = await store.lookup(['L-CLAIMED', 'L-SENDING']);
+      expect(records.get('L-CLAIMED')).toMatchObject({ state: 'claimed', runId: 'lease-next' });
+      expect(records.get('L-SENDING')).toMatchObject({
+        state: 'unknown',
+        runId: 'lease-dead',
+        simulationId: 'sim-1',
+        error: 'the run of lease-dead.csv stopped while this transaction request was being sent',
+      });
+
+      // --retry-unknown takes it over still in doubt: were that run to die before its request,
+      // the next one must see a payout that may have been paid, not a fresh claim.
+      const retrying = remote('lease-retrying');
+      await begin(register, retrying);
+      expect(await claimAs(store, retrying, ['L-SENDING'], true)).toEqual({ 'L-SENDING': 'resend' });
+      expect((await store.lookup(['L-SENDING'])).get('L-SENDING')).toMatchObject({
+        state: 'sending',
+        runId: 'lease-retrying',
+        simulationId: 'sim-1',
+      });
+      await sleep(LEASE_MS + 150);
+      const after = remote('lease-after');
+      await begin(register, after);
+      expect(await claimAs(store, after, ['L-SENDING'])).toEqual({ 'L-SENDING': 'unknown' });
+    } finally {
+      await register.close();
+    }
+  });
+
+  it('fences the writes of a run that lost its claim: no intent to send, but an answer still lands', async () => {
+    const register = await open();
+    try {
+      const slow = remote('fence-slow');
+      const store = await begin(register, slow);
+      await claimAs(store, slow, ['F-1', 'F-2', 'F-3']);
+      await store.update(slow.runId, 'F-2', { state: 'sending', simulationId: 'sim-2' });
+      await sleep(LEASE_MS + 150);
+
+      // Its lease ran out and nobody took over: the intent to send is refused all the same.
+      const lapsed = await store
+        .update(slow.runId, 'F-3', { state: 'sending', simulationId: 'x' })
+        .catch((e) => e);
+      expect(lapsed).toBeInstanceOf(ClaimLostError);
+      expect(lapsed.exitCode).toBe(6);
+      expect(lapsed.message).toContain("this run's lease ran out");
+
+      const taker = remote('fence-taker');
+      await begin(register, taker);
+      expect(await claimAs(store, taker, ['F-1', 'F-2'])).toEqual({ 'F-1': 'send', 'F-2': 'unknown' });
+      const lost = await store
+        .update(slow.runId, 'F-1', { state: 'sending', simulationId: 'sim-1' })
+        .catch((e) => e);
+      expect(lost).toBeInstanceOf(ClaimLostError);
+      expect(lost.message).toMatch(
+        /^the register no longer lets this run send payout "F-1": the run of fence-taker\.csv on same-name started .* holds it now/,
+      );
+      expect((await store.lookup(['F-1'])).get('F-1')).toMatchObject({
+        state: 'claimed',
+        runId: 'fence-taker',
+      });
+
+      // The answer to a request that did leave is the truth about money: it is recorded.
+      await store.update(slow.runId, 'F-2', { state: 'submitted', transactionId: 'tx-2', error: null });
+      expect((await store.lookup(['F-2'])).get('F-2')).toMatchObject({
+        state: 'submitted',
+        transactionId: 'tx-2',
+      });
+    } finally {
+      await register.close();
+    }
+  });
+
+  it('counts the live runs of a scope at each heartbeat, and lists runs with their outcome', async () => {
+    const register = await open();
+    try {
+      const store = await register.openScope({ ...scope, integratorId: 'int-runs' });
+      const start = (id: string) =>
+        store.beginRun({
+          id,
+          sheet: `${id}.csv`,
+          digest: 'd',
+          host: 'h',
+          pid: 1,
+          startedAt: new Date().toISOString(),
+        });
+      await start('hb-1');
+      await start('hb-2');
+      expect(await store.heartbeat('hb-1')).toEqual({ liveRuns: 2 });
+      await store.finishRun('hb-2', { rows: 3, statuses: { submitted: 2, failed: 1 }, exitCode: 1 });
+      expect(await store.heartbeat('hb-1')).toEqual({ liveRuns: 1 });
+      const runs = await store.runs(10);
+      expect(runs.find((r) => r.id === 'hb-2')).toMatchObject({
+        rows: 3,
+        statuses: { submitted: 2, failed: 1 },
+        exitCode: 1,
+        finishedAt: expect.any(String),
+        leaseExpired: false,
+      });
+      expect(runs.find((r) => r.id === 'hb-1')?.finishedAt).toBeUndefined();
+    } finally {
+      await register.close();
+    }
+  });
+
+  it('remembers payees per scope, releases bare claims, keeps refusals (masked), settles and records events once', async () => {
+    const register = await open();
+    try {
+      const self = remote('misc');
+      const store = await begin(register, self);
+      await store.rememberPayee('recipient', 'fp-1', 'rcp_1');
+      await store.rememberPayee('recipient', 'fp-1', 'rcp_2');
+      expect(await store.payee('recipient', 'fp-1')).toBe('rcp_2');
+      expect(await store.payee('beneficiary', 'fp-1')).toBeUndefined();
+
+      await claimAs(store, self, ['M-A', 'M-B', 'M-C']);
+      await store.update(self.runId, 'M-B', { state: 'refused', error: 'account 123456789012 was refused' });
+      await store.update(self.runId, 'M-C', {
+        state: 'sending',
+        simulationId: 'sim-c',
+        recipientId: 'rcp_2',
+      });
+      await store.update(self.runId, 'M-C', { state: 'submitted', transactionId: 'tx-c', error: null });
+      await store.release(self.runId);
+      const records = await store.lookup(['M-A', 'M-B', 'M-C', 'M-NONE']);
+      expect(records.has('M-A')).toBe(false);
+      expect(records.get('M-B')).toMatchObject({ state: 'refused', error: 'account ****9012 was refused' });
+      const paid = records.get('M-C')!;
+      expect(paid).toMatchObject({
+        reference: 'M-C',
+        details: request('M-C').details,
+        state: 'submitted',
+        idempotencyKey: 'key-M-C',
+        recipientId: 'rcp_2',
+        simulationId: 'sim-c',
+        transactionId: 'tx-c',
+        runId: 'misc',
+        sheet: 'misc.csv',
+        paidAt: expect.any(String),
+        run: { id: 'misc', sheet: 'misc.csv', host: 'same-name', pid: 1 },
+      });
+      expect(Object.keys(paid)).not.toContain('error');
+      expect(Object.keys(paid)).not.toContain('beneficiaryId');
+
+      const event = {
+        integratorId: scope.integratorId,
+        resourceId: 'tx-c',
+        operation: 'TRANSACTION_COMPLETED',
+        success: true,
+        message: null,
+        occurredAt: '2026-11-20T10:00:00.000',
+        receivedAt: '2026-11-20T10:00:01.000Z',
+        payload: '{"operation":"TRANSACTION_COMPLETED","resourceId":"tx-c"}',
+      };
+      const settles = { transactionId: 'tx-c', state: 'completed' as const, error: null };
+      expect(await register.recordEvent(event, settles)).toBe(true);
+      expect(await register.recordEvent(event, settles)).toBe(false);
+      expect((await store.lookup(['M-C'])).get('M-C')?.state).toBe('completed');
+      expect(await store.settledEvents(['tx-c', 'tx-none'])).toEqual(new Map([['tx-c', event]]));
+      await store.settle('M-C', 'tx-c', 'failed', 'the bank returned it');
+      expect((await store.lookup(['M-C'])).get('M-C')).toMatchObject({
+        state: 'failed',
+        error: 'the bank returned it',
+      });
+      expect((await store.recentPayouts(10)).map((r) => r.reference)).toEqual(
+        expect.arrayContaining(['M-B', 'M-C']),
+      );
+    } finally {
+      await register.close();
+    }
+  });
+
+  it('opens read-only for reading: looks up the same records, and never writes', async () => {
+    const writer = await open();
+    const reader = await openExistingRegister(location);
+    try {
+      expect(reader).toBeDefined();
+      const self = remote('reader');
+      const store = await begin(writer, self);
+      const references = Array.from({ length: 1200 }, (_, i) => `RO-${i}`);
+      await claimAs(store, self, references);
+      const readStore = await reader!.scopeStore(store.scope);
+      const [written, read] = [await store.lookup(references), await readStore.lookup(references)];
+      expect(read.size).toBe(1200);
+      expect(read).toEqual(written);
+      await expect(readStore.rememberPayee('recipient', 'fp', 'id')).rejects.toThrow(/read-only/);
+    } finally {
+      await reader?.close();
+      await writer.close();
+    }
+  });
+
+  it('reads a register that does not exist yet as none, and refuses a newer schema (exit 2)', async () => {
+    const empty = await kind.fresh();
+    expect(await openExistingRegister(empty)).toBeUndefined();
+    await (await openRegister(empty)).close();
+    await kind.makeNewer(empty);
+    const error = await openRegister(empty).catch((e) => e);
+    expect(error).toBeInstanceOf(RegisterError);
+    expect(error.message).toMatch(
+      /was written by a newer payouts \(schema version 99, this payouts knows \d+\): upgrade payouts to use it$/,
+    );
+    expect(error.exitCode).toBe(2);
+    expect((await openExistingRegister(empty).catch((e) => e)).message).toContain('schema version 99');
+  });
+});
