@@ -129,11 +129,11 @@ function distinctAccount(rail, i) {
  * rail share its one account (7 payee accounts in all); `{ distinct: true }` gives most rows a
  * payee account of their own.
  */
-export function benchRow(i, { distinct = false } = {}) {
+export function benchRow(i, { distinct = false, prefix = 'BENCH' } = {}) {
   const rail = RAIL_ROWS[i % RAIL_ROWS.length];
   const person = Math.floor(i / 3);
   const row = {
-    reference: `BENCH-${String(i).padStart(8, '0')}`,
+    reference: `${prefix}-${String(i).padStart(8, '0')}`,
     amount: `${(i % 9000) + 10}.${String(i % 100).padStart(2, '0')}`,
     beneficiaryType: 'INDIVIDUAL',
     beneficiaryName: `Person ${person}`,

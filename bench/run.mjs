@@ -1,6 +1,7 @@
 // `npm run bench`: measures payouts against floors on the same files in the same run.
 // Sections: sheet (validate vs csv-parse/exceljs floors), sandbox (mixed API traffic at
-// `payouts sandbox`, bench/sandbox.mjs). Run one with: npm run bench -- sheet
+// `payouts sandbox`, bench/sandbox.mjs), run (bench/run-bench.mjs), shared (runs sharing a
+// PostgreSQL register, bench/shared-register.mjs). Run one with: npm run bench -- sheet
 // Sizes: BENCH_CSV_ROWS (default 1,000,000), BENCH_XLSX_ROWS (default 100,000); the sandbox
 // section's knobs are in bench/sandbox.mjs.
 import { spawn } from 'node:child_process';
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { generateCsv, generateXlsx } from './generate.mjs';
 import { runSection } from './run-bench.mjs';
 import { sandboxSection } from './sandbox.mjs';
+import { sharedSection } from './shared-register.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -217,7 +219,7 @@ async function fillRegisters(csv, service, names, prefix) {
   return files;
 }
 
-const SECTIONS = { sheet: sheetSection, sandbox: sandboxSection, run: runSection };
+const SECTIONS = { sheet: sheetSection, sandbox: sandboxSection, run: runSection, shared: sharedSection };
 
 async function main() {
   const only = process.argv.slice(2);

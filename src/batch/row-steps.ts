@@ -54,8 +54,31 @@ export interface RowStepsOptions {
 export class RowSteps {
   private readonly beneficiaries = new OncePerKey();
   private readonly recipients = new OncePerKey();
+  /**
+   * What the register said, for the rows about to be sent, of their payees: the id created
+   * earlier, or undefined when there was none then. A payee created since by another run is
+   * created again under the same Idempotency-Key, which gets its record back.
+   */
+  private readonly prefetched = new Map<string, string | undefined>();
 
   constructor(private readonly options: RowStepsOptions) {}
+
+  /** Looks up the payees of the rows about to be sent, one query per kind, not two per row. */
+  async prefetch(payouts: readonly PayoutRow[]): Promise<void> {
+    // Rows of the batch before may still be under way: keep theirs, within a bound.
+    if (this.prefetched.size > 4096) this.prefetched.clear();
+    const { store } = this.options;
+    for (const kind of ['beneficiary', 'recipient'] as const) {
+      const fingerprints = new Set<string>();
+      for (const payout of payouts) {
+        const ref = kind === 'beneficiary' ? payout.beneficiary : payout.recipient;
+        if (ref.kind === 'new') fingerprints.add(store.fingerprint(`${kind}\n${ref.key}`));
+      }
+      if (fingerprints.size === 0) continue;
+      const known = await store.payees(kind, [...fingerprints]);
+      for (const fingerprint of fingerprints) this.prefetched.set(fingerprint, known.get(fingerprint));
+    }
+  }
 
   /**
    * Sends one claimed row (`resend`: the record of an unknown outcome that --retry-unknown
@@ -128,7 +151,9 @@ export class RowSteps {
   ): Promise<string> {
     const { store, scope } = this.options;
     const fingerprint = store.fingerprint(`${kind}\n${key}`);
-    const known = await store.payee(kind, fingerprint);
+    const known = this.prefetched.has(fingerprint)
+      ? this.prefetched.get(fingerprint)
+      : (await store.payees(kind, [fingerprint])).get(fingerprint);
     if (known) return known;
     const once = kind === 'beneficiary' ? this.beneficiaries : this.recipients;
     return once.run(key, async () => {

@@ -452,6 +452,11 @@ async function sendRows(
   let pending: PreparedRow[] = [];
   const feed = async (batch: PreparedRow[]) => {
     const claimed = await run.claim(batch);
+    await steps.prefetch(
+      [...claimed.values()]
+        .filter((c) => c.verdict.kind === 'send' || c.verdict.kind === 'resend')
+        .map((c) => c.row.payout),
+    );
     for (const { verdict, row, details } of claimed.values()) {
       // An outage past --max-outage stops the feeding too: rows under way settle, the rest wait.
       if (signal.aborted || fatal || unavailable()) return;

@@ -6,7 +6,7 @@ import type { SheetOptions } from '../batch/prepare.js';
 import { runBatch } from '../batch/run.js';
 import { EXIT, type StorageError } from '../errors.js';
 import { shownLocation } from '../register/location.js';
-import { type SandboxHandle, startSandbox } from '../sandbox/index.js';
+import type { SandboxHandle } from '../sandbox/index.js';
 import type { Connection } from './connection.js';
 import type { CliIo } from './io.js';
 import {
@@ -77,6 +77,8 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       // A rehearsal never marks a real payout as paid: a register of its own, removed after.
       throwaway = await mkdtemp(path.join(tmpdir(), 'payouts-sandbox-'));
       register = path.join(throwaway, 'register.db');
+      // Loaded only for a rehearsal: a real run does not load the simulator.
+      const { startSandbox } = await import('../sandbox/index.js');
       sandbox = await startSandbox({ port: 0 });
       const c = sandbox.credentials;
       connection = {

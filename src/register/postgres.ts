@@ -23,10 +23,11 @@ import { withoutPassword } from './location.js';
 import type { OpenOptions } from './open.js';
 import {
   abandonedSendReason,
-  answerMayLand,
   CHANGE_FIELDS,
   claimedState,
   claimLost,
+  IN_DOUBT,
+  isAnswer,
   needsLease,
   SETTLEABLE,
 } from './rules.js';
@@ -238,9 +239,10 @@ class PostgresRegister implements Register {
    * Queues a write; the writes of one tick commit in one transaction (group commit), each in a
    * savepoint so that one that fails alone does not undo the others. Resolves once committed.
    */
-  write<T>(apply: (query: Queryable) => Promise<T>): Promise<T> {
+  write<T>(apply: (query: Queryable) => Promise<T>, { standalone = false } = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error(`register ${this.location} is closed`));
     if (this.readonly) return Promise.reject(new Error(`register ${this.location} was opened read-only`));
+    if (standalone) return this.direct(apply);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         apply: (client) => apply((text, values) => client.query(text, values)),
@@ -254,6 +256,28 @@ class PostgresRegister implements Register {
         });
       }
     });
+  }
+
+  /** Writes still under way outside the queue, which close() waits for. */
+  private readonly running = new Set<Promise<unknown>>();
+
+  /**
+   * A write each of whose statements is atomic on its own (a fenced UPDATE, an upsert) runs at
+   * once, each statement committed by itself: no BEGIN, COMMIT or savepoint around it. On this
+   * store a round trip is what a write costs, and the server groups concurrent commits itself.
+   */
+  private direct<T>(apply: (query: Queryable) => Promise<T>): Promise<T> {
+    const run = (async () => {
+      try {
+        return await apply((text, values) => this.pool.query(text, values));
+      } catch (error) {
+        throw isDriverError(error) ? this.failure('cannot be written', error) : error;
+      }
+    })();
+    this.running.add(run);
+    const forget = () => this.running.delete(run);
+    run.then(forget, forget);
+    return run;
   }
 
   private async commit(): Promise<void> {
@@ -290,14 +314,19 @@ class PostgresRegister implements Register {
     } finally {
       client?.release();
     }
-    group.forEach((write, i) => {
-      const result = results[i]!;
-      if (result.ok) write.resolve(result.value);
-      else
-        write.reject(
-          isDriverError(result.error) ? this.failure('cannot be written', result.error) : result.error,
-        );
-    });
+    group.forEach((write, i) => this.settle(write, results[i]!));
+  }
+
+  /** Resolves or rejects a queued write with its result, a driver's error in our words. */
+  private settle(
+    write: QueuedWrite,
+    result: { ok: true; value: unknown } | { ok: false; error: unknown },
+  ): void {
+    if (result.ok) write.resolve(result.value);
+    else
+      write.reject(
+        isDriverError(result.error) ? this.failure('cannot be written', result.error) : result.error,
+      );
   }
 
   /**
@@ -501,6 +530,7 @@ class PostgresRegister implements Register {
     if (this.queue.length > 0 && !this.scheduled) this.committing = this.committing.then(() => this.commit());
     await new Promise((resolve) => setImmediate(resolve));
     await this.committing;
+    await Promise.allSettled([...this.running]);
     this.closed = true;
     await this.pool.end();
   }
@@ -759,76 +789,94 @@ class PostgresScope implements ScopeStore {
     );
   }
 
-  async payee(kind: 'beneficiary' | 'recipient', fingerprint: string): Promise<string | undefined> {
+  async payees(
+    kind: 'beneficiary' | 'recipient',
+    fingerprints: readonly string[],
+  ): Promise<Map<string, string>> {
+    if (fingerprints.length === 0) return new Map();
     return this.register.read(async (query) => {
       const result = await query(
-        'SELECT id FROM payouts.payees WHERE scope_id = $1 AND kind = $2 AND fingerprint = $3',
-        [this.scope.id, kind, fingerprint],
+        'SELECT fingerprint, id FROM payouts.payees WHERE scope_id = $1 AND kind = $2 AND fingerprint = ANY($3)',
+        [this.scope.id, kind, fingerprints],
       );
-      return (result.rows[0] as { id: string } | undefined)?.id;
+      return new Map(
+        (result.rows as { fingerprint: string; id: string }[]).map((row) => [row.fingerprint, row.id]),
+      );
     });
   }
 
   rememberPayee(kind: 'beneficiary' | 'recipient', fingerprint: string, id: string): Promise<void> {
-    return this.register.write(async (query) => {
-      await query(
-        `INSERT INTO payouts.payees (scope_id, kind, fingerprint, id, created_at) VALUES ($1, $2, $3, $4, now())
+    return this.register.write(
+      async (query) => {
+        await query(
+          `INSERT INTO payouts.payees (scope_id, kind, fingerprint, id, created_at) VALUES ($1, $2, $3, $4, now())
          ON CONFLICT (scope_id, kind, fingerprint) DO UPDATE SET id = excluded.id`,
-        [this.scope.id, kind, fingerprint, id],
-      );
-    });
+          [this.scope.id, kind, fingerprint, id],
+        );
+      },
+      { standalone: true },
+    );
   }
 
   beginRun(run: NewRun): Promise<void> {
-    return this.register.write(async (query) => {
-      await query(
-        `INSERT INTO payouts.runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
+    return this.register.write(
+      async (query) => {
+        await query(
+          `INSERT INTO payouts.runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
            heartbeat_at, lease_expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now(), now() + make_interval(secs => $10))`,
-        [
-          run.id,
-          this.scope.id,
-          run.sheet,
-          run.digest,
-          run.host,
-          run.pid,
-          run.machine ?? null,
-          run.processStart ?? null,
-          run.startedAt,
-          this.register.leaseMs / 1000,
-        ],
-      );
-    });
+          [
+            run.id,
+            this.scope.id,
+            run.sheet,
+            run.digest,
+            run.host,
+            run.pid,
+            run.machine ?? null,
+            run.processStart ?? null,
+            run.startedAt,
+            this.register.leaseMs / 1000,
+          ],
+        );
+      },
+      { standalone: true },
+    );
   }
 
   heartbeat(runId: string): Promise<{ liveRuns: number }> {
-    return this.register.write(async (query) => {
-      await query(
-        `UPDATE payouts.runs SET heartbeat_at = now(), lease_expires_at = now() + make_interval(secs => $2)
+    return this.register.write(
+      async (query) => {
+        await query(
+          `UPDATE payouts.runs SET heartbeat_at = now(), lease_expires_at = now() + make_interval(secs => $2)
          WHERE id = $1 AND finished_at IS NULL`,
-        [runId, this.register.leaseMs / 1000],
-      );
-      const live = await query(
-        `SELECT count(*)::int AS n FROM payouts.runs
+          [runId, this.register.leaseMs / 1000],
+        );
+        const live = await query(
+          `SELECT count(*)::int AS n FROM payouts.runs
          WHERE scope_id = $1 AND finished_at IS NULL AND lease_expires_at > now()`,
-        [this.scope.id],
-      );
-      return { liveRuns: Math.max(1, (live.rows[0] as { n: number }).n) };
-    });
+          [this.scope.id],
+        );
+        return { liveRuns: Math.max(1, (live.rows[0] as { n: number }).n) };
+      },
+      { standalone: true },
+    );
   }
 
   finishRun(runId: string, outcome: Pick<RunRecord, 'rows' | 'statuses' | 'exitCode'>): Promise<void> {
-    return this.register.write(async (query) => {
-      await query(
-        'UPDATE payouts.runs SET finished_at = now(), rows = $2, statuses = $3, exit_code = $4 WHERE id = $1',
-        [
-          runId,
-          outcome.rows ?? null,
-          outcome.statuses ? JSON.stringify(outcome.statuses) : null,
-          outcome.exitCode ?? null,
-        ],
-      );
-    });
+    return this.register.write(
+      async (query) => {
+        await query(
+          'UPDATE payouts.runs SET finished_at = now(), rows = $2, statuses = $3, exit_code = $4 WHERE id = $1',
+          [
+            runId,
+            outcome.rows ?? null,
+            outcome.statuses ? JSON.stringify(outcome.statuses) : null,
+            outcome.exitCode ?? null,
+          ],
+        );
+      },
+      { standalone: true },
+    );
   }
 
   async runs(limit: number): Promise<RunRecord[]> {
@@ -918,30 +966,34 @@ class PostgresScope implements ScopeStore {
   }
 
   update(runId: string, reference: string, change: PayoutChange): Promise<void> {
-    return this.register.write(async (query) => {
-      const sets: string[] = ['updated_at = now()'];
-      const values: unknown[] = [this.scope.id, reference];
-      for (const [key, name] of Object.entries(CHANGE_FIELDS) as [keyof PayoutChange, string][]) {
-        const value = change[key];
-        if (value === undefined) continue;
-        values.push(key === 'error' && typeof value === 'string' ? scrubForStorage(value) : value);
-        sets.push(`${name} = $${values.length}`);
-      }
-      if (change.transactionId !== undefined) sets.push('paid_at = coalesce(paid_at, now())');
-      const set = `UPDATE payouts.payouts SET ${sets.join(', ')} WHERE scope_id = $1 AND reference = $2`;
-      const lease = needsLease(change)
-        ? ` AND EXISTS (SELECT 1 FROM payouts.runs WHERE id = $${values.length + 1}
+    return this.register.write(
+      async (query) => {
+        const sets: string[] = ['updated_at = now()'];
+        const values: unknown[] = [this.scope.id, reference];
+        for (const [key, name] of Object.entries(CHANGE_FIELDS) as [keyof PayoutChange, string][]) {
+          const value = change[key];
+          if (value === undefined) continue;
+          values.push(key === 'error' && typeof value === 'string' ? scrubForStorage(value) : value);
+          sets.push(`${name} = $${values.length}`);
+        }
+        if (change.transactionId !== undefined) sets.push('paid_at = coalesce(paid_at, now())');
+        const set = `UPDATE payouts.payouts SET ${sets.join(', ')} WHERE scope_id = $1 AND reference = $2`;
+        const lease = needsLease(change)
+          ? ` AND EXISTS (SELECT 1 FROM payouts.runs WHERE id = $${values.length + 1}
              AND finished_at IS NULL AND lease_expires_at > now())`
-        : '';
-      const fenced = await query(`${set} AND run_id = $${values.length + 1}${lease}`, [...values, runId]);
-      if ((fenced.rowCount ?? 0) > 0) return;
-      const current = (await this.lookupWith(query, [reference])).get(reference);
-      if (current !== undefined && answerMayLand(change, current)) {
-        await query(set, values);
-        return;
-      }
-      throw claimLost(reference, runId, current);
-    });
+          : '';
+        const fenced = await query(`${set} AND run_id = $${values.length + 1}${lease}`, [...values, runId]);
+        if ((fenced.rowCount ?? 0) > 0) return;
+        // The answer to a request that left lands while the payout is still in doubt
+        // (rules.ts answerMayLand), decided in the statement itself.
+        if (isAnswer(change)) {
+          const landed = await query(`${set} AND state = ANY($${values.length + 1})`, [...values, IN_DOUBT]);
+          if ((landed.rowCount ?? 0) > 0) return;
+        }
+        throw claimLost(reference, runId, (await this.lookupWith(query, [reference])).get(reference));
+      },
+      { standalone: true },
+    );
   }
 
   settle(
@@ -950,30 +1002,36 @@ class PostgresScope implements ScopeStore {
     state: 'completed' | 'failed',
     error?: string,
   ): Promise<void> {
-    return this.register.write(async (query) => {
-      await query(
-        `UPDATE payouts.payouts SET state = $1, error = $2, updated_at = now()
+    return this.register.write(
+      async (query) => {
+        await query(
+          `UPDATE payouts.payouts SET state = $1, error = $2, updated_at = now()
          WHERE scope_id = $3 AND reference = $4 AND transaction_id = $5 AND state = ANY($6)`,
-        [
-          state,
-          error === undefined ? null : scrubForStorage(error),
-          this.scope.id,
-          reference,
-          transactionId,
-          SETTLEABLE,
-        ],
-      );
-    });
+          [
+            state,
+            error === undefined ? null : scrubForStorage(error),
+            this.scope.id,
+            reference,
+            transactionId,
+            SETTLEABLE,
+          ],
+        );
+      },
+      { standalone: true },
+    );
   }
 
   release(runId: string): Promise<void> {
-    return this.register.write(async (query) => {
-      // A claim that sent nothing is simply forgotten; one that reached a refusal keeps it.
-      await query(`DELETE FROM payouts.payouts WHERE scope_id = $1 AND run_id = $2 AND state = 'claimed'`, [
-        this.scope.id,
-        runId,
-      ]);
-    });
+    return this.register.write(
+      async (query) => {
+        // A claim that sent nothing is simply forgotten; one that reached a refusal keeps it.
+        await query(`DELETE FROM payouts.payouts WHERE scope_id = $1 AND run_id = $2 AND state = 'claimed'`, [
+          this.scope.id,
+          runId,
+        ]);
+      },
+      { standalone: true },
+    );
   }
 
   async settledEvents(transactionIds: readonly string[]): Promise<Map<string, EventRecord>> {

@@ -32,7 +32,7 @@ export function claimedState(previous: PayoutRecord | undefined): ClaimedState {
 
 /** A state whose transaction request may have left without an answer that settles it. */
 export function inDoubt(state: PayoutState): boolean {
-  return state === 'sending' || state === 'unknown';
+  return IN_DOUBT.includes(state);
 }
 
 /** The reason stored on a send whose run stopped while its request may have been under way. */
@@ -56,8 +56,16 @@ export function needsLease(change: PayoutChange): boolean {
  * transaction whichever run sent it.
  */
 export function answerMayLand(change: PayoutChange, current: PayoutRecord): boolean {
-  return !needsLease(change) && inDoubt(current.state) && change.transactionId !== undefined;
+  return isAnswer(change) && inDoubt(current.state);
 }
+
+/** A write that records the service's answer to a transaction request: its transaction id. */
+export function isAnswer(change: PayoutChange): boolean {
+  return !needsLease(change) && change.transactionId !== undefined;
+}
+
+/** The states `inDoubt` names, for a store's query. */
+export const IN_DOUBT: readonly PayoutState[] = ['sending', 'unknown'];
 
 /** States a webhook or status check may settle: the transaction exists. */
 export const SETTLEABLE: readonly PayoutState[] = ['submitted', 'completed', 'failed'];

@@ -786,15 +786,22 @@ class SqliteScope implements ScopeStore {
     return statement;
   }
 
-  async payee(kind: 'beneficiary' | 'recipient', fingerprint: string): Promise<string | undefined> {
-    return this.register.read(
-      () =>
-        scalar(
-          this.db
-            .prepare('SELECT id FROM payees WHERE scope_id = ? AND kind = ? AND fingerprint = ?')
-            .get(this.scope.id, kind, fingerprint),
-        ) as string | undefined,
+  async payees(
+    kind: 'beneficiary' | 'recipient',
+    fingerprints: readonly string[],
+  ): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    const query = this.db.prepare(
+      'SELECT fingerprint, id FROM payees WHERE scope_id = ? AND kind = ? AND fingerprint IN (SELECT value FROM json_each(?))',
     );
+    this.register.read(() => {
+      for (let i = 0; i < fingerprints.length; i += LOOKUP_CHUNK) {
+        const chunk = JSON.stringify(fingerprints.slice(i, i + LOOKUP_CHUNK));
+        for (const row of query.all(this.scope.id, kind, chunk) as { fingerprint: string; id: string }[])
+          found.set(row.fingerprint, row.id);
+      }
+    });
+    return found;
   }
 
   rememberPayee(kind: 'beneficiary' | 'recipient', fingerprint: string, id: string): Promise<void> {

@@ -132,8 +132,8 @@ export interface ScopeStore {
   lookup(references: readonly string[]): Promise<Map<string, PayoutRecord>>;
   /** Recent payouts, newest first. */
   recentPayouts(limit: number): Promise<PayoutRecord[]>;
-  /** The id of a beneficiary or recipient created earlier for these details. */
-  payee(kind: 'beneficiary' | 'recipient', fingerprint: string): Promise<string | undefined>;
+  /** The ids of the beneficiaries or recipients created earlier for these details, by fingerprint. */
+  payees(kind: 'beneficiary' | 'recipient', fingerprints: readonly string[]): Promise<Map<string, string>>;
   rememberPayee(kind: 'beneficiary' | 'recipient', fingerprint: string, id: string): Promise<void>;
   /** Records a run and gives it its first lease (in the store's time). */
   beginRun(run: NewRun): Promise<void>;

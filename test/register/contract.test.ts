@@ -286,8 +286,14 @@ describe.each(stores)('the $name register', (kind) => {
       const store = await begin(register, self);
       await store.rememberPayee('recipient', 'fp-1', 'rcp_1');
       await store.rememberPayee('recipient', 'fp-1', 'rcp_2');
-      expect(await store.payee('recipient', 'fp-1')).toBe('rcp_2');
-      expect(await store.payee('beneficiary', 'fp-1')).toBeUndefined();
+      await store.rememberPayee('recipient', 'fp-2', 'rcp_3');
+      expect(await store.payees('recipient', ['fp-1', 'fp-2', 'fp-none'])).toEqual(
+        new Map([
+          ['fp-1', 'rcp_2'],
+          ['fp-2', 'rcp_3'],
+        ]),
+      );
+      expect(await store.payees('beneficiary', ['fp-1'])).toEqual(new Map());
 
       await claimAs(store, self, ['M-A', 'M-B', 'M-C']);
       await store.update(self.runId, 'M-B', { state: 'refused', error: 'account 123456789012 was refused' });
