@@ -314,7 +314,7 @@ class PostgresRegister implements Register {
     } finally {
       client?.release();
     }
-    group.forEach((write, i) => this.settle(write, results[i]!));
+    for (const [i, write] of group.entries()) this.settle(write, results[i]!);
   }
 
   /** Resolves or rejects a queued write with its result, a driver's error in our words. */
