@@ -7,7 +7,10 @@ function stemOf(sheetPath: string): string {
   return path.join(parsed.dir, parsed.name);
 }
 
-/** PRODUCT.md default `--out`: `<sheet dir>/<sheet name>.results.<same extension>`. */
-export function resultsPathFor(sheetPath: string, format: SheetFormat): string {
-  return `${stemOf(sheetPath)}.results.${format}`;
+/**
+ * PRODUCT.md default `--out`: `<sheet dir>/<sheet name>.results.<same extension>`; a rehearsal
+ * (`run --sandbox`) writes `<sheet name>.sandbox.results.<ext>`, never over a real run's.
+ */
+export function resultsPathFor(sheetPath: string, format: SheetFormat, rehearsal = false): string {
+  return `${stemOf(sheetPath)}${rehearsal ? '.sandbox' : ''}.results.${format}`;
 }

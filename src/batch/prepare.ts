@@ -219,14 +219,16 @@ function errorColumnsOf(issues: readonly RowIssue[], index: ColumnIndex): number
  */
 export function openResultsFor(
   prepared: PreparedSheet,
-  options: { sheetPath: string; outPath?: string },
+  options: { sheetPath: string; outPath?: string; rehearsal?: boolean },
 ): Promise<ResultsWriter> {
   return openResultsWriter({
-    path: options.outPath ?? resultsPathFor(options.sheetPath, prepared.sheet.format),
+    path: options.outPath ?? resultsPathFor(options.sheetPath, prepared.sheet.format, options.rehearsal),
     sheetPath: options.sheetPath,
     format: prepared.sheet.format,
     inputHeaders: prepared.sheet.headers,
     delimiter: prepared.sheet.dialect.delimiter,
+    // PRODUCT.md: CSV results keep the sheet's encoding mark, a BOM only if the sheet had one.
+    bom: prepared.sheet.dialect.bom ?? false,
     layout: prepared.sheet.layout,
   });
 }

@@ -57,6 +57,8 @@ export interface RunOptions extends SheetOptions {
   controls?: ControlTotals;
   /** `--approve DIGEST`: refuse unless the batch digest matches. */
   approve?: string;
+  /** `run --sandbox`: a rehearsal, whose default results file is `<sheet>.sandbox.results.<ext>`. */
+  rehearsal?: boolean;
   /** `--retry-unknown`: re-send rows whose outcome is unknown, with the same key. */
   retryUnknown?: boolean;
   concurrency: number;

@@ -6,11 +6,12 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { BREAKER_DEFAULTS } from '../api/breaker.js';
 import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
+import { resultsPathFor } from '../batch/paths.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
 import { REGISTER_ENV, registerLocationText } from '../register/location.js';
 import { CSV_ENCODINGS, type CsvEncoding } from '../sheet/csv-dialect.js';
-import { checkResultsPath, formatByExtension } from '../sheet/results-path.js';
+import { checkResultsPath, formatByExtension, isSameFile } from '../sheet/results-path.js';
 import { type CliIo, println, processIo } from './io.js';
 import {
   createLogger,
@@ -24,6 +25,7 @@ import {
 } from './logging.js';
 import { sandboxFlags } from './sandbox-flags.js';
 import { exitWhenIdle, tolerateClosedOutput } from './signals.js';
+import { withSuggestions } from './suggest.js';
 
 /** Options every sheet command shares (PRODUCT.md "Options that scripts rely on"). */
 function sheetOptions<T>(y: Argv<T>) {
@@ -84,7 +86,7 @@ interface SheetArgs {
   [key: string]: unknown;
 }
 
-function commonSheetOptions(args: SheetArgs, io: CliIo) {
+function commonSheetOptions(args: SheetArgs, io: CliIo, rehearsal = false) {
   const expectCount = args['expect-count'];
   if (expectCount !== undefined && (!Number.isInteger(expectCount) || expectCount < 0)) {
     throw new UsageError(`--expect-count must be a whole number of rows, got ${String(expectCount)}`);
@@ -96,6 +98,12 @@ function commonSheetOptions(args: SheetArgs, io: CliIo) {
   const outPath = args.out ? resolveFrom(io.cwd, args.out) : undefined;
   // Before anything is read or sent: a wrong --out is a usage error (exit 2).
   if (outPath !== undefined) checkResultsPath(sheetPath, outPath, formatByExtension(sheetPath));
+  const real = resultsPathFor(sheetPath, formatByExtension(sheetPath));
+  if (rehearsal && outPath !== undefined && isSameFile(outPath, real)) {
+    throw new UsageError(
+      `--out ${outPath} is where a real run writes its results: a rehearsal (--sandbox) never writes over them - leave --out out for ${resultsPathFor(sheetPath, formatByExtension(sheetPath), true)}`,
+    );
+  }
   return {
     sheetPath,
     sheetName: args.sheet,
@@ -138,6 +146,19 @@ function nonBlank(value: string | undefined): string | undefined {
 function resolveFrom(cwd: string, file: string): string {
   return cwd === process.cwd() ? file : path.resolve(cwd, file);
 }
+
+/**
+ * The long option names yargs knows in the command being parsed. `getOptions` is on yargs'
+ * instance but not in its types; without it there is simply no option to suggest.
+ */
+function optionNames(parser: unknown): string[] {
+  const instance = parser as { getOptions?: () => { key?: Record<string, unknown> } };
+  const keys = Object.keys(instance.getOptions?.().key ?? {});
+  return keys.filter((name) => name.length > 1 && !/[A-Z]/.test(name));
+}
+
+/** The command names, for "did you mean" (suggest.ts). */
+const COMMANDS = ['validate', 'run', 'status', 'register', 'template', 'sandbox', 'webhooks'];
 
 /**
  * Runs the payouts command line and resolves to its exit code. The CLI layer only parses
@@ -234,7 +255,20 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             describe: 'least important log level shown',
           }),
       async (args) => {
-        const sheet = commonSheetOptions(args as unknown as SheetArgs, io);
+        if (args.sandbox) {
+          const given = (['base-url', 'auth-url'] as const).filter((name) => args[name] !== undefined);
+          if (given.length > 0) {
+            throw new UsageError(
+              `--sandbox runs against an embedded sandbox of its own, so it takes no ${given.map((n) => `--${n}`).join(' or ')}: leave ${given.length === 1 ? 'it' : 'them'} out to rehearse, or leave out --sandbox to run against that service`,
+            );
+          }
+        }
+        const sheet = commonSheetOptions(args as unknown as SheetArgs, io, args.sandbox);
+        if (args.approve !== undefined && args.approve.trim() === '') {
+          throw new UsageError(
+            '--approve needs the batch digest that payouts validate printed for this sheet (--approve DIGEST)',
+          );
+        }
         if (args.checkpoint !== undefined) {
           throw new UsageError(
             '--checkpoint was replaced by the register, which knows every payout of every sheet: pass --register PATH (or set PAYOUTS_REGISTER), or leave it out to use the default',
@@ -396,7 +430,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .exitProcess(false)
     .fail((message, error) => {
       if (error) throw error;
-      throw new UsageError(message);
+      throw new UsageError(withSuggestions(message, COMMANDS, optionNames(parser)));
     });
   try {
     await parser.parseAsync();

@@ -98,6 +98,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     const progress = new RunProgress(io.stderr, logger);
     const report = await runBatch({
       ...options,
+      rehearsal: options.sandbox,
       register,
       connection,
       logger,
@@ -113,6 +114,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       digest: report.digest,
       resultsPath: report.resultsPath,
       registerPath: options.sandbox ? null : report.register,
+      ...(options.sandbox ? { sandbox: true } : {}),
       unknownColumns: report.unknownColumns,
       samples: report.samples,
     };

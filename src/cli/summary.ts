@@ -14,6 +14,8 @@ export interface SummaryFacts {
   resultsPath: string;
   /** The register the command used (null: none, or a throwaway one for --sandbox). */
   registerPath: string | null;
+  /** `run --sandbox`: a rehearsal against the embedded sandbox; nothing real was paid. */
+  sandbox?: boolean;
   unknownColumns: string[];
   samples: RowSample[];
   error?: PayoutsError;
@@ -35,6 +37,7 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     digest: facts.digest,
     results: facts.resultsPath,
     register: facts.registerPath,
+    ...(facts.sandbox ? { sandbox: true } : {}),
     unknownColumns: facts.unknownColumns,
     exitCode: exitCodeOf(facts),
     ...(facts.error ? { error: { code: facts.error.code, message: facts.error.message } } : {}),
@@ -51,8 +54,11 @@ export function exitCodeOf(facts: SummaryFacts): number {
 export function printHumanSummary(io: CliIo, facts: SummaryFacts): void {
   const { summary } = facts;
   const out = io.stderr;
-  const verb = facts.command === 'validate' ? 'Validated' : 'Ran';
-  println(out, `${verb} ${facts.sheetPath}: ${summary.rows.toLocaleString('en-US')} rows`);
+  const verb = facts.command === 'validate' ? 'Validated' : facts.sandbox ? 'Rehearsed' : 'Ran';
+  println(
+    out,
+    `${verb} ${facts.sheetPath}: ${summary.rows.toLocaleString('en-US')} rows${facts.sandbox ? ' against the embedded sandbox (nothing real was paid)' : ''}`,
+  );
   for (const status of ROW_STATUSES) {
     const n = summary.byStatus[status];
     if (n > 0) println(out, `  ${status.padEnd(10)} ${n.toLocaleString('en-US').padStart(9)}`);

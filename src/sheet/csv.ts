@@ -96,7 +96,7 @@ export async function openCsv(file: string, opts: CsvOptions = {}): Promise<Open
     format: 'csv',
     headers,
     headerRowNumber,
-    dialect: { encoding: dialect.encoding, delimiter: dialect.delimiter },
+    dialect: { encoding: dialect.encoding, delimiter: dialect.delimiter, bom: dialect.bomLength > 0 },
     rows: cursor.rows(headers, dialect.delimiter),
     batches: cursor.rowBatches(headers, dialect.delimiter),
     close: () => cursor.close(),

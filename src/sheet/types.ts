@@ -52,8 +52,8 @@ export interface OpenedSheet {
   headers: string[];
   /** The sheet's own row number of the header row (1 unless a title sits above it). */
   headerRowNumber?: number;
-  /** For CSV: encoding and delimiter found; for XLSX: the worksheet name. */
-  dialect: { encoding?: string; delimiter?: string; worksheet?: string };
+  /** For CSV: encoding and delimiter found, and whether it began with a BOM; for XLSX: the worksheet name. */
+  dialect: { encoding?: string; delimiter?: string; bom?: boolean; worksheet?: string };
   /** XLSX: every worksheet of the workbook, in its order, for messages that name the others. */
   worksheets?: string[];
   rows: AsyncIterable<RawRow>;

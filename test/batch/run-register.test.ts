@@ -12,6 +12,7 @@ import {
   duplicates,
   expectOnePaymentPerRow,
   paymentsOf,
+  type RunSummary,
   runAgainst,
   SANDBOX_ENV,
   spawnCli,
@@ -138,6 +139,33 @@ describe('payouts run and the register', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(summaryOf(result).register).toBeNull();
     await expect(readFile(register)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('writes a rehearsal beside the real results, says sandbox, and takes no --base-url', async () => {
+    const dir = await testDir();
+    const sheet = path.join(dir, 'payouts.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const real = path.join(dir, 'payouts.results.csv');
+    await writeFile(real, 'the real results\n');
+    const result = await runCli(['run', sheet, '--sandbox', '--json', '--rate', '500'], { env: {} });
+    expect(result.code, result.stderr).toBe(0);
+    const summary = summaryOf(result) as RunSummary & { sandbox?: boolean };
+    expect(summary.sandbox).toBe(true);
+    expect(summary.results).toBe(path.join(dir, 'payouts.sandbox.results.csv'));
+    expect(result.stderr).toContain('against the embedded sandbox (nothing real was paid)');
+    expect(await readFile(real, 'utf8')).toBe('the real results\n');
+
+    for (const flag of ['--base-url', '--auth-url']) {
+      const refused = await runCli(['run', sheet, '--sandbox', flag, 'http://127.0.0.1:9'], { env: {} });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(
+        `--sandbox runs against an embedded sandbox of its own, so it takes no ${flag}`,
+      );
+    }
+    const over = await runCli(['run', sheet, '--sandbox', '--out', real], { env: {} });
+    expect(over.code).toBe(2);
+    expect(over.stderr).toContain('a rehearsal (--sandbox) never writes over them');
+    expect(await readFile(real, 'utf8')).toBe('the real results\n');
   });
 
   it('never pays a reference twice when two runs of overlapping sheets start together', async () => {

@@ -238,3 +238,23 @@ describe('payouts validate on the XLSX sample', () => {
     });
   });
 });
+
+describe('the byte order mark of a CSV results file', () => {
+  it.each([
+    ['without one', '', []],
+    ['with one', '\uFEFF', [0xef, 0xbb, 0xbf]],
+  ])("is the sheet's: a sheet %s gives results %s", async (_name, mark, bytes) => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'sheet.csv');
+      await writeFile(
+        sheet,
+        `${mark}reference,amount,currency,type,recipientId\r\nR-1,10.00,USD,ACH,rcp_1\r\n`,
+      );
+      const result = await runCli(['validate', sheet, '--json']);
+      expect(result.code, result.stderr).toBe(0);
+      const written = await readFile(JSON.parse(result.stdout).results);
+      expect([...written.subarray(0, bytes.length)]).toEqual(bytes);
+      expect(written.subarray(bytes.length, bytes.length + 9).toString()).toBe('reference');
+    });
+  });
+});

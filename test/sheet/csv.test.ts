@@ -126,7 +126,7 @@ describe('openCsv delimiters', () => {
       Buffer.from('reference\tamount\r\nA-1\t10\r\n', 'utf16le'),
     ]);
     const sheet = await readSheet(await csvFile(bytes, 'sheet.txt'));
-    expect(sheet.dialect).toEqual({ encoding: 'utf-16le', delimiter: '\t' });
+    expect(sheet.dialect).toEqual({ encoding: 'utf-16le', delimiter: '\t', bom: true });
     expect(texts(sheet.rows)).toEqual([[2, 'A-1', '10']]);
   });
 

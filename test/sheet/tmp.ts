@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
 import { type OpenSheetOptions, openSheet } from '../../src/sheet/open.js';
-import type { RawRow } from '../../src/sheet/types.js';
+import type { OpenedSheet, RawRow } from '../../src/sheet/types.js';
 
 /** A fresh temporary directory per call, removed after each test. */
 export function useTempDirs(): () => Promise<string> {
@@ -22,7 +22,7 @@ export function useTempDirs(): () => Promise<string> {
 export async function readSheet(
   file: string,
   opts: OpenSheetOptions = {},
-): Promise<{ headers: string[]; rows: RawRow[]; dialect: Record<string, string | undefined> }> {
+): Promise<{ headers: string[]; rows: RawRow[]; dialect: OpenedSheet['dialect'] }> {
   const sheet = await openSheet(file, opts);
   const rows: RawRow[] = [];
   for await (const row of sheet.rows) rows.push(row);
