@@ -9,8 +9,9 @@ ARG NODE_VERSION=24
 FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: `prepare` would run the build before the sources are here; it is its own
-# step below, so a change to src/ does not reinstall the dependencies.
+# --ignore-scripts: building needs no install script (the one of embedded-postgres, a dev
+# dependency, only serves the tests). The build is its own step below, so a change to src/
+# does not reinstall the dependencies.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -21,8 +22,8 @@ FROM node:${NODE_VERSION}-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-# No dev dependencies means no TypeScript, so `prepare` cannot build here: --ignore-scripts
-# (no production dependency has an install script). dist/ comes from the build stage.
+# No production dependency has an install script: --ignore-scripts. dist/ comes from the
+# build stage.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
   && npm cache clean --force
 COPY --from=build /app/dist ./dist

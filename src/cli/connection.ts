@@ -42,11 +42,11 @@ export function connectionOptions<T>(y: Argv<T>): Argv<T & ConnectionArgs> {
   return y
     .option('base-url', {
       type: 'string',
-      describe: `service root {base_url}, https:// (plain http:// to loopback only) - or ${CONNECTION_ENV.baseUrl}`,
+      describe: `the payments service's root URL, such as https://api.example.com (plain http:// to loopback only) - or ${CONNECTION_ENV.baseUrl}`,
     })
     .option('auth-url', {
       type: 'string',
-      describe: `identity endpoint host {auth_url} (default: the base URL) - or ${CONNECTION_ENV.authUrl}`,
+      describe: `the identity endpoint's host, where tokens come from (default: the base URL) - or ${CONNECTION_ENV.authUrl}`,
     })
     .option('client-id', {
       type: 'string',

@@ -365,7 +365,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     )
     .command(
       'sandbox',
-      'run the local simulator of the payments service (all of SPEC.md) on 127.0.0.1',
+      'run the local simulator of the payments service (its whole interface: docs/service.md) on 127.0.0.1',
       (y) =>
         sandboxFlags(y).option('json', {
           type: 'boolean',
