@@ -1,12 +1,27 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * End-to-end files: they run whole batches against a sandbox, spawn the compiled command,
+ * kill it, or fill a disk. `npm run test:unit` leaves them out; `npm test` runs everything.
+ */
+const END_TO_END = [
+  'test/batch/run-*.test.ts',
+  'test/batch/validate-worker.test.ts',
+  'test/cli/**/*.test.ts',
+  'test/webhooks/cli.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // One PostgreSQL server for the run; each test file makes its own database on it.
-    globalSetup: ['test/helpers/postgres-server.ts'],
+    // dist/ rebuilt when older than src/ (end-to-end tests run it); then one PostgreSQL server
+    // for the run, on which each test file makes its own database.
+    globalSetup: ['test/helpers/build-dist.ts', 'test/helpers/postgres-server.ts'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: END_TO_END } },
+      { extends: true, test: { name: 'e2e', include: END_TO_END } },
+    ],
   },
 });

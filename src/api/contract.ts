@@ -11,7 +11,33 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { RecipientRequest } from '../rows/types.js';
+
+/** The fields of an address object (SPEC.md 2.4: recipientAddress, bankAddress). */
+export const ADDRESS_FIELDS = ['street1', 'city', 'state', 'postalCode', 'country'] as const;
+export type AddressField = (typeof ADDRESS_FIELDS)[number];
+
+/** SPEC.md 2.4 address object (recipientAddress, bankAddress). */
+export type Address = Partial<Record<AddressField, string>>;
+
+/** SPEC.md 2.4 rail details: the fields a rail uses; values as the service receives them. */
+export type RecipientDetails = Record<string, string | boolean | Address | undefined>;
+
+/**
+ * SPEC.md 2.3 RecipientRequest as sent to the service. `integratorLevel` marks an
+ * integrator-level recipient (no beneficiary); how the real service learns that is "not
+ * shown" and assumed in docs/api-assumptions.md.
+ */
+export interface RecipientRequest {
+  individualName?: string;
+  businessName?: string;
+  countryOfIncorporation?: string;
+  beneficiaryId?: string;
+  integratorLevel?: boolean;
+  currency?: string;
+  type?: string;
+  details?: RecipientDetails | null;
+  nickname?: string;
+}
 
 /** SPEC.md 4: token endpoint path, below {auth_url}. */
 export const TOKEN_PATH = '/auth/realms/service/protocol/openid-connect/token';

@@ -1,6 +1,7 @@
 /** Recipients, the payment destinations (SPEC.md 2.3, 2.4; paths assumed in contract.ts). */
-import type { RecipientRequest } from '../rows/types.js';
+
 import type { CreateOptions } from './beneficiaries.js';
+import type { RecipientRequest } from './contract.js';
 import { PATHS, type Recipient, RecipientSchema } from './contract.js';
 import type { CallOptions, HttpClient } from './http.js';
 

@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { CANONICAL_COLUMNS, type ColumnIndex } from '../rows/columns.js';
+import { CANONICAL_COLUMNS, type ColumnIndex } from '../columns/columns.js';
 import type { PreparedRow } from './prepare.js';
 
 /** Columns the digest takes from the payout itself, normalised (rail upper-case, amount x.yy). */

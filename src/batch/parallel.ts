@@ -13,9 +13,9 @@
  *   main thread sends at most IN_FLIGHT batches beyond the rows it has written.
  */
 import { Worker } from 'node:worker_threads';
+import type { ColumnIndex } from '../columns/columns.js';
 import { type ErrorCode, PayoutsError, SheetError } from '../errors.js';
 import type { ScopeInfo } from '../register/types.js';
-import type { ColumnIndex } from '../rows/columns.js';
 import type { SheetNumbers } from '../rows/money.js';
 import { type Cell, EMPTY_CELL, type RawRow } from '../sheet/types.js';
 import type { SheetOptions } from './prepare.js';

@@ -1,5 +1,5 @@
+import type { ColumnIndex } from '../columns/columns.js';
 import { SheetError } from '../errors.js';
-import type { ColumnIndex } from '../rows/columns.js';
 import { mapRow, type PayoutRow } from '../rows/map.js';
 import type { SheetNumbers } from '../rows/money.js';
 import type { RowIssue } from '../rows/types.js';
@@ -8,8 +8,8 @@ import { type HeaderMatch, headerPredicate, loadColumnsMap, matchHeaders } from 
 import { openSheet } from '../sheet/open.js';
 import { quoteCell } from '../sheet/quote.js';
 import { openResultsWriter, type ResultsWriter } from '../sheet/results.js';
+import { resultsPathFor } from '../sheet/results-path.js';
 import type { OpenedSheet, RawRow } from '../sheet/types.js';
-import { resultsPathFor } from './paths.js';
 import { ReferenceTable } from './references.js';
 import { isTotalsRow, TotalsRowCheck, type TotalsRowFinding } from './totals-row.js';
 

@@ -1,4 +1,4 @@
-import type { ColumnIndex } from '../rows/columns.js';
+import type { ColumnIndex } from '../columns/columns.js';
 import { BatchDigest } from './digest.js';
 import type { EarlierResult } from './earlier.js';
 import type { PreparedRow } from './prepare.js';

@@ -6,12 +6,11 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { BREAKER_DEFAULTS } from '../api/breaker.js';
 import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
-import { resultsPathFor } from '../batch/paths.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
 import { REGISTER_ENV, registerLocationText } from '../register/location.js';
 import { CSV_ENCODINGS, type CsvEncoding } from '../sheet/csv-dialect.js';
-import { checkResultsPath, formatByExtension, isSameFile } from '../sheet/results-path.js';
+import { checkResultsPath, formatByExtension, isSameFile, resultsPathFor } from '../sheet/results-path.js';
 import { type CliIo, println, processIo } from './io.js';
 import {
   createLogger,

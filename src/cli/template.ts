@@ -1,6 +1,6 @@
+import { parseRail, RAILS, type Rail } from '../columns/rails.js';
 import { UsageError } from '../errors.js';
-import { parseRail, RAILS, type Rail } from '../rows/rails.js';
-import { existingPaths, templatePaths, templateSpecs, writeTemplates } from '../sheet/templates.js';
+import { existingPaths, templatePaths, templateSpecs, writeTemplates } from '../rows/templates.js';
 import { type CliIo, println } from './io.js';
 
 export interface TemplateCommandOptions {

@@ -3,20 +3,10 @@
  * `postgresql://` URL opens the PostgreSQL store, anything else the SQLite file. Callers get the
  * Register contract (types.ts), never a path check, SQL or a driver.
  */
-import type { Clock } from '../api/clock.js';
 import { parseLocation } from './location.js';
-import type { Register } from './types.js';
+import type { OpenOptions, Register } from './types.js';
 
-export interface OpenOptions {
-  /** Read only (validate, status): never creates a register, never writes. */
-  readonly?: boolean;
-  /** The wall clock (tests); the SQLite store then times leases by it alone. */
-  clock?: Clock;
-  /** How long a run's lease lasts past its last heartbeat (ms). */
-  leaseMs?: number;
-  /** Told once of something a person should know about the connection (a non-TLS remote database). */
-  warn?: (message: string) => void;
-}
+export type { OpenOptions } from './types.js';
 
 /** Opens (creating when allowed) the register at `location`. Throws RegisterError, never a driver error. */
 export async function openRegister(location: string, options: OpenOptions = {}): Promise<Register> {

@@ -17,10 +17,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { PayoutsError, RegisterError, scrubForStorage } from '../errors.js';
+import { isLoopbackHost } from '../webhooks/callback-url.js';
 import type { ScopeIdentity } from './identity.js';
 import { LEASE } from './lease.js';
 import { withoutPassword } from './location.js';
-import type { OpenOptions } from './open.js';
 import {
   abandonedSendReason,
   CHANGE_FIELDS,
@@ -37,6 +37,7 @@ import type {
   ClaimRequest,
   EventRecord,
   NewRun,
+  OpenOptions,
   PayoutChange,
   PayoutRecord,
   PayoutState,
@@ -145,7 +146,7 @@ export function plainTextWarning(url: string, env: NodeJS.ProcessEnv): string | 
 
 /** Loopback addresses and Unix sockets: no network to read the traffic on. */
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host.startsWith('/') || host === '::1' || /^127\./.test(host);
+  return host.startsWith('/') || isLoopbackHost(host);
 }
 
 interface QueuedWrite {

@@ -4,6 +4,7 @@
  * to SQL or a driver; two stores keep it, one SQLite file (sqlite.ts) and one PostgreSQL
  * database shared by many machines (postgres.ts), and one test suite holds both to it.
  */
+import type { Clock } from '../api/clock.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
 
@@ -231,4 +232,16 @@ export interface Register {
    */
   putAll(entries: readonly RegisterEntry[]): Promise<(RegisterEntry | undefined)[]>;
   close(): Promise<void>;
+}
+
+/** How a register is opened (open.ts). */
+export interface OpenOptions {
+  /** Read only (validate, status): never creates a register, never writes. */
+  readonly?: boolean;
+  /** The wall clock (tests); the SQLite store then times leases by it alone. */
+  clock?: Clock;
+  /** How long a run's lease lasts past its last heartbeat (ms). */
+  leaseMs?: number;
+  /** Told once of something a person should know about the connection (a non-TLS remote database). */
+  warn?: (message: string) => void;
 }

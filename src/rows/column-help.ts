@@ -4,8 +4,8 @@ import {
   type CanonicalColumn,
   RAIL_ADDRESSES,
   RAIL_DETAIL_FIELDS,
-} from './columns.js';
-import { RAIL_CURRENCY, type Rail } from './rails.js';
+} from '../columns/columns.js';
+import { RAIL_CURRENCY, type Rail } from '../columns/rails.js';
 
 /** What each canonical column means, with an example value: the notes of the templates. */
 export interface ColumnHelp {

@@ -8,9 +8,6 @@ import { createHash } from 'node:crypto';
  * reference across rows and the reader's record problems are the batch's).
  */
 import { type BeneficiaryRequest, MAX_REFERENCE_LENGTH } from '../api/contract.js';
-import type { Cell, RawRow } from '../sheet/types.js';
-import { validateBeneficiary } from './beneficiary.js';
-import { amountCeilingProblem } from './ceiling.js';
 import {
   ADDRESS_FIELDS,
   CANONICAL_COLUMNS,
@@ -19,11 +16,14 @@ import {
   IDENTIFIER_COLUMNS,
   RAIL_ADDRESSES,
   RAIL_DETAIL_FIELDS,
-} from './columns.js';
+} from '../columns/columns.js';
+import { parseRail, type Rail } from '../columns/rails.js';
+import type { Cell, RawRow } from '../sheet/types.js';
+import { validateBeneficiary } from './beneficiary.js';
+import { amountCeilingProblem } from './ceiling.js';
 import { damageOf } from './damage.js';
 import { AMOUNT_MESSAGES, ROW_MESSAGES } from './messages.js';
 import { parseSheetAmount, type SheetNumbers } from './money.js';
-import { parseRail, type Rail } from './rails.js';
 import { normaliseText } from './text.js';
 import type {
   Address,

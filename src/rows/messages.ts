@@ -1,5 +1,4 @@
 import { MAX_REFERENCE_LENGTH } from '../api/contract.js';
-import { boundCell, quoteCell } from '../sheet/quote.js';
 /**
  * Every message the rows stage can give, in one place, so that the sheet pipeline, the
  * sandbox, the tests and the docs all use the same text.
@@ -8,8 +7,9 @@ import { boundCell, quoteCell } from '../sheet/quote.js';
  * must matches the regex"): users and scripts match on them. The rest are ours and say what
  * is wrong, where, and what to do (STYLE.md "Every message a user can see...").
  */
-import type { AddressField } from './columns.js';
-import { RAIL_CURRENCY, RAILS, type Rail } from './rails.js';
+import type { AddressField } from '../columns/columns.js';
+import { RAIL_CURRENCY, RAILS, type Rail } from '../columns/rails.js';
+import { boundCell, quoteCell } from '../sheet/quote.js';
 
 /** SPEC.md 7.2 "Common". */
 export const COMMON_MESSAGES = {

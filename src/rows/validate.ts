@@ -12,11 +12,13 @@
  * - formats are checked on the value as sent, untrimmed, because that is what the service
  *   stores (the sheet pipeline trims cells before building the request).
  */
+
+import { ADDRESS_FIELDS } from '../columns/columns.js';
+import { RAIL_CURRENCY, RAILS, type Rail } from '../columns/rails.js';
 import { isValidRoutingNumber } from './checks/aba.js';
 import { BIC_PATTERN, isValidBic } from './checks/bic.js';
 import { CLABE_PATTERN, hasValidClabeChecksum } from './checks/clabe.js';
 import { IBAN_PATTERN, isValidIban } from './checks/iban.js';
-import { ADDRESS_FIELDS } from './columns.js';
 import { isCountryCode } from './countries.js';
 import {
   type AddressName,
@@ -26,7 +28,6 @@ import {
   DETAIL_MESSAGES,
   TYPE_NOT_A_RAIL,
 } from './messages.js';
-import { RAIL_CURRENCY, RAILS, type Rail } from './rails.js';
 import type { ValidationIssue } from './types.js';
 
 type JsonObject = Record<string, unknown>;

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import { callbackUrlProblem } from './callback-url.js';
+import { callbackUrlProblem } from '../webhooks/callback-url.js';
 import { randomSeed } from './prng.js';
 import type { Clock } from './time.js';
 

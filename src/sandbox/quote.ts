@@ -1,5 +1,5 @@
+import type { Currency } from '../columns/rails.js';
 import { formatMinor } from '../rows/money.js';
-import type { Currency } from '../rows/rails.js';
 import { divideHalfUp, formatFixed } from './money.js';
 
 /** fxRate has 6 decimals: a rate is held as an integer of millionths. */

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
+import { CANONICAL_COLUMNS, type CanonicalColumn, REQUIRED_COLUMNS } from '../columns/columns.js';
 import { SheetError, UsageError } from '../errors.js';
-import { CANONICAL_COLUMNS, type CanonicalColumn, REQUIRED_COLUMNS } from '../rows/columns.js';
 import { boundCell, quoteCell } from './quote.js';
 
 /** How a sheet's header row maps onto the canonical columns of PRODUCT.md ("The sheet"). */

@@ -1,8 +1,21 @@
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { resultsPathFor } from '../batch/paths.js';
 import { UsageError } from '../errors.js';
 import type { SheetFormat } from './types.js';
+
+/** `<sheet dir>/<sheet name>` without the extension, the stem of every derived file. */
+function stemOf(sheetPath: string): string {
+  const parsed = path.parse(sheetPath);
+  return path.join(parsed.dir, parsed.name);
+}
+
+/**
+ * PRODUCT.md default `--out`: `<sheet dir>/<sheet name>.results.<same extension>`; a rehearsal
+ * (`run --sandbox`) writes `<sheet name>.sandbox.results.<ext>`, never over a real run's.
+ */
+export function resultsPathFor(sheetPath: string, format: SheetFormat, rehearsal = false): string {
+  return `${stemOf(sheetPath)}${rehearsal ? '.sandbox' : ''}.results.${format}`;
+}
 
 /** The format a sheet is read in, by its extension (`openSheet` also checks its first bytes). */
 export function formatByExtension(sheetPath: string): SheetFormat {

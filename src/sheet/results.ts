@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { type Stringifier, stringify } from 'csv-stringify';
 import type ExcelJS from 'exceljs';
-import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../rows/columns.js';
+import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../columns/columns.js';
 import { AtomicFile } from './atomic-file.js';
 import { neutraliseFormula } from './formula.js';
 import { canonicalColumnOf, isResultHeader } from './headers.js';

@@ -1,5 +1,5 @@
 /** Valid RecipientRequest bodies per rail, and helpers to spoil them one field at a time. */
-import type { Rail } from '../../src/rows/rails.js';
+import type { Rail } from '../../src/columns/rails.js';
 
 export type Json = Record<string, unknown>;
 

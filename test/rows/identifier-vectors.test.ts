@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Rail } from '../../src/rows/rails.js';
+import type { Rail } from '../../src/columns/rails.js';
 import { validateRecipient } from '../../src/rows/validate.js';
 import { details } from './fixtures.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CANONICAL_COLUMNS, type CanonicalColumn, type ColumnIndex } from '../../src/rows/columns.js';
+import { CANONICAL_COLUMNS, type CanonicalColumn, type ColumnIndex } from '../../src/columns/columns.js';
 import { mapRow } from '../../src/rows/map.js';
 import type { PayoutRow, RowIssue } from '../../src/rows/types.js';
 import type { Cell, RawRow } from '../../src/sheet/types.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { RAILS } from '../../src/columns/rails.js';
 import {
   addressMessages,
   COMMON_MESSAGES,
@@ -6,7 +7,6 @@ import {
   DETAIL_MESSAGES,
   TYPE_NOT_A_RAIL,
 } from '../../src/rows/messages.js';
-import { RAILS } from '../../src/rows/rails.js';
 import type { ValidationIssue } from '../../src/rows/types.js';
 import { validateRecipient, validateTypeAndCurrency } from '../../src/rows/validate.js';
 import { address, body, details, US_ADDRESS, VALID } from './fixtures.js';

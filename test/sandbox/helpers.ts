@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage } from 'no
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 import { PATHS, type Simulation, TOKEN_PATH } from '../../src/api/contract.js';
-import type { Rail } from '../../src/rows/rails.js';
+import type { Rail } from '../../src/columns/rails.js';
 import { type SandboxHandle, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
 import { type Json, VALID } from '../rows/fixtures.js';
 

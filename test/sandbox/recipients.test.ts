@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PATHS } from '../../src/api/contract.js';
-import { RAILS, type Rail } from '../../src/rows/rails.js';
+import { RAILS, type Rail } from '../../src/columns/rails.js';
 import { address, body, details, type Json } from '../rows/fixtures.js';
 import { call, expectErrorBody, recipientBody, sandbox, token } from './helpers.js';
 

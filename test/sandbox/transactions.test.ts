@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MESSAGES, PATHS } from '../../src/api/contract.js';
-import type { Rail } from '../../src/rows/rails.js';
+import type { Rail } from '../../src/columns/rails.js';
 import { call, expectErrorBody, quoteFor, sandbox, token } from './helpers.js';
 
 describe('simulations (quotes)', () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, UsageError } from '../../src/errors.js';
-import { callbackUrlProblem, isLoopbackHost } from '../../src/sandbox/callback-url.js';
 import { RateLimiter, retryAfterSeconds } from '../../src/sandbox/faults.js';
 import {
   DEFAULT_CLI_PORT,
@@ -16,6 +15,7 @@ import { divideHalfUp, formatFixed } from '../../src/sandbox/money.js';
 import { mulberry32 } from '../../src/sandbox/prng.js';
 import { quote } from '../../src/sandbox/quote.js';
 import { retryDelay } from '../../src/sandbox/webhooks.js';
+import { callbackUrlProblem, isLoopbackHost } from '../../src/webhooks/callback-url.js';
 import { sandbox } from './helpers.js';
 
 describe('SANDBOX_FLAGS', () => {

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { REQUIRED_COLUMNS } from '../../src/columns/columns.js';
 import { SheetError, UsageError } from '../../src/errors.js';
-import { REQUIRED_COLUMNS } from '../../src/rows/columns.js';
 import { loadColumnsMap, matchHeaders, normaliseHeader } from '../../src/sheet/headers.js';
 import { rejection, useTempDirs } from './tmp.js';
 

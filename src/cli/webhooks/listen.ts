@@ -6,7 +6,7 @@ import { UsageError } from '../../errors.js';
 import { REGISTER_ENV, registerLocationText } from '../../register/location.js';
 import { openRegister } from '../../register/open.js';
 import type { Register, EventRecord as RegisterEvent, Settlement } from '../../register/types.js';
-import { isLoopbackHost } from '../../sandbox/callback-url.js';
+import { isLoopbackHost } from '../../webhooks/callback-url.js';
 import type { EventRecord } from '../../webhooks/events-file.js';
 import {
   RECEIVER_DEFAULTS,

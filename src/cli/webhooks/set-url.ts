@@ -1,7 +1,7 @@
 /** `payouts webhooks set-url`: sets (or with --clear removes) the callback URL. */
 import type { Argv } from 'yargs';
 import { UsageError } from '../../errors.js';
-import { callbackUrlProblem } from '../../sandbox/callback-url.js';
+import { callbackUrlProblem } from '../../webhooks/callback-url.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { printUrl, type WebhooksUrlOptions, withIntegrator } from './integrator.js';

@@ -5,7 +5,7 @@ import {
   type WebhookSecretBody,
   type WebhookUrlBody,
 } from '../../api/contract.js';
-import { callbackUrlProblem } from '../callback-url.js';
+import { callbackUrlProblem } from '../../webhooks/callback-url.js';
 import { SANDBOX_CREDENTIALS } from '../credentials.js';
 import { HttpError, type Reply } from '../errors.js';
 import { type AuthedRequest, jsonObject, PARAM, param, type Route, type Sandbox } from '../router.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { RecipientRequest } from '../../api/contract.js';
 import { PATHS, type Recipient } from '../../api/contract.js';
-import type { RecipientRequest } from '../../rows/types.js';
 import { validateRecipient } from '../../rows/validate.js';
 import { HttpError, type Reply, validationError } from '../errors.js';
 import { type AuthedRequest, jsonObject, PARAM, param, type Route, type Sandbox } from '../router.js';

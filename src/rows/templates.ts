@@ -1,9 +1,9 @@
 import { access, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
-import { columnHelp, columnsForRails, railsDescription } from '../rows/column-help.js';
-import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../rows/columns.js';
-import { RAILS, type Rail } from '../rows/rails.js';
+import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../columns/columns.js';
+import { RAILS, type Rail } from '../columns/rails.js';
+import { columnHelp, columnsForRails, railsDescription } from './column-help.js';
 
 /** One template: the file stem and the rails it covers. */
 export interface TemplateSpec {

@@ -1,11 +1,11 @@
-import type { Rail } from './rails.js';
-
 /**
  * The canonical sheet columns of PRODUCT.md ("The sheet"). Field names are SPEC.md's,
  * flattened: address fields are `recipientAddress.street1` and so on.
  */
-export const ADDRESS_FIELDS = ['street1', 'city', 'state', 'postalCode', 'country'] as const;
-export type AddressField = (typeof ADDRESS_FIELDS)[number];
+import { ADDRESS_FIELDS } from '../api/contract.js';
+import type { Rail } from './rails.js';
+
+export { ADDRESS_FIELDS, type AddressField } from '../api/contract.js';
 
 const recipientAddressColumns = ADDRESS_FIELDS.map((f) => `recipientAddress.${f}` as const);
 const bankAddressColumns = ADDRESS_FIELDS.map((f) => `bankAddress.${f}` as const);
