@@ -20,7 +20,18 @@ export default defineConfig({
     // for the run, on which each test file makes its own database.
     globalSetup: ['test/helpers/build-dist.ts', 'test/helpers/postgres-server.ts'],
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: END_TO_END } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: END_TO_END,
+          // Fast files in two threads that keep their modules between files: starting a fork
+          // and importing anew per file cost more than the tests themselves (87 s against 42).
+          pool: 'threads',
+          isolate: false,
+        },
+      },
       { extends: true, test: { name: 'e2e', include: END_TO_END } },
     ],
   },
