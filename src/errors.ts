@@ -29,6 +29,9 @@ export const EXIT = {
   unavailable: 6,
 } as const;
 
+/** Exit code for a bug in payouts itself (BSD EX_SOFTWARE); never used for bad input. */
+export const EXIT_INTERNAL = 70;
+
 const exitCodeOf: Record<ErrorCode, number> = {
   USAGE: EXIT.usage,
   CONFIG: EXIT.usage,
@@ -341,8 +344,12 @@ const SECRET_PATTERNS: RegExp[] = [
   // The password of a URL's user info (a database URL), shown as register/location.ts shows it:
   // postgres://user:***@host.
   /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#]*(@)/gi,
-  /(client_secret|password|access_token|refresh_token|secret|token)(["']?\s*[:=]\s*["']?)[^"'&\s,}]+/gi,
+  // A credential given as a value: `password=...` (a form, a query), `"secret": "..."` (JSON).
+  // Prose that names one ("the client secret: the service refuses it") keeps its words.
+  /(client_secret|password|access_token|refresh_token|secret|token)(\s*=\s*["']?|["']\s*:\s*["']?|\s*:\s*["'])[^"'&\s,}]+/gi,
   /(Bearer\s+)[A-Za-z0-9\-_.~+/]+=*/g,
+  // A bare JWT (SPEC.md 2.1: access and refresh tokens are JWTs), wherever it stands.
+  /()()\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*/g,
 ];
 
 /** Replaces anything that looks like a credential or token with [REDACTED]. */

@@ -11,7 +11,7 @@ import { createClient, type PayoutsClient } from '../api/client.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import type { RateLimiter } from '../api/rate.js';
 import type { Credentials } from '../api/token.js';
-import { ClaimLostError, EXIT, GuardError, RegisterError, StorageError } from '../errors.js';
+import { ClaimLostError, GuardError, RegisterError, StorageError } from '../errors.js';
 import { detailsOf, type PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf, transactionKey } from '../register/identity.js';
 import { holderAlive, LEASE, markLive, newSelf, type Self } from '../register/lease.js';
@@ -24,6 +24,7 @@ import type { SheetFormat } from '../sheet/types.js';
 import { transactionOutcomeOf } from '../webhooks/reconcile.js';
 import { BatchDigest } from './digest.js';
 import { earlierResult } from './earlier.js';
+import { runExitCode } from './exit-code.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
 import { notSentInterrupted, notSentUnavailable } from './outcome.js';
 import {
@@ -95,6 +96,8 @@ export interface RunReport {
   interrupted: boolean;
   /** The service stayed unavailable past --max-outage: rows not sent are `skipped` (exit 6). */
   unavailable: boolean;
+  /** Whether any request for a row left (the exit code can then no longer be 2, 3 or 4). */
+  sent: boolean;
 }
 
 /**
@@ -143,7 +146,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     if (integratorId === undefined) {
       // Stopped, or the service down past --max-outage, before the first row: the results
       // file still says why no row was sent (every row `skipped`, exit 5 or 6).
-      const how = { interrupted: signal.aborted, unavailable: breaker.gaveUp };
+      const how = { interrupted: signal.aborted, unavailable: breaker.gaveUp, sent: false };
       const written = await writeResults(options, read, new Map(), how);
       return report(options, read, written, how);
     }
@@ -198,18 +201,18 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       runId: run.self.runId,
     };
     const written = await writeResults(options, read, sent.results, stop);
-    const exitCode = signal.aborted
-      ? EXIT.interrupted
-      : unavailable
-        ? EXIT.unavailable
-        : written.summary.allOk
-          ? EXIT.ok
-          : EXIT.rowsNotOk;
+    const exitCode = runExitCode({
+      sent: run.sentAnything,
+      interrupted: signal.aborted,
+      unavailable,
+      rowsOk: written.summary.allOk,
+    });
     await run.finish(written.summary, sent.fatal ? undefined : exitCode);
     if (sent.fatal) throw afterSending(sent.fatal);
     return report(options, read, written, {
       interrupted: signal.aborted,
       unavailable,
+      sent: run.sentAnything,
       runId: run.self.runId,
     });
   } catch (error) {
@@ -240,7 +243,7 @@ function report(
   options: RunOptions,
   read: ReadSheet,
   written: Awaited<ReturnType<typeof writeResults>>,
-  how: { interrupted: boolean; unavailable: boolean; runId?: string },
+  how: { interrupted: boolean; unavailable: boolean; sent: boolean; runId?: string },
 ): RunReport {
   return {
     sheetPath: options.sheetPath,
@@ -254,6 +257,7 @@ function report(
     samples: written.samples,
     interrupted: how.interrupted,
     unavailable: how.unavailable,
+    sent: how.sent,
   };
 }
 

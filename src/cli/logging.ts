@@ -6,6 +6,7 @@
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
+import { runExitCode } from '../batch/exit-code.js';
 import { BatchSummary, ROW_STATUSES } from '../batch/summary.js';
 import { PayoutsError, redactSecrets, StorageError } from '../errors.js';
 import { PRIVATE_FILE_MODE } from '../sheet/atomic-file.js';
@@ -137,12 +138,11 @@ export async function closeLogger(logger: Logger): Promise<void> {
   });
 }
 
-/** Exit code for a bug in payouts itself (BSD EX_SOFTWARE); never used for bad input. */
-export const EXIT_INTERNAL = 70;
+export { EXIT_INTERNAL } from '../errors.js';
 
 /** The exit code an error that ends a command gives (PRODUCT.md "Exit codes"). */
 export function exitCodeOfError(error: unknown): number {
-  return error instanceof PayoutsError ? error.exitCode : EXIT_INTERNAL;
+  return runExitCode({ sent: false, error });
 }
 
 // Errors a command's logger already wrote as a JSON record on stderr: the top-level handler

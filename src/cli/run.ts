@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { runExitCode } from '../batch/exit-code.js';
 import type { ControlTotals } from '../batch/guards.js';
 import type { SheetOptions } from '../batch/prepare.js';
 import { runBatch } from '../batch/run.js';
@@ -118,13 +119,13 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       unknownColumns: report.unknownColumns,
       samples: report.samples,
     };
-    let exitCode: number = report.interrupted
-      ? EXIT.interrupted
-      : report.unavailable
-        ? EXIT.unavailable
-        : report.summary.allOk
-          ? EXIT.ok
-          : EXIT.rowsNotOk;
+    const happened = {
+      sent: report.sent,
+      interrupted: report.interrupted,
+      unavailable: report.unavailable,
+      rowsOk: report.summary.allOk,
+    };
+    let exitCode = runExitCode(happened);
     logger.info(
       runFinishedFields({
         exitCode,
@@ -140,7 +141,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     await closeLogger(logger);
     if (logFailure) {
       facts.error = logFailure.sent();
-      exitCode = facts.error.exitCode;
+      exitCode = runExitCode({ ...happened, storageFailed: true });
     }
     printHumanSummary(io, facts);
     if (report.interrupted)

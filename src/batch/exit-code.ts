@@ -1,0 +1,41 @@
+/**
+ * The exit code of a run, decided in one place from what happened (PRODUCT.md "Exit codes").
+ * Exit 2 means nothing was sent; once anything was sent the code is 0, 1, 5 or 6, whatever
+ * ended the run, so a cron wrapper that retries on 6 and alerts on 1 does the right thing.
+ */
+import { EXIT, EXIT_INTERNAL, PayoutsError, StorageError } from '../errors.js';
+
+export { EXIT_INTERNAL };
+
+/** What happened in a run, as far as its exit code is concerned. */
+export interface RunHappening {
+  /** Whether any request that may move money left (a transaction request, or one before it for a row). */
+  sent: boolean;
+  /** An error that ended the run, if one did. */
+  error?: unknown;
+  /** Stopped by SIGINT, SIGTERM or SIGHUP. */
+  interrupted?: boolean;
+  /** The service stayed unreachable or unavailable past --max-outage. */
+  unavailable?: boolean;
+  /** A log, events or results file failed after sending began (the run itself went on). */
+  storageFailed?: boolean;
+  /** Every row valid, submitted, completed or skipped. */
+  rowsOk?: boolean;
+}
+
+/** The exit code for what happened. */
+export function runExitCode(happened: RunHappening): number {
+  const { error, sent } = happened;
+  if (error !== undefined) {
+    if (!(error instanceof PayoutsError)) return EXIT_INTERNAL;
+    if (!sent) return error.exitCode;
+    if (error instanceof StorageError) return error.sent().exitCode;
+    // After sending, refused credentials, a refused guard or a lost claim still leave rows to
+    // run again: the run stopped early, which is 6 (or 5 when a signal stopped it).
+    const code = error.exitCode;
+    return code === EXIT.interrupted || code === EXIT.rowsNotOk ? code : EXIT.unavailable;
+  }
+  if (happened.interrupted) return EXIT.interrupted;
+  if (happened.unavailable || happened.storageFailed) return EXIT.unavailable;
+  return happened.rowsOk ? EXIT.ok : EXIT.rowsNotOk;
+}
