@@ -11,14 +11,27 @@ import { createClient, type PayoutsClient } from '../api/client.js';
 import { type Clock, systemClock } from '../api/clock.js';
 import type { RateLimiter } from '../api/rate.js';
 import type { Credentials } from '../api/token.js';
-import { ClaimLostError, GuardError, RegisterError, StorageError } from '../errors.js';
+import {
+  ClaimLostError,
+  ConfigError,
+  GuardError,
+  RegisterError,
+  StorageError,
+  UsageError,
+} from '../errors.js';
 import { detailsOf, type PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf, transactionKey } from '../register/identity.js';
 import { holderAlive, LEASE, markLive, newSelf, type Self } from '../register/lease.js';
 import { shownLocation } from '../register/location.js';
 import { openRegister } from '../register/open.js';
 import { holderText } from '../register/rules.js';
-import type { ClaimRequest, PayoutRecord, Register, ScopeStore } from '../register/types.js';
+import type {
+  ClaimRequest,
+  OriginDeclaration,
+  PayoutRecord,
+  Register,
+  ScopeStore,
+} from '../register/types.js';
 import { claimDecision, type RegisterVerdict, registerVerdict } from '../register/verdict.js';
 import type { SheetFormat } from '../sheet/types.js';
 import { transactionOutcomeOf } from '../webhooks/reconcile.js';
@@ -60,6 +73,8 @@ export interface RunOptions extends SheetOptions {
   approve?: string;
   /** `run --sandbox`: a rehearsal, whose default results file is `<sheet>.sandbox.results.<ext>`. */
   rehearsal?: boolean;
+  /** `--same-service-as ORIGIN` or `--separate-service`: what the service this run reaches is. */
+  origin?: OriginDeclaration;
   /** `--retry-unknown`: re-send rows whose outcome is unknown, with the same key. */
   retryUnknown?: boolean;
   concurrency: number;
@@ -150,7 +165,11 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       const written = await writeResults(options, read, new Map(), how);
       return report(options, read, written, how);
     }
-    const scope: ScopeIdentity = { service: serviceOf(options.connection.baseUrl), integratorId };
+    const scope = await scopeOf(
+      register,
+      { service: serviceOf(options.connection.baseUrl), integratorId },
+      options,
+    );
     const store = await register.openScope(scope, options.connection.credentials.username);
     run = await RunHolder.start(store, options, read.digest, clock, client.limiter);
     logger.info(
@@ -223,6 +242,41 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     if (!options.client) await client?.close();
     await read.snapshot.dispose();
   }
+}
+
+/**
+ * The register scope of this run: the service as its URL is spelt, unless the operator
+ * declared that spelling the same service as another (then the other's scope and keys, so
+ * nothing paid under it is paid again). An integrator with payouts under another spelling and
+ * no declaration stops the run before anything is sent (PRODUCT.md: exit 2, both origins named).
+ */
+async function scopeOf(
+  register: Register,
+  reached: ScopeIdentity,
+  options: RunOptions,
+): Promise<ScopeIdentity> {
+  if (options.origin !== undefined) {
+    if ('sameAs' in options.origin && options.origin.sameAs === reached.service) {
+      throw new UsageError(
+        `--same-service-as ${options.origin.sameAs} names the service this run reaches itself`,
+      );
+    }
+    await register.declareOrigin(reached, options.origin);
+  }
+  const declared = await register.origin(reached);
+  if (declared !== undefined) {
+    return 'sameAs' in declared ? { service: declared.sameAs, integratorId: reached.integratorId } : reached;
+  }
+  const others: string[] = [];
+  for (const scope of await register.scopes()) {
+    if (scope.integratorId !== reached.integratorId || scope.service === reached.service) continue;
+    const store = await register.scopeStore(scope);
+    if ((await store.recentPayouts(1)).length > 0) others.push(scope.service);
+  }
+  if (others.length === 0) return reached;
+  throw new ConfigError(
+    `integrator ${reached.integratorId} already has payouts in the register under ${others.join(' and ')}, and this run reaches it as ${reached.service}: if that is the same service under another name (localhost for 127.0.0.1, a second DNS name, a proxy), run again with --same-service-as ${others[0]}, so every payout it paid counts and none is paid twice - if it is another service with the same integrator id (a staging copy), run again with --separate-service. Nothing was sent`,
+  );
 }
 
 /**

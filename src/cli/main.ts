@@ -9,6 +9,7 @@ import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
 import { REGISTER_ENV, registerLocationText } from '../register/location.js';
+import type { OriginDeclaration } from '../register/types.js';
 import { CSV_ENCODINGS, type CsvEncoding } from '../sheet/csv-dialect.js';
 import { checkResultsPath, formatByExtension, isSameFile, resultsPathFor } from '../sheet/results-path.js';
 import { type CliIo, println, processIo } from './io.js';
@@ -156,6 +157,16 @@ function optionNames(parser: unknown): string[] {
   return keys.filter((name) => name.length > 1 && !/[A-Z]/.test(name));
 }
 
+/** `--same-service-as ORIGIN` or `--separate-service` as a declaration of the run's origin. */
+function originOf(sameAs: string | undefined, separate: boolean | undefined): { origin?: OriginDeclaration } {
+  if (sameAs !== undefined) {
+    if (sameAs.trim() === '')
+      throw new UsageError('--same-service-as needs the URL the register knows the service by');
+    return { origin: { sameAs: serviceOf(sameAs.trim()) } };
+  }
+  return separate ? { origin: { separate: true } } : {};
+}
+
 /** The command names, for "did you mean" (suggest.ts). */
 const COMMANDS = ['validate', 'run', 'status', 'register', 'template', 'sandbox', 'webhooks'];
 
@@ -220,6 +231,17 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             default: false,
             describe: 're-send rows whose earlier outcome is unknown, with the same Idempotency-Key',
           })
+          .option('same-service-as', {
+            type: 'string',
+            describe:
+              'declare the service this run reaches the same as ORIGIN, whose payouts the register holds (another spelling of its URL: localhost, a second name, a proxy); remembered',
+          })
+          .option('separate-service', {
+            type: 'boolean',
+            describe:
+              'declare the service this run reaches another one than those the register holds for this integrator (a staging copy); remembered',
+          })
+          .conflicts('same-service-as', 'separate-service')
           .option('concurrency', { type: 'number', default: 4, describe: 'rows in flight at once' })
           .option('rate', {
             type: 'number',
@@ -294,6 +316,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             register: registerLocationText(args.register, io.env, io.cwd),
             approve: args.approve,
             retryUnknown: args['retry-unknown'],
+            ...originOf(args['same-service-as'], args['separate-service']),
             concurrency: args.concurrency,
             rate: args.rate,
             waitSeconds: args.wait,

@@ -28,7 +28,7 @@ export async function registerCopyCommand(options: RegisterCopyOptions, io: CliI
       if (options.json) {
         io.stdout.write(`${JSON.stringify({ from, to, ...report })}\n`);
       } else {
-        const kinds = ['scope', 'run', 'payout', 'payee', 'event'] as const;
+        const kinds = ['origin', 'scope', 'run', 'payout', 'payee', 'event'] as const;
         io.stdout.write(`Copied ${from} into ${to}\n`);
         for (const kind of kinds) {
           io.stdout.write(

@@ -7,6 +7,7 @@ import type { SheetOptions } from '../batch/prepare.js';
 import { runBatch } from '../batch/run.js';
 import { EXIT, type StorageError } from '../errors.js';
 import { shownLocation } from '../register/location.js';
+import type { OriginDeclaration } from '../register/types.js';
 import type { SandboxHandle } from '../sandbox/index.js';
 import type { Connection } from './connection.js';
 import type { CliIo } from './io.js';
@@ -36,6 +37,8 @@ export interface RunCommandOptions extends SheetOptions {
   register: string;
   approve?: string;
   retryUnknown: boolean;
+  /** `--same-service-as` or `--separate-service`. */
+  origin?: OriginDeclaration;
   concurrency: number;
   rate?: number;
   waitSeconds: number;

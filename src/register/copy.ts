@@ -19,7 +19,7 @@ export interface CopyReport {
 
 /** Copies every entry of `from` into `to`. */
 export async function copyRegister(from: Register, to: Register): Promise<CopyReport> {
-  const zero = () => ({ scope: 0, run: 0, payout: 0, payee: 0, event: 0 });
+  const zero = () => ({ origin: 0, scope: 0, run: 0, payout: 0, payee: 0, event: 0 });
   const report: CopyReport = { added: zero(), same: zero(), conflicts: [] };
   let chunk: RegisterEntry[] = [];
   const flush = async () => {
@@ -38,7 +38,7 @@ export async function copyRegister(from: Register, to: Register): Promise<CopyRe
   for await (const entry of from.entries()) {
     chunk.push(entry);
     // A scope goes in on its own: what follows it needs it in the target.
-    if (entry.type === 'scope' || chunk.length >= CHUNK) await flush();
+    if (entry.type === 'scope' || entry.type === 'origin' || chunk.length >= CHUNK) await flush();
   }
   if (chunk.length > 0) await flush();
   return report;
@@ -57,6 +57,11 @@ export function conflictOf(entry: RegisterEntry, held: RegisterEntry): string | 
   const scope = (e: RegisterEntry) => ('service' in e ? `${e.service} integrator ${e.integratorId}` : '');
   const first = (...checks: (string | undefined)[]) => checks.find((c) => c !== undefined);
   switch (entry.type) {
+    case 'origin': {
+      const other = held as typeof entry;
+      const why = differs('declaration', entry.declaration, other.declaration);
+      return why && `origin ${scope(entry)}: ${why}`;
+    }
     case 'scope': {
       const other = held as typeof entry;
       return other.secret === entry.secret

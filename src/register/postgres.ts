@@ -38,6 +38,7 @@ import type {
   EventRecord,
   NewRun,
   OpenOptions,
+  OriginDeclaration,
   PayoutChange,
   PayoutRecord,
   PayoutState,
@@ -45,6 +46,7 @@ import type {
   RegisterEntry,
   RunRecord,
   ScopeInfo,
+  ScopeKey,
   ScopeStore,
   Settlement,
 } from './types.js';
@@ -445,7 +447,55 @@ class PostgresRegister implements Register {
     });
   }
 
+  async origin(key: ScopeKey): Promise<OriginDeclaration | undefined> {
+    const row = await this.read(
+      async (query) =>
+        (
+          await query('SELECT same_as FROM payouts.origins WHERE service = $1 AND integrator_id = $2', [
+            key.service,
+            key.integratorId,
+          ])
+        ).rows[0] as { same_as: string | null } | undefined,
+    );
+    return row === undefined
+      ? undefined
+      : row.same_as === null
+        ? { separate: true }
+        : { sameAs: row.same_as };
+  }
+
+  declareOrigin(key: ScopeKey, declaration: OriginDeclaration): Promise<void> {
+    return this.write(
+      async (query) => {
+        await query(
+          `INSERT INTO payouts.origins (service, integrator_id, same_as, declared_at) VALUES ($1, $2, $3, now())
+           ON CONFLICT (service, integrator_id) DO UPDATE SET same_as = excluded.same_as, declared_at = now()`,
+          [key.service, key.integratorId, 'sameAs' in declaration ? declaration.sameAs : null],
+        );
+      },
+      { standalone: true },
+    );
+  }
+
   async *entries(): AsyncIterable<RegisterEntry> {
+    const origins = await this.read(
+      async (query) =>
+        (await query('SELECT * FROM payouts.origins ORDER BY service, integrator_id')).rows as {
+          service: string;
+          integrator_id: string;
+          same_as: string | null;
+          declared_at: Date;
+        }[],
+    );
+    for (const o of origins) {
+      yield {
+        type: 'origin',
+        service: o.service,
+        integratorId: o.integrator_id,
+        declaration: o.same_as === null ? { separate: true } : { sameAs: o.same_as },
+        declaredAt: iso(o.declared_at),
+      };
+    }
     const scopes = await this.read(
       async (query) => (await query('SELECT * FROM payouts.scopes ORDER BY id')).rows as ScopeRow[],
     );
@@ -567,6 +617,27 @@ async function putEntry(query: Queryable, entry: RegisterEntry): Promise<Registe
     return { type: 'event', event: eventOf(row) };
   }
   const key = { service: entry.service, integratorId: entry.integratorId };
+  if (entry.type === 'origin') {
+    const sameAs = 'sameAs' in entry.declaration ? entry.declaration.sameAs : null;
+    const added = await query(
+      `INSERT INTO payouts.origins (service, integrator_id, same_as, declared_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT DO NOTHING`,
+      [entry.service, entry.integratorId, sameAs, entry.declaredAt],
+    );
+    if ((added.rowCount ?? 0) > 0) return undefined;
+    const row = (
+      await query(
+        'SELECT same_as, declared_at FROM payouts.origins WHERE service = $1 AND integrator_id = $2',
+        [entry.service, entry.integratorId],
+      )
+    ).rows[0] as { same_as: string | null; declared_at: Date };
+    return {
+      type: 'origin',
+      ...key,
+      declaration: row.same_as === null ? { separate: true } : { sameAs: row.same_as },
+      declaredAt: iso(row.declared_at),
+    };
+  }
   if (entry.type === 'scope') {
     const added = await query(
       `INSERT INTO payouts.scopes (service, integrator_id, secret, login, created_at, last_used_at)

@@ -92,6 +92,16 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN lease_uptime_ms INTEGER;
   UPDATE runs SET lease_expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', heartbeat_at, '+60 seconds');
   `,
+  // One integrator under two spellings of the service's URL: what the operator declared.
+  `
+  CREATE TABLE origins (
+    service TEXT NOT NULL,
+    integrator_id TEXT NOT NULL,
+    same_as TEXT,
+    declared_at TEXT NOT NULL,
+    PRIMARY KEY (service, integrator_id)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The version this payouts writes. */
@@ -180,6 +190,15 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (integrator_id, resource_id, operation)
   );
   CREATE INDEX events_by_resource ON payouts.events (resource_id);
+  `,
+  `
+  CREATE TABLE payouts.origins (
+    service text NOT NULL,
+    integrator_id text NOT NULL,
+    same_as text,
+    declared_at timestamptz NOT NULL,
+    PRIMARY KEY (service, integrator_id)
+  );
   `,
 ];
 

@@ -37,6 +37,7 @@ import type {
   ClaimRequest,
   EventRecord,
   NewRun,
+  OriginDeclaration,
   PayoutChange,
   PayoutRecord,
   PayoutState,
@@ -44,6 +45,7 @@ import type {
   RegisterEntry,
   RunRecord,
   ScopeInfo,
+  ScopeKey,
   ScopeStore,
   Settlement,
   StoredPayout,
@@ -371,7 +373,50 @@ class SqliteRegister implements Register {
     });
   }
 
+  async origin(key: ScopeKey): Promise<OriginDeclaration | undefined> {
+    const row = this.read(
+      () =>
+        this.db
+          .prepare('SELECT same_as FROM origins WHERE service = ? AND integrator_id = ?')
+          .get(key.service, key.integratorId) as { same_as: string | null } | undefined,
+    );
+    return row === undefined
+      ? undefined
+      : row.same_as === null
+        ? { separate: true }
+        : { sameAs: row.same_as };
+  }
+
+  declareOrigin(key: ScopeKey, declaration: OriginDeclaration): Promise<void> {
+    return this.write(() => {
+      this.db
+        .prepare(
+          `INSERT INTO origins (service, integrator_id, same_as, declared_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT DO UPDATE SET same_as = excluded.same_as, declared_at = excluded.declared_at`,
+        )
+        .run(key.service, key.integratorId, 'sameAs' in declaration ? declaration.sameAs : null, this.now());
+    });
+  }
+
   async *entries(): AsyncIterable<RegisterEntry> {
+    const origins = this.read(
+      () =>
+        this.db.prepare('SELECT * FROM origins ORDER BY service, integrator_id').all() as {
+          service: string;
+          integrator_id: string;
+          same_as: string | null;
+          declared_at: string;
+        }[],
+    );
+    for (const o of origins) {
+      yield {
+        type: 'origin',
+        service: o.service,
+        integratorId: o.integrator_id,
+        declaration: o.same_as === null ? { separate: true } : { sameAs: o.same_as },
+        declaredAt: o.declared_at,
+      };
+    }
     const scopes = this.read(() => this.db.prepare('SELECT * FROM scopes ORDER BY id').all() as ScopeRow[]);
     for (const row of scopes) {
       const key = { service: row.service, integratorId: row.integrator_id };
@@ -464,6 +509,24 @@ class SqliteRegister implements Register {
       return { type: 'event', event: eventOf(row) };
     }
     const key = { service: entry.service, integratorId: entry.integratorId };
+    if (entry.type === 'origin') {
+      const sameAs = 'sameAs' in entry.declaration ? entry.declaration.sameAs : null;
+      const added = db
+        .prepare(
+          'INSERT INTO origins (service, integrator_id, same_as, declared_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+        )
+        .run(entry.service, entry.integratorId, sameAs, entry.declaredAt);
+      if (added.changes > 0) return undefined;
+      const row = db
+        .prepare('SELECT same_as, declared_at FROM origins WHERE service = ? AND integrator_id = ?')
+        .get(entry.service, entry.integratorId) as { same_as: string | null; declared_at: string };
+      return {
+        type: 'origin',
+        ...key,
+        declaration: row.same_as === null ? { separate: true } : { sameAs: row.same_as },
+        declaredAt: row.declared_at,
+      };
+    }
     if (entry.type === 'scope') {
       const added = db
         .prepare(

@@ -206,7 +206,15 @@ export type RegisterEntry =
       id: string;
       createdAt: string;
     } & ScopeKey)
-  | { type: 'event'; event: EventRecord };
+  | { type: 'event'; event: EventRecord }
+  | ({ type: 'origin'; declaration: OriginDeclaration; declaredAt: string } & ScopeKey);
+
+/**
+ * What the operator declared of an origin (a spelling of the service's URL) that an integrator
+ * reached with payouts recorded under another: the same service as `sameAs` (its scope and
+ * keys are used), or a separate service (a staging copy with the same integrator id).
+ */
+export type OriginDeclaration = { sameAs: string } | { separate: true };
 
 /** The register file (or database) as a whole. */
 export interface Register {
@@ -224,6 +232,10 @@ export interface Register {
    * duplicate), and settles the payout whose transaction it names. False for a duplicate.
    */
   recordEvent(event: EventRecord, settles?: Settlement): Promise<boolean>;
+  /** What was declared of this origin for this integrator (undefined: nothing yet). */
+  origin(key: ScopeKey): Promise<OriginDeclaration | undefined>;
+  /** Remembers what the operator declared of this origin; a declaration stands once made. */
+  declareOrigin(key: ScopeKey, declaration: OriginDeclaration): Promise<void>;
   /** Every record, a scope before what belongs to it (`register copy`). */
   entries(): AsyncIterable<RegisterEntry>;
   /**

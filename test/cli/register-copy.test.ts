@@ -59,7 +59,14 @@ describe('payouts register copy', () => {
     const copy = await runCli(['register', 'copy', '--from', file, '--to', url, '--json'], { env: {} });
     expect(copy.code, copy.stderr).toBe(0);
     const report = JSON.parse(copy.stdout);
-    expect(report.added).toEqual({ scope: 1, run: 1, payout: 12, payee: expect.any(Number), event: 1 });
+    expect(report.added).toEqual({
+      origin: 0,
+      scope: 1,
+      run: 1,
+      payout: 12,
+      payee: expect.any(Number),
+      event: 1,
+    });
     expect(report.added.payee).toBeGreaterThanOrEqual(12);
     expect(report.to).not.toContain('payouts-test');
     expect(await entriesOf(url)).toEqual(await entriesOf(file));
@@ -68,7 +75,7 @@ describe('payouts register copy', () => {
     const again = await runCli(['register', 'copy', '--from', file, '--to', url, '--json'], { env: {} });
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({
-      added: { scope: 0, run: 0, payout: 0, payee: 0, event: 0 },
+      added: { origin: 0, scope: 0, run: 0, payout: 0, payee: 0, event: 0 },
       same: { scope: 1, run: 1, payout: 12 },
       conflicts: [],
     });

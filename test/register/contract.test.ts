@@ -352,6 +352,26 @@ describe.each(stores)('the $name register', (kind) => {
     }
   });
 
+  it('remembers what was declared of an origin, and lists it among its entries', async () => {
+    const register = await open();
+    try {
+      const key = { service: 'http://localhost:8787', integratorId: 'int-origin' };
+      expect(await register.origin(key)).toBeUndefined();
+      await register.declareOrigin(key, { sameAs: 'http://127.0.0.1:8787' });
+      expect(await register.origin(key)).toEqual({ sameAs: 'http://127.0.0.1:8787' });
+      await register.declareOrigin(key, { separate: true });
+      expect(await register.origin(key)).toEqual({ separate: true });
+      expect(await register.origin({ ...key, integratorId: 'other' })).toBeUndefined();
+      const entries = [];
+      for await (const entry of register.entries()) if (entry.type === 'origin') entries.push(entry);
+      expect(entries).toEqual([
+        { type: 'origin', ...key, declaration: { separate: true }, declaredAt: expect.any(String) },
+      ]);
+    } finally {
+      await register.close();
+    }
+  });
+
   it('opens read-only for reading: looks up the same records, and never writes', async () => {
     const writer = await open();
     const reader = await openExistingRegister(location);
