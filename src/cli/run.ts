@@ -23,7 +23,7 @@ import {
   runFinishedFields,
 } from './logging.js';
 import { RunProgress } from './run-progress.js';
-import { printHumanSummary, type SummaryFacts, summaryJson } from './summary.js';
+import { humanSummary, printHumanSummary, type SummaryFacts, summaryJson } from './summary.js';
 
 export interface RunCommandOptions extends SheetOptions {
   outPath?: string;
@@ -129,6 +129,14 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       rowsOk: report.summary.allOk,
     };
     let exitCode = runExitCode(happened);
+    const ending = report.interrupted
+      ? 'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume'
+      : report.unavailable
+        ? 'payouts: the service stayed unavailable past --max-outage: rows under way finished, the rest were not sent (skipped) - run again later to resume'
+        : undefined;
+    // With JSON logs on stderr, stderr holds JSON records only: the human summary is one.
+    if (jsonOnStderr)
+      logger.info({ lines: [...humanSummary(facts), ...(ending ? [ending] : [])] }, 'summary');
     logger.info(
       runFinishedFields({
         exitCode,
@@ -146,15 +154,10 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       facts.error = logFailure.sent();
       exitCode = runExitCode({ ...happened, storageFailed: true });
     }
-    printHumanSummary(io, facts);
-    if (report.interrupted)
-      io.stderr.write(
-        'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume\n',
-      );
-    else if (report.unavailable)
-      io.stderr.write(
-        'payouts: the service stayed unavailable past --max-outage: rows under way finished, the rest were not sent (skipped) - run again later to resume\n',
-      );
+    if (!jsonOnStderr) {
+      printHumanSummary(io, facts);
+      if (ending) io.stderr.write(`${ending}\n`);
+    }
     if (options.json)
       io.stdout.write(
         `${JSON.stringify({ ...summaryJson(facts), runId: report.runId, interrupted: report.interrupted, unavailable: report.unavailable, exitCode })}\n`,

@@ -52,51 +52,53 @@ export function exitCodeOf(facts: SummaryFacts): number {
 
 /** The short human summary on stderr: rows per status, totals, digest, where the results are. */
 export function printHumanSummary(io: CliIo, facts: SummaryFacts): void {
+  for (const line of humanSummary(facts)) println(io.stderr, line);
+}
+
+/** The lines of the human summary (a terminal's, or one JSON log record's when logs are JSON). */
+export function humanSummary(facts: SummaryFacts): string[] {
   const { summary } = facts;
-  const out = io.stderr;
+  const lines: string[] = [];
   const verb = facts.command === 'validate' ? 'Validated' : facts.sandbox ? 'Rehearsed' : 'Ran';
-  println(
-    out,
+  lines.push(
     `${verb} ${facts.sheetPath}: ${summary.rows.toLocaleString('en-US')} rows${facts.sandbox ? ' against the embedded sandbox (nothing real was paid)' : ''}`,
   );
   for (const status of ROW_STATUSES) {
     const n = summary.byStatus[status];
-    if (n > 0) println(out, `  ${status.padEnd(10)} ${n.toLocaleString('en-US').padStart(9)}`);
+    if (n > 0) lines.push(`  ${status.padEnd(10)} ${n.toLocaleString('en-US').padStart(9)}`);
   }
   if (facts.unknownColumns.length > 0) {
-    println(out, `Unknown columns, kept in the results as they are: ${facts.unknownColumns.join(', ')}`);
+    lines.push(`Unknown columns, kept in the results as they are: ${facts.unknownColumns.join(', ')}`);
   }
   if (summary.sheetTotals.size > 0) {
-    println(out, 'Total per currency (all rows / valid rows):');
+    lines.push('Total per currency (all rows / valid rows):');
     for (const [currency, minor] of [...summary.sheetTotals].sort(([a], [b]) => a.localeCompare(b))) {
       const valid = summary.validTotals.get(currency) ?? 0n;
-      println(
-        out,
+      lines.push(
         `  ${currency} ${formatAmountForPeople(minor).padStart(18)} / ${formatAmountForPeople(valid)}`,
       );
     }
   }
-  for (const message of summary.totalsRows) println(out, `Totals row: ${message}`);
+  for (const message of summary.totalsRows) lines.push(`Totals row: ${message}`);
   if (summary.groupedAmounts > 0) {
     const n = summary.groupedAmounts;
-    println(
-      out,
+    lines.push(
       `${n.toLocaleString('en-US')} amount${n === 1 ? ' was' : 's were'} written with digit grouping (such as 1,250.00) and read as plain decimals`,
     );
   }
   if (facts.samples.length > 0) {
     const invalid = summary.byStatus.invalid + summary.byStatus.failed + summary.byStatus.unknown;
-    println(
-      out,
+    lines.push(
       `Rows that need attention${invalid > facts.samples.length ? ` (first ${facts.samples.length} of ${invalid})` : ''}:`,
     );
     for (const sample of facts.samples) {
       const ref = sample.reference ? ` (${boundCell(sample.reference)})` : '';
-      println(out, `  row ${sample.rowNumber}${ref}: ${sample.messages.join('; ')}`);
+      lines.push(`  row ${sample.rowNumber}${ref}: ${sample.messages.join('; ')}`);
     }
   }
-  println(out, `Batch digest: ${facts.digest}`);
-  println(out, `Results: ${facts.resultsPath}`);
-  if (facts.registerPath) println(out, `Register: ${facts.registerPath}`);
-  if (facts.error) println(out, `payouts: ${facts.error.message}`);
+  lines.push(`Batch digest: ${facts.digest}`);
+  lines.push(`Results: ${facts.resultsPath}`);
+  if (facts.registerPath) lines.push(`Register: ${facts.registerPath}`);
+  if (facts.error) lines.push(`payouts: ${facts.error.message}`);
+  return lines;
 }

@@ -339,3 +339,20 @@ describe('payouts run and the register', () => {
     expect(await readFile(sheet, 'utf8')).toBe(before);
   });
 });
+
+describe('stderr with JSON logs', () => {
+  it('holds JSON records only: the human summary is one, and run finished is the last', async () => {
+    const sheet = path.join(await testDir(), 'payouts.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const result = await runCli(['run', sheet, '--sandbox', '--log-format', 'json'], { env: {} });
+    expect(result.code, result.stderr).toBe(0);
+    const records = result.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; lines?: string[] });
+    const summary = records.find((r) => r.msg === 'summary');
+    expect(summary?.lines?.[0]).toMatch(/^Rehearsed .*payouts\.csv: 12 rows against the embedded sandbox/);
+    expect(summary?.lines).toContain('  submitted         12');
+    expect(records.at(-1)?.msg).toBe('run finished');
+  });
+});
