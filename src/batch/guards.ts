@@ -1,5 +1,5 @@
 import { GuardError, UsageError } from '../errors.js';
-import { parseAmount } from '../rows/money.js';
+import { parseSheetAmount } from '../rows/money.js';
 import { type BatchSummary, formatAmountForPeople } from './summary.js';
 
 /**
@@ -13,7 +13,7 @@ export interface ControlTotals {
   maxAmounts?: Map<string, bigint>;
 }
 
-/** Parses `--expect-total` values such as `USD=1234.50`; a malformed one is a usage error. */
+/** Parses `--expect-total` values such as `USD=1234.50` or `USD=1,234.50`; a malformed one is a usage error. */
 export function parseExpectTotals(values: readonly string[]): Map<string, bigint> {
   return parseCurrencyAmounts('--expect-total', values, 'USD=1234.50');
 }
@@ -28,7 +28,8 @@ function parseCurrencyAmounts(flag: string, values: readonly string[], example: 
   const amounts = new Map<string, bigint>();
   for (const value of values) {
     const match = /^\s*([A-Za-z]{3})\s*=\s*(.+)$/.exec(value);
-    const amount = match ? parseAmount(match[2]!) : undefined;
+    // Read as a sheet's amount is: digit grouping where it is certain (USD=36,957.34).
+    const amount = match ? parseSheetAmount(match[2]!, { decimalComma: false }) : undefined;
     if (!match || !amount?.ok) {
       throw new UsageError(
         `${flag} "${quoted(value)}" is not CUR=AMOUNT with a 3-letter currency and a decimal amount, e.g. ${flag} ${example}`,

@@ -46,16 +46,17 @@ const SECRET_KEYS = [
   'credentials',
 ];
 
-// A UUID (left alone: ids of the service are not account data), an IBAN, or a run of 8 or
-// more digits (account, routing, CLABE, document numbers).
+// A UUID or a SHA-256 digest in hex (left alone: ids of the service and batch digests are not
+// account data, even where they begin with eight digits), an IBAN, or a run of 8 or more
+// digits (account, routing, CLABE, document numbers).
 const MASKABLE =
-  /\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b|\b[A-Z]{2}\d{2}[A-Z0-9]{11,30}\b|\d{8,}/g;
-const UUID = /^[0-9A-Fa-f]{8}-/;
+  /\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b|\b[0-9a-f]{64}\b|\b[A-Z]{2}\d{2}[A-Z0-9]{11,30}\b|\d{8,}/g;
+const LEFT_ALONE = /^[0-9A-Fa-f]{8}-|^[0-9a-f]{64}$/;
 
 /** Masks account numbers, IBANs and other long digit runs in log text, keeping their last 4. */
 export function maskAccountNumbers(text: string): string {
   return text.replace(MASKABLE, (match) =>
-    UUID.test(match) ? match : `${'*'.repeat(match.length - 4)}${match.slice(-4)}`,
+    LEFT_ALONE.test(match) ? match : `${'*'.repeat(match.length - 4)}${match.slice(-4)}`,
   );
 }
 

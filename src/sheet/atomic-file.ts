@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { StorageError } from '../errors.js';
+import { errnoOf, StorageError } from '../errors.js';
 
 /**
  * Mode of every file payouts writes for the user (results, events, logs): they hold account
@@ -98,10 +98,28 @@ export class AtomicFile {
 
 /** The results file at `target` could not be written: the path, what to do, the errno in words. */
 export function resultsFileError(target: string, cause: unknown): StorageError {
-  return new StorageError(
-    `cannot write the results file ${target} (free some space or fix the folder, or write elsewhere with --out PATH, then run again)`,
-    { path: target, cause },
-  );
+  return new StorageError(`cannot write the results file ${target} (${adviceFor(errnoOf(cause))})`, {
+    path: target,
+    cause,
+  });
+}
+
+/** What to do about a file that cannot be written, by its errno. */
+function adviceFor(errno: string | undefined): string {
+  switch (errno) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return 'its folder does not exist: create it, or write elsewhere with --out PATH, then run again';
+    case 'EACCES':
+    case 'EPERM':
+    case 'EROFS':
+      return 'its folder cannot be written: fix its permissions, or write elsewhere with --out PATH, then run again';
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return 'free some space, or write elsewhere with --out PATH, then run again';
+    default:
+      return 'fix the folder, or write elsewhere with --out PATH, then run again';
+  }
 }
 
 // A run killed mid-write (SIGKILL, power loss) leaves its temporary file; the next writer of the

@@ -11,6 +11,11 @@ describe('maskAccountNumbers', () => {
     ['transaction 3f9c90b5-d90d-4b29-ac33-a1453ad9dfb2', 'transaction 3f9c90b5-d90d-4b29-ac33-a1453ad9dfb2'],
     ['integrator 11111111-1111-4111-8111-111111111111', 'integrator 11111111-1111-4111-8111-111111111111'],
     ['row 1834 amount 1250.00', 'row 1834 amount 1250.00'],
+    // A batch digest is no account number, even when it begins with eight digits.
+    [
+      'digest 12345678e4c9d0f3a8b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3',
+      'digest 12345678e4c9d0f3a8b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3',
+    ],
   ])('%s', (input, expected) => {
     expect(maskAccountNumbers(input)).toBe(expected);
   });

@@ -14,8 +14,13 @@ import { paymentsOf, runAgainst, testDir, testSandbox } from '../helpers/payouts
 
 const SAMPLE = path.resolve(import.meta.dirname, '../../samples/payouts-clean.csv');
 const SAMPLE_ROWS = 12;
-const RESULTS_ADVICE =
-  '(free some space or fix the folder, or write elsewhere with --out PATH, then run again)';
+/** The advice of a results file that cannot be written, by what went wrong. */
+const RESULTS_ADVICE = {
+  missing: '(its folder does not exist: create it, or write elsewhere with --out PATH, then run again)',
+  denied:
+    '(its folder cannot be written: fix its permissions, or write elsewhere with --out PATH, then run again)',
+  full: '(free some space, or write elsewhere with --out PATH, then run again)',
+};
 
 /** Mounts a tmpfs on `dir` (root only); false where the test cannot mount one. */
 function mountTmpfs(dir: string, options: string): boolean {
@@ -76,7 +81,7 @@ describe('payouts validate: an unusable results path is exit 2 with the path and
     const result = await runCli(['validate', sheet, '--out', out, '--json']);
     expect(result.code).toBe(2);
     expect(errorLine(result)).toBe(
-      `payouts: cannot write the results file ${out} ${RESULTS_ADVICE}: no such file or directory (ENOENT)`,
+      `payouts: cannot write the results file ${out} ${RESULTS_ADVICE.missing}: no such file or directory (ENOENT)`,
     );
     expect(JSON.parse(result.stdout)).toEqual({
       command: 'validate',
@@ -85,7 +90,7 @@ describe('payouts validate: an unusable results path is exit 2 with the path and
         code: 'STORAGE',
         path: out,
         errno: 'ENOENT',
-        message: `cannot write the results file ${out} ${RESULTS_ADVICE}: no such file or directory (ENOENT)`,
+        message: `cannot write the results file ${out} ${RESULTS_ADVICE.missing}: no such file or directory (ENOENT)`,
       },
     });
   });
@@ -103,8 +108,8 @@ describe('payouts validate: an unusable results path is exit 2 with the path and
     expect(result.code).toBe(2);
     expect(errorLine(result)).toBe(
       mounted
-        ? `payouts: cannot write the results file ${out} ${RESULTS_ADVICE}: the file system is read-only (EROFS)`
-        : `payouts: cannot write the results file ${out} ${RESULTS_ADVICE}: permission denied (EACCES)`,
+        ? `payouts: cannot write the results file ${out} ${RESULTS_ADVICE.denied}: the file system is read-only (EROFS)`
+        : `payouts: cannot write the results file ${out} ${RESULTS_ADVICE.denied}: permission denied (EACCES)`,
     );
     expect(await readdir(readOnly)).toEqual([]);
   });
@@ -119,7 +124,7 @@ describe('payouts validate: an unusable results path is exit 2 with the path and
     const result = await runCli(['validate', sheet, '--out', out]);
     expect(result.code).toBe(2);
     expect(errorLine(result)).toBe(
-      `payouts: cannot write the results file ${out} ${RESULTS_ADVICE}: no space left on the device (the disk is full) (ENOSPC)`,
+      `payouts: cannot write the results file ${out} ${RESULTS_ADVICE.full}: no space left on the device (the disk is full) (ENOSPC)`,
     );
     expect(await readdir(full)).toEqual(['filler']);
   });
@@ -138,7 +143,7 @@ describe('the results file: a write error is a StorageError (injected, where no 
     expect(error).toBeInstanceOf(StorageError);
     const storage = error as StorageError;
     expect(storage.message).toBe(
-      `cannot write the results file ${target} ${RESULTS_ADVICE}: no space left on the device (the disk is full) (ENOSPC)`,
+      `cannot write the results file ${target} ${RESULTS_ADVICE.full}: no space left on the device (the disk is full) (ENOSPC)`,
     );
     expect([storage.path, storage.errno, storage.exitCode, storage.sent().exitCode]).toEqual([
       target,
@@ -192,7 +197,7 @@ describe('payouts run: storage failures', () => {
       const result = await runAgainst(sb, sheet, ['--out', out, '--json', '--log-format', 'json']);
       expect(result.code).toBe(6);
       expect(paymentsOf(sb)).toHaveLength(SAMPLE_ROWS);
-      const message = `cannot write the results file ${out} ${RESULTS_ADVICE}: no space left on the device (the disk is full) (ENOSPC)`;
+      const message = `cannot write the results file ${out} ${RESULTS_ADVICE.full}: no space left on the device (the disk is full) (ENOSPC)`;
       expect(JSON.parse(result.stdout)).toEqual({
         command: 'run',
         exitCode: 6,

@@ -258,3 +258,17 @@ describe('the byte order mark of a CSV results file', () => {
     });
   });
 });
+
+describe('--expect-total with digit grouping', () => {
+  it('reads USD=36,957.34 as the sheet would, and refuses an ambiguous 1,250 with both readings', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'sheet.csv');
+      await writeFile(sheet, 'reference,amount,currency,type,recipientId\r\nR-1,36957.34,USD,ACH,rcp_1\r\n');
+      const ok = await runCli(['validate', sheet, '--expect-total', 'USD=36,957.34']);
+      expect(ok.code, ok.stderr).toBe(0);
+      const ambiguous = await runCli(['validate', sheet, '--expect-total', 'USD=1,250']);
+      expect(ambiguous.code).toBe(2);
+      expect(ambiguous.stderr).toContain('--expect-total "USD=1,250" is not CUR=AMOUNT');
+    });
+  });
+});

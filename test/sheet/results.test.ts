@@ -391,7 +391,7 @@ describe.each<SheetFormat>(['csv', 'xlsx'])('atomic %s results', (format) => {
     // Issue 9: a file error is the environment's (StorageError, exit 2 or 6), never a bug.
     expect(error).toBeInstanceOf(StorageError);
     expect(error.message).toBe(
-      `cannot write the results file ${out} (free some space or fix the folder, or write elsewhere with --out PATH, then run again): it is a directory (EISDIR)`,
+      `cannot write the results file ${out} (fix the folder, or write elsewhere with --out PATH, then run again): it is a directory (EISDIR)`,
     );
     expect(await readdir(dir)).toEqual([name]);
     expect(await readdir(out)).toEqual(['keep.txt']);
@@ -415,7 +415,7 @@ describe.each<SheetFormat>(['csv', 'xlsx'])('atomic %s results', (format) => {
     const error = await rejection(openResultsWriter({ path: out, format, inputHeaders }));
     expect(error).toBeInstanceOf(StorageError);
     expect(error.message).toBe(
-      `cannot write the results file ${out} (free some space or fix the folder, or write elsewhere with --out PATH, then run again): no such file or directory (ENOENT)`,
+      `cannot write the results file ${out} (its folder does not exist: create it, or write elsewhere with --out PATH, then run again): no such file or directory (ENOENT)`,
     );
     expect([(error as StorageError).exitCode, (error as StorageError).sent().exitCode]).toEqual([2, 6]);
     expect(await readdir(dir)).toEqual([]);
