@@ -69,6 +69,8 @@ export interface RowBatch {
   text: string;
   /** The reader's problems of the rows that have any: [position in the batch, problems]. */
   problems: [number, string[]][];
+  /** The position of the row marked strayQuote (csv.ts), when the batch holds it. */
+  strayQuote?: number;
 }
 
 /** The code unit that announces a size as two more units. */
@@ -80,6 +82,7 @@ export function packRows(rows: readonly RawRow[]): RowBatch {
   const sizes: number[] = [];
   const texts: string[] = [];
   const problems: [number, string[]][] = [];
+  let strayQuote: number | undefined;
   const size = (n: number): void => {
     if (n < BIG) sizes.push(n);
     else sizes.push(BIG, n >>> 16, n & 0xffff);
@@ -98,8 +101,15 @@ export function packRows(rows: readonly RawRow[]): RowBatch {
       size(cell.text.length);
     }
     if (row.problems.length > 0) problems.push([i, row.problems]);
+    if (row.strayQuote) strayQuote = i;
   }
-  return { rowNumbers, sizes: codeUnits(sizes), text: texts.join(''), problems };
+  return {
+    rowNumbers,
+    sizes: codeUnits(sizes),
+    text: texts.join(''),
+    problems,
+    ...(strayQuote === undefined ? {} : { strayQuote }),
+  };
 }
 
 /** The string of these code units, made a slice at a time (a call takes so many arguments). */
@@ -140,7 +150,9 @@ export function* unpackRows(batch: RowBatch): Generator<RawRow> {
       cells[c] = { text: text.slice(at, at + length), kind: 'string' };
       at += length;
     }
-    yield { rowNumber: rowNumbers[i]!, cells, problems: problems?.get(i) ?? NO_PROBLEMS };
+    const row: RawRow = { rowNumber: rowNumbers[i]!, cells, problems: problems?.get(i) ?? NO_PROBLEMS };
+    if (batch.strayQuote === i) row.strayQuote = true;
+    yield row;
   }
 }
 
@@ -339,6 +351,7 @@ export class CheckingWorker {
     const summary = new BatchSummary();
     summary.rows = message.summary.rows;
     summary.groupedAmounts = message.summary.groupedAmounts;
+    summary.strayQuoteRow = message.summary.strayQuoteRow;
     summary.totalsRows.push(...message.summary.totalsRows);
     Object.assign(summary.byStatus, message.summary.byStatus);
     for (const [currency, minor] of message.summary.sheetTotals) summary.sheetTotals.set(currency, minor);

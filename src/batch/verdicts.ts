@@ -114,6 +114,7 @@ export class ValidationTally {
 
 /** Counts a row and adds its amount to the sheet's (and, if valid, the valid) totals. */
 export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus): void {
+  if (row.raw.strayQuote) summary.strayQuoteRow ??= row.raw.rowNumber;
   if (row.totals !== undefined) {
     summary.totalsRows.push(row.totals.message);
     return;

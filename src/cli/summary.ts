@@ -33,6 +33,7 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     totals: BatchSummary.formatTotals(summary.sheetTotals),
     validTotals: BatchSummary.formatTotals(summary.validTotals),
     groupedAmounts: summary.groupedAmounts,
+    strayQuoteRow: summary.strayQuoteRow ?? null,
     totalsRows: summary.totalsRows,
     digest: facts.digest,
     results: facts.resultsPath,
@@ -80,6 +81,11 @@ export function humanSummary(facts: SummaryFacts): string[] {
     }
   }
   for (const message of summary.totalsRows) lines.push(`Totals row: ${message}`);
+  if (summary.strayQuoteRow !== undefined) {
+    lines.push(
+      `A quote (") inside a cell that does not start with one was read as a character, as spreadsheet programs do (first in row ${summary.strayQuoteRow}): check that such cells read as you meant`,
+    );
+  }
   if (summary.groupedAmounts > 0) {
     const n = summary.groupedAmounts;
     lines.push(

@@ -103,12 +103,52 @@ export async function openCsv(file: string, opts: CsvOptions = {}): Promise<Open
   };
 }
 
-// Records come in batches, one per chunk of the file, so that a row costs no extra promise.
+/** Marks the record (an array) where the first quote inside an unquoted cell was met. */
+const STRAY_QUOTE = Symbol('strayQuote');
+type MarkedRecord = string[] & { [STRAY_QUOTE]?: true };
+
+/**
+ * Records come in batches, one per chunk of the file, so that a row costs no extra promise.
+ * A quote inside an unquoted cell (`12" pipe`, `37°36'37.8"N`) is read as a character, as
+ * Excel, LibreOffice and Python's csv module read it: the strict reading stops there, and the
+ * file is read again from its start in the relaxed one, handing out only the records after
+ * those already handed out (both readings agree on them: the first stray quote comes after)
+ * and marking the one where the quote was met. A quoted cell that never closes still refuses
+ * the file.
+ */
 async function* recordBatches(file: string, dialect: CsvDialect): AsyncGenerator<string[][]> {
+  let handedOut = 0;
+  try {
+    for await (const batch of parsedBatches(file, dialect, false)) {
+      handedOut += batch.length;
+      yield batch;
+    }
+    return;
+  } catch (error) {
+    if (!(error instanceof CsvError) || error.code !== 'INVALID_OPENING_QUOTE') throw error;
+  }
+  let seen = 0;
+  for await (const batch of parsedBatches(file, dialect, true)) {
+    const fresh = batch.slice(Math.max(0, handedOut - seen));
+    if (seen + batch.length > handedOut && seen <= handedOut) {
+      const first = fresh[0] as MarkedRecord | undefined;
+      if (first !== undefined) first[STRAY_QUOTE] = true;
+    }
+    seen += batch.length;
+    if (fresh.length > 0) yield fresh;
+  }
+}
+
+async function* parsedBatches(
+  file: string,
+  dialect: CsvDialect,
+  relaxQuotes: boolean,
+): AsyncGenerator<string[][]> {
   const core = (
     new Parser({
       delimiter: dialect.delimiter,
       bom: false,
+      relax_quotes: relaxQuotes,
       relax_column_count: true,
       skip_empty_lines: false,
       max_record_size: MAX_RECORD_BYTES,
@@ -258,7 +298,9 @@ function toRawRow(
       problems.push(oversizedCell(headers, i, text.length));
     }
   }
-  return { rowNumber, cells, problems };
+  const row: RawRow = { rowNumber, cells, problems };
+  if ((record as MarkedRecord)[STRAY_QUOTE]) row.strayQuote = true;
+  return row;
 }
 
 function asSheetError(file: string, error: unknown, row: number): SheetError {

@@ -21,6 +21,11 @@ export interface RawRow {
   cells: Cell[];
   /** What is wrong with the row as a record (wrong number of fields, oversized cell). */
   problems: string[];
+  /**
+   * CSV: the first row whose quote inside an unquoted cell (12" pipe) was read as a character,
+   * as spreadsheet programs do; the summary names it once.
+   */
+  strayQuote?: true;
 }
 
 export type SheetFormat = 'csv' | 'xlsx';

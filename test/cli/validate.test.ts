@@ -272,3 +272,45 @@ describe('--expect-total with digit grouping', () => {
     });
   });
 });
+
+describe('a quote inside an unquoted CSV cell', () => {
+  it('is read as a character, with one notice naming the first row; an unclosed quoted cell still refuses the file', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'quotes.csv');
+      await writeFile(
+        sheet,
+        [
+          'reference,amount,currency,type,recipientId,nickname',
+          'Q-1,10.00,USD,ACH,rcp_1,plain',
+          'Q-2,10.00,USD,ACH,rcp_2,"quoted ""fine"""',
+          'Q-3,10.00,USD,ACH,rcp_3,12" pipe',
+          'Q-4,10.00,USD,ACH,rcp_4,at 37°36\'37.8"N',
+          '',
+        ].join('\r\n'),
+      );
+      const result = await runCli(['validate', sheet, '--json']);
+      const summary = JSON.parse(result.stdout);
+      expect(summary.rows).toBe(4);
+      expect(summary.strayQuoteRow).toBe(4);
+      expect(result.stderr).toContain(
+        'A quote (") inside a cell that does not start with one was read as a character, as spreadsheet programs do (first in row 4)',
+      );
+      const rows = await readResults(summary.results);
+      expect(rows.map((r) => [r['reference'], r['nickname']])).toEqual([
+        ['Q-1', 'plain'],
+        ['Q-2', 'quoted "fine"'],
+        ['Q-3', '12" pipe'],
+        ['Q-4', 'at 37°36\'37.8"N'],
+      ]);
+
+      const unclosed = path.join(dir, 'unclosed.csv');
+      await writeFile(
+        unclosed,
+        'reference,amount,currency,type,recipientId,nickname\r\nQ-1,10.00,USD,ACH,rcp_1,"never closed\r\n',
+      );
+      const refused = await runCli(['validate', unclosed]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('is never closed');
+    });
+  });
+});

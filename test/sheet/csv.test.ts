@@ -235,12 +235,22 @@ describe('openCsv rows', () => {
     await expect(readSheet(unclosed)).rejects.toThrow(
       `${unclosed}: a quoted cell that starts in row 3 is never closed, so the rest of the file would be one cell: check the quotes (") in that row`,
     );
-    const stray = await csvFile('reference,name\nA-1,ab"c\n');
-    await expect(readSheet(stray)).rejects.toThrow(/row 2 \(line 2\): a quote \("\) appears inside a cell/);
     const trailing = await csvFile('reference,name\nA-1,"ab"c\n');
     await expect(readSheet(trailing)).rejects.toThrow(
       /row 2 \(line 2\): a quoted cell is followed by more text/,
     );
+  });
+
+  it('reads a quote inside an unquoted cell as a character, marking the first row where one was met', async () => {
+    const stray = await csvFile('reference,name\nA-1,ok\nA-2,ab"c\nA-3,12" pipe\nA-4,"quoted"\n');
+    const { rows } = await readSheet(stray);
+    expect(texts(rows)).toEqual([
+      [2, 'A-1', 'ok'],
+      [3, 'A-2', 'ab"c'],
+      [4, 'A-3', '12" pipe'],
+      [5, 'A-4', 'quoted'],
+    ]);
+    expect(rows.map((row) => row.strayQuote ?? false)).toEqual([false, true, false, false]);
   });
 
   it('stops at 32 MB when a quote is never closed in a long file, instead of taking the memory', async () => {
