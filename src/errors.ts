@@ -321,6 +321,8 @@ const ERRNO_WORDS: Record<string, string> = {
   SQLITE_IOERR: 'an input/output error of the device',
   SQLITE_CORRUPT: 'the database file is damaged',
   SQLITE_NOTADB: 'the file is not a payouts register (not an SQLite database)',
+  SQLITE_READONLY_DIRECTORY: 'its folder is read-only for this user (SQLite needs to write beside it)',
+  UNKNOWN_SQLITE_ERROR_1544: 'its folder is read-only for this user (SQLite needs to write beside it)',
   ECONNREFUSED: 'the connection was refused (is the database server running there?)',
   ENOTFOUND: 'the host name does not resolve',
   ETIMEDOUT: 'the connection timed out',

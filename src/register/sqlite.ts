@@ -13,12 +13,12 @@
  * live run's lease short), else by the wall clock.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
 import type { Clock } from '../api/clock.js';
 import { systemClock } from '../api/clock.js';
-import { RegisterError, scrubForStorage } from '../errors.js';
+import { errnoOf, RegisterError, scrubForStorage } from '../errors.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
 import { bootId, LEASE, uptimeMs } from './lease.js';
@@ -96,30 +96,45 @@ export function openSqliteRegister(path: string, options: OpenRegisterOptions = 
     } catch (cause) {
       // mkdir says EEXIST when a part of the path is a file: say what that means.
       const errno = (cause as NodeJS.ErrnoException).code === 'EEXIST' ? 'ENOTDIR' : undefined;
-      throw new RegisterError(`the register ${path} cannot be created`, { path, cause, errno });
+      // An existing register this user cannot write is not one that cannot be created.
+      const what = existsSync(path) ? 'cannot be written' : 'cannot be created';
+      throw new RegisterError(`the register ${path} ${what}`, { path, cause, errno });
     }
   }
+  const connect = (location: string): Db => {
+    let db: Db;
+    try {
+      // libsql does not honour fileMustExist: a read-only open must not create an empty file.
+      if (readonly) statSync(path);
+      db = new Database(location, readonly ? { readonly: true, fileMustExist: true } : {});
+    } catch (cause) {
+      throw fail('cannot be opened', cause);
+    }
+    try {
+      db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? REGISTER_DEFAULTS.busyTimeoutMs}`);
+      if (!readonly) {
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = FULL');
+        db.pragma('foreign_keys = ON');
+        migrate(db, path);
+      } else {
+        checkVersion(db, path);
+      }
+    } catch (cause) {
+      db.close();
+      throw cause instanceof RegisterError ? cause : fail('cannot be opened', cause);
+    }
+    return db;
+  };
   let db: Db;
   try {
-    // libsql does not honour fileMustExist: a read-only open must not create an empty file.
-    if (readonly) statSync(path);
-    db = new Database(path, readonly ? { readonly: true, fileMustExist: true } : {});
-  } catch (cause) {
-    throw fail('cannot be opened', cause);
-  }
-  try {
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? REGISTER_DEFAULTS.busyTimeoutMs}`);
-    if (!readonly) {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      db.pragma('foreign_keys = ON');
-      migrate(db, path);
-    } else {
-      checkVersion(db, path);
-    }
-  } catch (cause) {
-    db.close();
-    throw cause instanceof RegisterError ? cause : fail('cannot be opened', cause);
+    db = connect(path);
+  } catch (error) {
+    // A register in a folder this user cannot write (SQLITE_READONLY_DIRECTORY): SQLite cannot
+    // make the shared-memory file that reading a WAL database takes. Reading it as an immutable
+    // file needs none; `validate` and `status` only read, and show what it held when opened.
+    if (!readonly || !isReadonlyDirectory(error)) throw error;
+    db = connect(`file:${encodeURI(path)}?immutable=1`);
   }
   return new SqliteRegister(path, db, readonly, {
     clock: options.clock ?? systemClock,
@@ -1203,6 +1218,16 @@ function runOf(row: RunRow, leaseExpired: boolean): RunRecord {
   if (row.statuses !== null) run.statuses = JSON.parse(row.statuses) as Record<string, number>;
   if (row.exit_code !== null) run.exitCode = row.exit_code;
   return run;
+}
+
+/**
+ * An existing register that cannot be read where it lies because nothing may be written beside
+ * it: a folder read-only for this user (SQLITE_READONLY_DIRECTORY, 1544, which libsql reports
+ * by its number) or a read-only file system (SQLITE_CANTOPEN).
+ */
+function isReadonlyDirectory(error: unknown): boolean {
+  const code = errnoOf(error instanceof RegisterError ? error.cause : error) ?? '';
+  return ['SQLITE_READONLY_DIRECTORY', 'UNKNOWN_SQLITE_ERROR_1544', 'SQLITE_CANTOPEN'].includes(code);
 }
 
 function isSqliteError(error: unknown): boolean {

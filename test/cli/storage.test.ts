@@ -10,7 +10,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { StorageError } from '../../src/errors.js';
 import { AtomicFile } from '../../src/sheet/atomic-file.js';
 import { type CliResult, runCli } from '../helpers/cli.js';
-import { paymentsOf, runAgainst, testDir, testSandbox } from '../helpers/payouts.js';
+import { paymentsOf, runAgainst, SANDBOX_ENV, spawnCli, testDir, testSandbox } from '../helpers/payouts.js';
 
 const SAMPLE = path.resolve(import.meta.dirname, '../../samples/payouts-clean.csv');
 const SAMPLE_ROWS = 12;
@@ -336,5 +336,54 @@ describe('files payouts writes are private (mode 0600)', () => {
     // The umask can only take bits away: 0600 stays 0600 under the usual 022 or 077.
     expect(await modeOf(summary.results)).toBe(0o600);
     expect(await modeOf(log)).toBe(0o600);
+  });
+});
+
+describe('a register on a read-only file system', () => {
+  it('is read by status and validate, and refused by run as one that cannot be written (exit 2)', async () => {
+    const dir = await testDir();
+    const mount = path.join(dir, 'mount');
+    await mkdir(mount);
+    if (!mountTmpfs(mount, 'size=8m')) return; // needs root: CI runs as root
+    const register = path.join(mount, 'register.db');
+    const sb = await testSandbox();
+    const sheet = path.join(dir, 'payouts.csv');
+    await copyFile(SAMPLE, sheet);
+    // Paid by a child process: once it exits nothing holds a file of the mount open.
+    const paid = await spawnCli(['run', sheet, '--base-url', sb.url, '--json'], {
+      ...SANDBOX_ENV,
+      PAYOUTS_REGISTER: register,
+    }).exited;
+    expect(paid.code, paid.stderr).toBe(0);
+    execFileSync('mount', ['-o', 'remount,ro', mount], { stdio: 'pipe' });
+
+    const status = await runCli(['status', '--register', register, '--json'], { env: {} });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout).runs).toHaveLength(1);
+    const validate = await runCli(
+      [
+        'validate',
+        sheet,
+        '--register',
+        register,
+        '--base-url',
+        sb.url,
+        '--json',
+        '--out',
+        path.join(dir, 'v.csv'),
+      ],
+      { env: {} },
+    );
+    expect(validate.code, validate.stderr).toBe(0);
+    expect(JSON.parse(validate.stdout).statuses).toMatchObject({ skipped: SAMPLE_ROWS });
+    const run = await runAgainst(sb, sheet, ['--out', path.join(dir, 'r.csv')], {
+      ...SANDBOX_ENV,
+      PAYOUTS_REGISTER: register,
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      `the register ${register} cannot be written: the file system is read-only (EROFS)`,
+    );
+    expect(paymentsOf(sb)).toHaveLength(SAMPLE_ROWS);
   });
 });
