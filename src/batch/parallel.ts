@@ -265,6 +265,7 @@ export type WorkerMessage =
       digest: string;
       invalidSamples: RowSample[];
       totalsMismatches: string[];
+      repeats: [string, number[]][];
     }
   | { type: 'failed'; error: ErrorDescription };
 
@@ -362,6 +363,7 @@ export class CheckingWorker {
       digest: message.digest,
       invalidSamples: message.invalidSamples,
       totalsMismatches: message.totalsMismatches,
+      repeats: message.repeats,
     };
   }
 

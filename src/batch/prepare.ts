@@ -46,14 +46,19 @@ export interface PreparedSheet {
   batches: AsyncIterable<PreparedRow[]>;
   /** Once the rows were read: each totals row that did not match the rows above it. */
   totalsMismatches: () => string[];
+  /** Once the rows were read: each reference used by more than one row, with those rows. */
+  repeats: () => Repeats;
 }
+
+/** References used by more than one row of a sheet, with the rows that use them, in order. */
+export type Repeats = ReadonlyMap<string, readonly number[]>;
 
 /**
  * Opens a sheet, matches its headers and streams its rows mapped and checked: the first stages
  * of the pipeline (STYLE.md), shared by `validate` and `run`. Throws SheetError/UsageError
  * (exit 2) for a sheet that cannot be read as a whole.
  */
-export async function prepareSheet(options: SheetOptions): Promise<PreparedSheet> {
+export async function prepareSheet(options: SheetOptions, knownRepeats?: Repeats): Promise<PreparedSheet> {
   const columnsMap = options.columnsFile ? await loadColumnsMap(options.columnsFile) : undefined;
   const sheet = await openSheet(options.sheetPath, {
     delimiter: options.delimiter,
@@ -75,14 +80,15 @@ export async function prepareSheet(options: SheetOptions): Promise<PreparedSheet
   }
   const file = options.sheetPath;
   const numbers = sheetNumbers(sheet);
-  const rowChecker = new RowChecker(file, header.index, numbers);
-  const batchChecker = new RowChecker(file, header.index, numbers);
+  const rowChecker = new RowChecker(file, header.index, numbers, knownRepeats);
+  const batchChecker = new RowChecker(file, header.index, numbers, knownRepeats);
   return {
     sheet,
     header,
     rows: checkRows(rowChecker, sheet.rows),
     batches: checkBatches(batchChecker, rawBatches(sheet)),
     totalsMismatches: () => [...rowChecker.totalsMismatches, ...batchChecker.totalsMismatches],
+    repeats: () => (rowChecker.repeats.size > 0 ? rowChecker.repeats : batchChecker.repeats),
   };
 }
 
@@ -145,11 +151,18 @@ export class RowChecker {
   private readonly amountAt: number;
   /** Totals rows that did not match the rows above them, as guard problems. */
   readonly totalsMismatches: string[] = [];
+  /** References met on more than one row, with those rows (few: only the repeated ones). */
+  readonly repeats = new Map<string, number[]>();
 
   constructor(
     private readonly file: string,
     private readonly index: ColumnIndex,
     private readonly numbers: SheetNumbers = { decimalComma: false },
+    /**
+     * The repeated references of an earlier reading of the same rows: their first row is
+     * refused too, since every row sharing a reference is (PRODUCT.md "The sheet").
+     */
+    private readonly knownRepeats?: Repeats,
   ) {
     this.referenceAt = index.get('reference') ?? -1;
     this.amountAt = index.get('amount') ?? -1;
@@ -168,11 +181,24 @@ export class RowChecker {
         : [...raw.problems.map((message) => ({ message })), ...payout.issues];
     if (payout.reference !== '') {
       const first = this.firstRowOf.claim(payout.reference, raw.rowNumber);
-      if (first !== undefined)
+      if (first !== undefined) {
+        const rows = this.repeats.get(payout.reference) ?? [first];
+        rows.push(raw.rowNumber);
+        this.repeats.set(payout.reference, rows);
         issues.push({
           column: 'reference',
           message: `reference ${quoteCell(payout.reference)} is already used on row ${first}: every payout needs its own reference, so this row would not be paid`,
         });
+      } else {
+        const again = this.knownRepeats?.get(payout.reference);
+        if (again !== undefined) {
+          const later = again.filter((row) => row !== raw.rowNumber);
+          issues.push({
+            column: 'reference',
+            message: `reference ${quoteCell(payout.reference)} is used again on row${later.length === 1 ? '' : 's'} ${later.slice(0, 5).join(', ')}${later.length > 5 ? ' and more' : ''}: every payout needs its own reference, so no row with it would be paid`,
+          });
+        }
+      }
     }
     return {
       raw,

@@ -45,6 +45,7 @@ import {
   type PreparedRow,
   type PreparedSheet,
   prepareSheet,
+  type Repeats,
   RowChecker,
   type SheetOptions,
   sheetNumbers,
@@ -327,6 +328,8 @@ interface ReadSheet {
   summary: BatchSummary;
   digest: string;
   validRows: number;
+  /** References used by more than one row: every row with one is invalid. */
+  repeats: Repeats;
 }
 
 /** Pass 1: reads the sheet once into a snapshot while counting, totalling and hashing its rows. */
@@ -342,37 +345,71 @@ async function readOnce(options: RunOptions): Promise<ReadSheet> {
   }
   const snapshot = await RowSnapshot.create();
   try {
-    const summary = new BatchSummary();
-    const digest = new BatchDigest(prepared.header.index);
+    let count = new SheetCount(prepared.header.index);
     for await (const row of prepared.rows) {
       const writing = snapshot.add(row.raw);
       if (writing) await writing;
-      // The totals row is no payout: not counted as one, not hashed, never sent (issue 8).
-      if (row.totals !== undefined) {
-        tally(summary, row, 'skipped');
-        continue;
-      }
-      const valid = row.issues.length === 0;
-      tally(summary, row, valid ? 'valid' : 'invalid');
-      if (valid) digest.add(row);
+      count.add(row);
     }
     await snapshot.seal();
     // A totals row that does not match the rows above it refuses the batch (issue 8, exit 4).
     const mismatch = totalsRowGuard(prepared.totalsMismatches());
     if (mismatch !== undefined) throw mismatch;
-    return { prepared, snapshot, summary, digest: digest.finish(), validRows: summary.byStatus.valid };
+    const repeats = prepared.repeats();
+    if (repeats.size > 0) {
+      // Every row sharing a reference is invalid, the first too, and none is hashed: counted
+      // again from the snapshot, knowing them (only a sheet with a repeated reference pays).
+      count = new SheetCount(prepared.header.index);
+      for await (const row of replay(options, { prepared, snapshot, repeats })) count.add(row);
+    }
+    const { summary } = count;
+    return {
+      prepared,
+      snapshot,
+      summary,
+      digest: count.digest.finish(),
+      validRows: summary.byStatus.valid,
+      repeats,
+    };
   } catch (error) {
     await snapshot.dispose();
     throw error;
   }
 }
 
-/** The rows pass 1 read, mapped and checked again (the same code gives the same rows). */
-async function* replay(options: RunOptions, read: ReadSheet): AsyncGenerator<PreparedRow> {
+/** Counts, totals and hashes the rows of pass 1 (the totals row is no payout: never hashed). */
+class SheetCount {
+  readonly summary = new BatchSummary();
+  readonly digest: BatchDigest;
+
+  constructor(index: PreparedSheet['header']['index']) {
+    this.digest = new BatchDigest(index);
+  }
+
+  add(row: PreparedRow): void {
+    if (row.totals !== undefined) {
+      tally(this.summary, row, 'skipped');
+      return;
+    }
+    const valid = row.issues.length === 0;
+    tally(this.summary, row, valid ? 'valid' : 'invalid');
+    if (valid) this.digest.add(row);
+  }
+}
+
+/**
+ * The rows pass 1 read, mapped and checked again (the same code gives the same rows), the first
+ * row of a repeated reference refused as its repeats are.
+ */
+async function* replay(
+  options: RunOptions,
+  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'repeats'>,
+): AsyncGenerator<PreparedRow> {
   const checker = new RowChecker(
     options.sheetPath,
     read.prepared.header.index,
     sheetNumbers(read.prepared.sheet),
+    read.repeats,
   );
   for await (const raw of read.snapshot.rows()) yield checker.check(raw);
 }

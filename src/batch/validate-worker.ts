@@ -102,7 +102,7 @@ try {
   }
   checker.finish();
   await post();
-  send({ type: 'done', ...tally.finish() });
+  send({ type: 'done', ...tally.finish(), repeats: [...checker.repeats] });
 } catch (error) {
   // The rows checked before the error first: the main thread then meets the error in order.
   if (pending.rows > 0) sendVerdicts();

@@ -86,33 +86,28 @@ export interface ValidateReport {
 export async function validateSheet(options: ValidateOptions): Promise<ValidateReport> {
   const registered = await openRegisterScope(options.register);
   let prepared: PreparedSheet;
-  try {
-    prepared = await prepareSheet(options);
-  } catch (error) {
-    await registered.register?.close();
-    throw error;
-  }
   let findings: SheetFindings;
   let resultsPath: string;
   try {
-    const writer = await openResultsFor(prepared, options);
-    resultsPath = writer.path;
-    const sampleSize = options.sampleSize ?? 20;
-    try {
-      findings = (await useWorker(options, prepared.sheet))
-        ? await checkOnWorker(options, prepared, writer, sampleSize, registered.scope)
-        : await checkHere(
-            options,
-            prepared,
-            writer,
-            sampleSize,
-            registered.scope ? await registered.register!.scopeStore(registered.scope) : undefined,
-          );
-      await writer.commit();
-    } catch (error) {
-      await writer.abort();
-      await prepared.sheet.close?.();
-      throw error;
+    const store = registered.scope ? await registered.register!.scopeStore(registered.scope) : undefined;
+    prepared = await prepareSheet(options);
+    ({ findings, resultsPath } = await checkAndWrite(options, prepared, (writer, sampleSize) =>
+      useWorker(options, prepared.sheet).then((worker) =>
+        worker
+          ? checkOnWorker(options, prepared, writer, sampleSize, registered.scope)
+          : checkHere(options, prepared, writer, sampleSize, store),
+      ),
+    ));
+    if (findings.repeats.length > 0) {
+      // Every row sharing a reference is invalid, the first too, and none is in the digest: the
+      // first was checked before the repeat was met, so the sheet is read once more knowing
+      // them. Only sheets with a repeated reference pay for the second reading.
+      const repeats = new Map(findings.repeats);
+      prepared = await prepareSheet(options, repeats);
+      const again = prepared;
+      ({ findings, resultsPath } = await checkAndWrite(options, again, (writer, sampleSize) =>
+        checkHere(options, again, writer, sampleSize, store),
+      ));
     }
   } finally {
     await registered.register?.close();
@@ -139,6 +134,30 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     }
   }
   return report;
+}
+
+/** Checks the rows into a results file, committed once every row is written; aborted on error. */
+async function checkAndWrite(
+  options: ValidateOptions,
+  prepared: PreparedSheet,
+  check: (writer: ResultsWriter, sampleSize: number) => Promise<SheetFindings>,
+): Promise<{ findings: SheetFindings; resultsPath: string }> {
+  let writer: ResultsWriter;
+  try {
+    writer = await openResultsFor(prepared, options);
+  } catch (error) {
+    await prepared.sheet.close?.();
+    throw error;
+  }
+  try {
+    const findings = await check(writer, options.sampleSize ?? 20);
+    await writer.commit();
+    return { findings, resultsPath: writer.path };
+  } catch (error) {
+    await writer.abort();
+    await prepared.sheet.close?.();
+    throw error;
+  }
 }
 
 /**
@@ -182,7 +201,10 @@ async function checkHere(
     if (pending) await pending;
     options.onProgress?.(tally.summary.rows);
   }
-  return tally.finish();
+  return {
+    ...tally.finish(),
+    repeats: [...prepared.repeats()].map(([reference, rows]) => [reference, [...rows]]),
+  };
 }
 
 /**

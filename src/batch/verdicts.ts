@@ -36,6 +36,8 @@ export interface SheetFindings {
   invalidSamples: RowSample[];
   /** Totals rows that did not match the rows above them (totals-row.ts): a batch guard. */
   totalsMismatches: string[];
+  /** References used by more than one row, with those rows: their first rows need a second reading. */
+  repeats: [string, number[]][];
 }
 
 /**
@@ -108,6 +110,7 @@ export class ValidationTally {
       digest: this.digest.finish(),
       invalidSamples: this.invalidSamples,
       totalsMismatches: this.totalsMismatches,
+      repeats: [],
     };
   }
 }

@@ -122,7 +122,12 @@ describe('payouts run and the register', () => {
 
     const rehearsed = await runAgainst(rehearsal, sheet, FAST);
     expect(rehearsed.code, rehearsed.stderr).toBe(0);
-    const real = await runAgainst(production, sheet, FAST);
+    // The two sandboxes give the same integrator id: payouts cannot tell them from one service
+    // under two URLs, so it sends nothing until told (PRODUCT.md), and then keeps them apart.
+    const refused = await runAgainst(production, sheet, FAST);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`already has payouts in the register under ${rehearsal.url}`);
+    const real = await runAgainst(production, sheet, [...FAST, '--separate-service']);
     expect(real.code, real.stderr).toBe(0);
     expect(summaryOf(real).statuses).toMatchObject({ submitted: 12 });
     await expectOnePaymentPerRow(production, sampleRows());

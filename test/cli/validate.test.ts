@@ -314,3 +314,58 @@ describe('a quote inside an unquoted CSV cell', () => {
     });
   });
 });
+
+describe('rows sharing a reference', () => {
+  it('are all invalid, none is in the digest, and run sends none of them', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'repeats.csv');
+      const lines = [
+        'reference,amount,currency,type,recipientId',
+        'R-1,10.00,USD,ACH,rcp_1',
+        'R-2,11.00,USD,ACH,rcp_2',
+        'R-1,12.00,USD,ACH,rcp_3',
+        'R-3,13.00,USD,ACH,rcp_4',
+        'R-1,14.00,USD,ACH,rcp_5',
+      ];
+      await writeFile(sheet, `${lines.join('\r\n')}\r\n`);
+      const result = await runCli(['validate', sheet, '--json']);
+      expect(result.code).toBe(1);
+      const summary = JSON.parse(result.stdout);
+      expect(summary.statuses).toMatchObject({ valid: 2, invalid: 3 });
+      expect(summary.validTotals).toEqual({ USD: '24.00' });
+      const rows = await readResults(summary.results);
+      expect(rows.map((r) => [r['result.row'], r['result.status'], r['result.errors']])).toEqual([
+        [
+          '2',
+          'invalid',
+          'reference "R-1" is used again on rows 4, 6: every payout needs its own reference, so no row with it would be paid',
+        ],
+        ['3', 'valid', ''],
+        [
+          '4',
+          'invalid',
+          'reference "R-1" is already used on row 2: every payout needs its own reference, so this row would not be paid',
+        ],
+        ['5', 'valid', ''],
+        [
+          '6',
+          'invalid',
+          'reference "R-1" is already used on row 2: every payout needs its own reference, so this row would not be paid',
+        ],
+      ]);
+
+      // The digest is that of the sheet without any R-1 row.
+      const without = path.join(dir, 'without.csv');
+      await writeFile(without, `${[lines[0], lines[2], lines[4]].join('\r\n')}\r\n`);
+      const other = JSON.parse((await runCli(['validate', without, '--json'])).stdout);
+      expect(summary.digest).toBe(other.digest);
+
+      // run rehearses the same: the R-1 rows are invalid, the others paid, the digest the same.
+      const run = await runCli(['run', sheet, '--sandbox', '--json'], { env: {} });
+      const ran = JSON.parse(run.stdout);
+      expect(ran.statuses.invalid).toBe(3);
+      expect(ran.rows).toBe(5);
+      expect(ran.digest).toBe(summary.digest);
+    });
+  });
+});
