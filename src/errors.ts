@@ -57,7 +57,7 @@ export interface PayoutsErrorOptions {
   /**
    * Why an earlier attempt of the same request may have taken effect (ECONNRESET, 503, ...),
    * although this error's own attempt did not: the outcome of a request is its most severe
-   * attempt's (issue 9, item 2).
+   * attempt's.
    */
   inDoubt?: string;
 }

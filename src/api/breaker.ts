@@ -1,5 +1,5 @@
 /**
- * A circuit breaker over every request to the service (issue 9, item 1). A run with nobody
+ * A circuit breaker over every request to the service. A run with nobody
  * watching must not grind through every row while the service is down: after a run of failed
  * attempts (no answer, 5xx, 429) the circuit opens and requests wait; one probe at a time is let
  * through (half-open) after a growing pause; the first answer that is not a failure closes it.

@@ -240,7 +240,7 @@ export class HttpClient {
     let failures = 0;
     let throttles = 0;
     let reauthenticated = false;
-    // Why an attempt so far may have taken effect: a later failure must not hide it (issue 9).
+    // Why an attempt so far may have taken effect: a later failure must not hide it.
     let inDoubt: string | undefined;
 
     for (;;) {

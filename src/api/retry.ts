@@ -2,7 +2,7 @@
  * Retry policy as pure functions (STYLE.md: stripe-node `_shouldRetry` / `_getSleepTimeInMS`,
  * ky `retry-timing.ts`). The HTTP core asks these; nothing here sleeps or reads a clock.
  *
- * Rules (issue 4, item 3; SPEC.md 7.1):
+ * Rules (SPEC.md 7.1):
  * - 408 and 429 and connect-phase failures mean the service never processed the request, so
  *   they are retried for every method.
  * - 500, 502, 503, 504 and connections broken after sending are retried for GET, HEAD and

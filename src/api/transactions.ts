@@ -68,7 +68,7 @@ export function transactionsApi(http: HttpClient): TransactionsApi {
   };
 }
 
-/** A 422 saying the simulation expired: a new simulation may be made (issue 4, item 3). */
+/** A 422 saying the simulation expired: a new simulation may be made. */
 export function isSimulationExpired(err: unknown): err is ServiceError {
   return serviceMessageStarts(err, 422, MESSAGES.simulationExpiredPrefix);
 }

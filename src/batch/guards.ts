@@ -4,7 +4,7 @@ import { type BatchSummary, formatAmountForPeople } from './summary.js';
 
 /**
  * Batch guards of PRODUCT.md: `--expect-count N`, `--expect-total CUR=AMOUNT` (repeatable),
- * and `--max-amount CUR=AMOUNT` (repeatable, issue 9): no single payout above the limit.
+ * and `--max-amount CUR=AMOUNT` (repeatable): no single payout above the limit.
  */
 export interface ControlTotals {
   expectCount?: number;

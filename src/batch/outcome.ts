@@ -1,7 +1,7 @@
 /**
  * A row's final status from the error that stopped it (PRODUCT.md "Statuses"): `failed` when
  * nothing was paid, `unknown` when the transaction may have taken effect, `skipped` when it was
- * never sent. Pure: the decision lives here so that it is table-tested on its own (issue 9).
+ * never sent. Pure: the decision lives here so that it is table-tested on its own.
  */
 import { MESSAGES } from '../api/contract.js';
 import { isIdempotencyConflict, isIdempotencyInProgress } from '../api/transactions.js';
@@ -27,12 +27,12 @@ export class StepFailure extends Error {
 export const notSentInterrupted =
   'not sent: the run was interrupted before this row was paid - run again to send it';
 
-/** A row the run did not send because the service's outage outlasted --max-outage (issue 9). */
+/** A row the run did not send because the service's outage outlasted --max-outage. */
 export const notSentUnavailable = 'not sent: the service was unavailable - run again to resume';
 
 /**
  * How a failed transaction request ends the row: unknown when any of its attempts may have
- * taken effect, unless the last answer proves nothing was created (issue 9, item 2).
+ * taken effect, unless the last answer proves nothing was created.
  */
 export function transactionFailure(error: unknown): StepFailure {
   // The key is the payout's (service, integrator, reference): a request under it that is still

@@ -94,7 +94,7 @@ export async function prepareSheet(options: SheetOptions, knownRepeats?: Repeats
 
 /**
  * How a sheet writes its numbers. A semicolon-delimited CSV is what Excel writes where the comma
- * marks the decimals, which makes "1.250,00" certain (issue 8); elsewhere the "." does.
+ * marks the decimals, which makes "1.250,00" certain; elsewhere the "." does.
  */
 export function sheetNumbers(sheet: OpenedSheet): SheetNumbers {
   return { decimalComma: sheet.format === 'csv' && sheet.dialect.delimiter === ';' };

@@ -1,5 +1,5 @@
 /**
- * The register as `validate` reads it (issue 7, item 5): read-only and offline, each valid row
+ * The register as `validate` reads it: read-only and offline, each valid row
  * is given the verdict `run` would give it (skipped when paid, invalid for a reference used
  * for other details, unknown when in doubt), so the dry run shows exactly what would be sent.
  */

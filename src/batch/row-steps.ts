@@ -21,7 +21,7 @@ export interface RowResult {
   transactionId?: string;
 }
 
-/** How often an expired quote is replaced before the row is given up (issue 4, item 3). */
+/** How often an expired quote is replaced before the row is given up. */
 const MAX_REQUOTES = 3;
 
 /** Runs concurrent requests for one key once: rows naming the same payee wait on one creation. */
@@ -141,7 +141,7 @@ export class RowSteps {
    * The id of the payee `key` names: known to the register from any earlier sheet, or created
    * once for all the rows that name it (rows under way at the same time wait on one creation),
    * with an Idempotency-Key derived from the details, so a retry, a resumed run or another run
-   * at the same moment gets the same record back (issue 7, item 6).
+   * at the same moment gets the same record back.
    */
   private async created(
     kind: 'beneficiary' | 'recipient',

@@ -335,7 +335,7 @@ interface ReadSheet {
 /** Pass 1: reads the sheet once into a snapshot while counting, totalling and hashing its rows. */
 async function readOnce(options: RunOptions): Promise<ReadSheet> {
   const prepared = await prepareSheet(options);
-  // Issue 9: an unusable results path (missing or read-only folder) is found before anything
+  // An unusable results path (missing or read-only folder) is found before anything
   // is sent, not after every row was paid.
   try {
     await (await openResultsFor(prepared, options)).abort();
@@ -352,7 +352,7 @@ async function readOnce(options: RunOptions): Promise<ReadSheet> {
       count.add(row);
     }
     await snapshot.seal();
-    // A totals row that does not match the rows above it refuses the batch (issue 8, exit 4).
+    // A totals row that does not match the rows above it refuses the batch (exit 4).
     const mismatch = totalsRowGuard(prepared.totalsMismatches());
     if (mismatch !== undefined) throw mismatch;
     const repeats = prepared.repeats();

@@ -1,5 +1,5 @@
 /**
- * The sheet as `run` read it (issue 7, item 4: read once). Pass 1 reads the file and stores
+ * The sheet as `run` read it (read once). Pass 1 reads the file and stores
  * every raw row here while the guards, control totals and digest look at them; the send pass
  * and the results file replay these rows, so a file changed on disk during the run changes
  * nothing that is sent or written. A private temporary file (0600: rows hold account

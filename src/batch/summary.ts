@@ -38,7 +38,7 @@ export class BatchSummary {
   readonly sheetTotals = new Map<string, bigint>();
   /** Sum of the amounts of rows that are valid (or were sent), per currency. */
   readonly validTotals = new Map<string, bigint>();
-  /** Amounts read from a grouped form such as "1,250.00" (issue 8), which the summary reports. */
+  /** Amounts read from a grouped form such as "1,250.00", which the summary reports. */
   groupedAmounts = 0;
   /** The first row whose quote inside an unquoted cell was read as a character (CSV). */
   strayQuoteRow: number | undefined = undefined;

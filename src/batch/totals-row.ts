@@ -1,5 +1,5 @@
 /**
- * The totals row of a sheet (issue 8): a row at the bottom with `TOTAL` and a SUM is not a
+ * The totals row of a sheet: a row at the bottom with `TOTAL` and a SUM is not a
  * payout. It is reported once, left out of the counts, totals, --expect-count and the digest,
  * and its amount is checked against the rows above it: a control total that comes for free.
  */

@@ -124,7 +124,7 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     ...(registered.scope && options.register ? { register: shownLocation(options.register.location) } : {}),
     ...(registered.note ? { registerNote: registered.note } : {}),
   };
-  // A totals row that does not match is reported like a failed --expect-total (issue 8).
+  // A totals row that does not match is reported like a failed --expect-total.
   report.guardError = totalsRowGuard(findings.totalsMismatches);
   if (options.controls && report.guardError === undefined) {
     try {

@@ -167,7 +167,7 @@ export function fatalMessage(error: unknown): string {
   return `internal error: ${message} (a bug in payouts, not in your sheet: set PAYOUTS_DEBUG=1 to see the stack trace)`;
 }
 
-/** The fields of one log record for an error that ends a command (issue 9): never a stack. */
+/** The fields of one log record for an error that ends a command: never a stack. */
 export function fatalFields(error: unknown, exitCode: number): Record<string, unknown> {
   if (!(error instanceof PayoutsError)) return { code: 'INTERNAL', exitCode };
   const fields: Record<string, unknown> = { code: error.code, exitCode };

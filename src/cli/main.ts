@@ -234,12 +234,12 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
           .option('same-service-as', {
             type: 'string',
             describe:
-              'declare the service this run reaches the same as ORIGIN, whose payouts the register holds (another spelling of its URL: localhost, a second name, a proxy); remembered',
+              'declare the service this run reaches the same as ORIGIN, whose payouts the register holds (another spelling of its URL: localhost, a second name, a proxy), remembered',
           })
           .option('separate-service', {
             type: 'boolean',
             describe:
-              'declare the service this run reaches another one than those the register holds for this integrator (a staging copy); remembered',
+              'declare the service this run reaches another one than those the register holds for this integrator (a staging copy), remembered',
           })
           .conflicts('same-service-as', 'separate-service')
           .option('concurrency', { type: 'number', default: 4, describe: 'rows in flight at once' })

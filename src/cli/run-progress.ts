@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 
 /**
  * Progress of `payouts run`: a bar with rows/s and time left on a terminal; otherwise one JSON
- * progress log line every few seconds (issue 4, item 8).
+ * progress log line every few seconds.
  */
 export class RunProgress {
   private bar: cliProgress.SingleBar | undefined;

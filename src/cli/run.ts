@@ -147,7 +147,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       }),
       'run finished',
     );
-    // Issue 9: a log file that could not be written (disk full) ends the run with exit 6; its
+    // A log file that could not be written (disk full) ends the run with exit 6; its
     // last write is known only once the file is closed.
     await closeLogger(logger);
     if (logFailure) {
@@ -164,7 +164,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       );
     return exitCode;
   } catch (error) {
-    // Issue 9: the error is a log record too, then the final one, so a JSON log always ends
+    // The error is a log record too, then the final one, so a JSON log always ends
     // with `run finished`; main.ts reportError then leaves stderr alone if it got both.
     const exitCode = exitCodeOfError(error);
     logger.fatal(fatalFields(error, exitCode), fatalMessage(error));
@@ -188,7 +188,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
 }
 
 /**
- * SIGINT/SIGTERM/SIGHUP (issue 4, item 7; issue 9): the first stops taking new rows and ends
+ * SIGINT/SIGTERM/SIGHUP: the first stops taking new rows and ends
  * every wait (rate limiter, backoff, Retry-After, breaker) while the requests already sent
  * finish and the results are written; a second one ends the process at once (the register
  * already holds every intent, so the rows in flight become `unknown`, never paid twice).

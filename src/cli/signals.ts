@@ -1,6 +1,6 @@
 /**
  * Resolves at the first SIGINT, SIGTERM or SIGHUP, then stops listening: long-running commands
- * stop cleanly (a closed terminal or session must not kill them unrecorded; issue 9).
+ * stop cleanly (a closed terminal or session must not kill them unrecorded).
  */
 export function untilSignalled(): Promise<void> {
   const names: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -17,7 +17,7 @@ export function untilSignalled(): Promise<void> {
  * stdout or stderr closed by its reader (`payouts run --json | head -c 1`) fails every later
  * write with EPIPE, which would end a run that is paying with an unhandled error. What cannot be
  * printed is dropped instead: the results file, the register and a --log-file still record
- * everything (issue 9).
+ * everything.
  */
 export function tolerateClosedOutput(
   streams: NodeJS.WritableStream[] = [process.stdout, process.stderr],

@@ -1,5 +1,5 @@
 /**
- * "Same details" (issue 7, item 2): what makes a second row with a paid reference the same
+ * "Same details": what makes a second row with a paid reference the same
  * payout (then it is `skipped`) or another one under a used reference (then it is `invalid`).
  * Defined once, here, and used by `run`, `validate` and `status` alike.
  */

@@ -711,7 +711,7 @@ const RECORD = '\x1e';
  * The records of one chunk of references as one text: each record's fields joined by UNIT (NULL
  * as '', which is how format's %s writes it), records joined by RECORD. V8 splits that in a
  * fraction of the time it takes to parse the same records as JSON, which was most of the time
- * of `validate` against a register that knows every row (issue 7's benchmark).
+ * of `validate` against a register that knows every row (the register case of `npm run bench -- sheet`).
  */
 const PACKED_RECORDS = `group_concat(format(${PAYOUT_FIELDS.map(() => "'%s'").join(' || char(31) || ')},
   ${PAYOUT_COLUMNS}), char(30))`;

@@ -1,5 +1,5 @@
 /**
- * The hard ceiling on one payout's amount (issue 9: 99999999999999999999.99 was accepted and
+ * The hard ceiling on one payout's amount (99999999999999999999.99 was accepted and
  * paid). One ceiling for every currency, far above any real payout and below the point where
  * an amount stops being exact in a double:
  * - a service, JSON parser, spreadsheet or ledger that reads the amount as a number keeps its

@@ -89,7 +89,7 @@ export function mapRow(row: RawRow, columns: ColumnIndex, numbers: SheetNumbers 
         : { minor: parsed.minor, text: parsed.text };
   }
 
-  // Issue 8: `usd` is USD; totals per currency are by this normalised code.
+  // `usd` is USD; totals per currency are by this normalised code.
   const currency = cells.text('currency')?.toUpperCase();
   const typeText = cells.text('type');
   // PRODUCT.md: the rail may be written in any case; an unknown one is kept as given so that
@@ -270,7 +270,7 @@ class RowCells {
     if (index < 0) return undefined;
     const cell = this.cells[index];
     if (cell === undefined || cell.kind === 'empty') return undefined;
-    // Issue 8: requests and dedupe keys see the normalised text (text.ts); results keep the cell.
+    // Requests and dedupe keys see the normalised text (text.ts); results keep the cell.
     const text = normaliseText(cell.text);
     if (text === '') return undefined;
     if (identifiers.has(column)) {

@@ -25,7 +25,7 @@ export type SheetAmount =
   | { ok: true; minor: bigint; text: string; grouped?: true }
   | { ok: false; message: string };
 
-// Grouped forms (issue 8: Excel's CSV export writes the cell's format, "1,250.00").
+// Grouped forms (Excel's CSV export writes the cell's format, "1,250.00").
 const COMMA_GROUPS_DOT_DECIMALS = /^([1-9][0-9]{0,2}(?:,[0-9]{3})+)(?:\.([0-9]+))?$/;
 const SPACE_GROUPS_DOT_DECIMALS = /^([1-9][0-9]{0,2}(?:[ \u00a0\u202f'\u2019][0-9]{3})+)(?:\.([0-9]+))?$/;
 const DOT_GROUPS_COMMA_DECIMALS = /^([1-9][0-9]{0,2}(?:\.[0-9]{3})+)(?:,([0-9]+))?$/;

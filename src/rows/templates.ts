@@ -36,7 +36,7 @@ export function templatePaths(dir: string, specs: readonly TemplateSpec[]): stri
   return specs.flatMap((spec) => [path.join(dir, `${spec.name}.csv`), path.join(dir, `${spec.name}.xlsx`)]);
 }
 
-/** Which of the paths already exist (a filled-in sheet must not be overwritten, issue 8). */
+/** Which of the paths already exist (a filled-in sheet must not be overwritten). */
 export async function existingPaths(paths: readonly string[]): Promise<string[]> {
   const found = await Promise.all(
     paths.map((file) =>

@@ -1,5 +1,5 @@
 /**
- * Text as a payout request carries it (issue 8: a name with a non-breaking space and the same
+ * Text as a payout request carries it (a name with a non-breaking space and the same
  * name with a plain one are one payee). One pass, before mapping: Unicode NFC, every Unicode
  * space to a plain space, zero-width characters removed, then trimmed. The results file keeps
  * what the user typed; only requests and dedupe keys see this form.

@@ -118,7 +118,7 @@ export const SANDBOX_DEFAULTS = {
 
 const D = SANDBOX_DEFAULTS;
 
-/** Every flag of `payouts sandbox` (PRODUCT.md "The sandbox"; issue 3 item 9). */
+/** Every flag of `payouts sandbox` (PRODUCT.md "The sandbox"). */
 export const SANDBOX_FLAGS: readonly SandboxFlag[] = [
   {
     name: 'port',

@@ -19,7 +19,7 @@ type Entry = { fingerprint: string; reply: StoredReply | undefined };
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /**
- * Idempotency-Key handling (issue 3 item 8), per integrator. A key is bound to the SHA-256 of
+ * Idempotency-Key handling, per integrator. A key is bound to the SHA-256 of
  * the method, path and raw body of its first request. Only a 2xx answer is kept for replay:
  * a 4xx releases the key, so a corrected request may reuse it (a transaction refused for an
  * expired quote is re-sent with a new simulationId and the same key).

@@ -41,7 +41,7 @@ interface Plan {
 }
 
 /**
- * The request pipeline of issue 3, in order: count, draw the request's chances, take a
+ * The request pipeline, in order: count, draw the request's chances, take a
  * rate-limit token, read the body, route, inject an error (before any effect), authenticate,
  * check the Idempotency-Key, wait the latency, run the route, keep the answer for replay, and
  * answer, or cut the connection (`--reset-rate`) after the effect. /_sandbox/* skips the

@@ -7,13 +7,13 @@ import { errnoOf, StorageError } from '../errors.js';
 
 /**
  * Mode of every file payouts writes for the user (results, events, logs): they hold account
- * numbers and payment details, so only the owner reads them (issue 9). The process umask can
+ * numbers and payment details, so only the owner reads them. The process umask can
  * only make it stricter.
  */
 export const PRIVATE_FILE_MODE = 0o600;
 
 /**
- * A file written beside its target under a temporary name, then renamed over it (issue 2: a
+ * A file written beside its target under a temporary name, then renamed over it (a
  * failure never leaves a half-written results file; an older file stays until the rename).
  */
 export class AtomicFile {

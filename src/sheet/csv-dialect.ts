@@ -6,7 +6,7 @@ import { SheetError, UsageError } from '../errors.js';
 
 /**
  * `--encoding` values; without one, UTF-8 (a BOM always wins). `latin1` is `windows-1252`
- * (what WHATWG maps it to); `macroman` is the classic Mac Excel "CSV" (issue 8).
+ * (what WHATWG maps it to); `macroman` is the classic Mac Excel "CSV".
  */
 export type CsvEncoding = 'utf8' | 'utf16le' | 'latin1' | 'windows-1252' | 'macroman';
 
@@ -50,7 +50,7 @@ export function delimiterName(delimiter: string): string {
 
 /**
  * Reads the start of a CSV file to learn its encoding (BOM, or `--encoding`) and its delimiter
- * (issue 2: comma or semicolon detected from the header line, outside quotes; tab too, as Excel's
+ * (comma or semicolon detected from the header line, outside quotes; tab too, as Excel's
  * "Unicode Text" uses it). Throws SheetError for an empty or binary file.
  */
 export async function sniffCsvDialect(file: string, encodingOption?: CsvEncoding): Promise<CsvDialect> {
@@ -119,7 +119,7 @@ function lowerCaseLetters(text: string): number {
   return n;
 }
 
-// Issue 8: `--encoding latin1` on a Mac Roman file garbled every accented name without a word.
+// `--encoding latin1` on a Mac Roman file garbled every accented name without a word.
 // A single-byte encoding the bytes clearly contradict is refused with the one that fits.
 function refuseWrongSingleByte(file: string, head: Buffer, encoding: CsvDialect['encoding']): void {
   if (encoding !== 'windows-1252' && encoding !== 'macintosh') return;
@@ -237,7 +237,7 @@ class Utf8Check implements ChunkDecoder {
 
   private async refuse(offset: number): Promise<never> {
     const line = await lineAtOffset(this.file, this.start + offset);
-    // Issue 8: the hint names the encoding the bytes fit, never one that would garble them.
+    // The hint names the encoding the bytes fit, never one that would garble them.
     const sample = await bytesAround(this.file, this.start + offset);
     const guess = guessSingleByte(sample);
     const hint =

@@ -24,7 +24,7 @@ export interface CsvOptions {
 }
 
 // A record this large is almost always an unclosed quote swallowing the rest of the file; stop
-// before it takes the memory. A 10 MB cell (issue 2) still passes and becomes a row problem.
+// before it takes the memory. A 10 MB cell still passes and becomes a row problem.
 const MAX_RECORD_BYTES = 32 * 1024 * 1024;
 // A chunk of the file is a batch of rows (about 150 of a payout sheet): small enough that a
 // batch is gone before the garbage collector's next young-generation pass would keep it.
@@ -60,7 +60,7 @@ export async function openCsv(file: string, opts: CsvOptions = {}): Promise<Open
   let headers: string[] | undefined;
   let headerRowNumber = 0;
   try {
-    // Issue 8: a title above the header row; the header is the first row that has the columns.
+    // A title above the header row; the header is the first row that has the columns.
     let nonBlank = 0;
     while (headers === undefined) {
       const record = await cursor.next();
@@ -280,7 +280,7 @@ function toRawRow(
   let problems = NO_PROBLEMS;
   if (fields !== width) {
     problems = [];
-    // Issue 2: a record with the wrong number of fields is an error on its row, not on the file.
+    // A record with the wrong number of fields is an error on its row, not on the file.
     problems.push(
       `row has ${fields} field${fields === 1 ? '' : 's'} but the header has ${width}: check this row for a stray ${delimiterName(delimiter)} or a missing quote`,
     );

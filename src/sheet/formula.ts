@@ -18,7 +18,7 @@ export function neutraliseFormula(text: string): string {
 
 /**
  * Undoes neutraliseFormula on a cell of a results file fed back (PRODUCT.md "the neutralising
- * mark is removed again"): the service receives exactly what the user had typed (issue 8).
+ * mark is removed again"): the service receives exactly what the user had typed.
  */
 export function restoreFormula(text: string): string {
   if (text.charCodeAt(0) !== 39 /* ' */) return text;

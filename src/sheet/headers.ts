@@ -57,7 +57,7 @@ export interface HeaderPlace {
   worksheets?: readonly string[];
 }
 
-/** Rows searched for the header row when a title sits above it (issue 8). */
+/** Rows searched for the header row when a title sits above it. */
 export const HEADER_SEARCH_ROWS = 10;
 
 /**

@@ -1,13 +1,13 @@
 import { columnLabel } from './headers.js';
 
-/** A header row wider than this is not a payout sheet (issue 2, malformed inputs). */
+/** A header row wider than this is not a payout sheet (malformed inputs). */
 export const MAX_COLUMNS = 1000;
 
 /** Excel's limit for the text of one cell. */
 export const MAX_CELL_CHARS = 32_767;
 
 /**
- * Longest run of text between two tags an XLSX part may feed the XML parser (issue 9: a 450 MB
+ * Longest run of text between two tags an XLSX part may feed the XML parser (a 450 MB
  * cell took 1.97 GB). Longer runs are cut: enough is kept that the cell still reads as longer
  * than MAX_CELL_CHARS even when every character is written as an entity (`&quot;`, `&#x1F600;`).
  */

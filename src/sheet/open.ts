@@ -77,7 +77,7 @@ async function openByFormat(file: string, opts: OpenSheetOptions): Promise<Opene
 
 /**
  * A results file fed back (it has `result.*` columns) gets its formula marks removed, so the
- * service receives exactly what the user had typed, never the `'` (PRODUCT.md, issue 8).
+ * service receives exactly what the user had typed, never the `'` (PRODUCT.md).
  */
 function restoredIfResults(sheet: OpenedSheet): OpenedSheet {
   if (!sheet.headers.some(isResultHeader)) return sheet;

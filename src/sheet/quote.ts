@@ -1,5 +1,5 @@
 /**
- * How messages show a cell or a header (issue 8: a header with a line break made an error span
+ * How messages show a cell or a header (a header with a line break made an error span
  * several lines; a 3 MB header cell was echoed whole to stderr). One line, at most ~80
  * characters, in double quotes.
  */

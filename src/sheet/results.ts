@@ -117,7 +117,7 @@ function resultValues(row: ResultRecord): string[] {
 /**
  * One wait for the file's 'drain', shared by every caller until it comes. A wait per row would
  * add a listener per row to the stream: callers that do not await each write (a batch at a time)
- * piled up hundreds and Node printed MaxListenersExceededWarning (issue 8).
+ * piled up hundreds and Node printed MaxListenersExceededWarning.
  */
 class Drain {
   private pending: Promise<void> | undefined;
@@ -164,7 +164,7 @@ class CsvResultsWriter implements ResultsWriter {
       bom: opts.bom ?? true,
       record_delimiter: '\n',
       // A bare CR (or LF) in a cell is quoted too: unquoted, other CSV readers end the row
-      // there, and the rest of the cell starts a row that escaped neutralisation (issue 8).
+      // there, and the rest of the cell starts a row that escaped neutralisation.
       quote_record_delimiter: true,
     });
     this.core = (stringifier as unknown as { api: StringifierCore }).api;
@@ -417,7 +417,7 @@ const RESULT_WIDTHS: Record<ResultColumn, number> = {
 const WRAP: Partial<ExcelJS.Alignment> = { wrapText: true, vertical: 'top' };
 
 // Beyond this many characters of input columns, result.status and result.errors would open
-// off screen (issue 8: 42 columns to the right); the view then opens on them instead.
+// off screen (42 columns to the right); the view then opens on them instead.
 const WIDE_INPUT = 100;
 
 /**

@@ -10,7 +10,7 @@ export interface Cell {
   text: string;
   kind: CellKind;
   formula?: boolean;
-  /** The formula is a SUM (or SUBTOTAL): the mark of a totals row (issue 8). */
+  /** The formula is a SUM (or SUBTOTAL): the mark of a totals row. */
   sum?: boolean;
 }
 
@@ -30,7 +30,7 @@ export interface RawRow {
 
 export type SheetFormat = 'csv' | 'xlsx';
 
-/** How the user laid out one column of an XLSX sheet, kept in the results file (issue 8). */
+/** How the user laid out one column of an XLSX sheet, kept in the results file. */
 export interface ColumnLayout {
   /** Width in characters, when the sheet set one. */
   width?: number;

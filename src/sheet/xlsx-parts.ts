@@ -1,11 +1,9 @@
-import { createRequire } from 'node:module';
-import type { SaxesParser, SaxesTagPlain } from 'saxes';
+import { SaxesParser as Parser, type SaxesParser, type SaxesTagPlain } from 'saxes';
 import { MAX_XML_TEXT_RUN } from './limits.js';
 import type { ZipArchive, ZipEntry } from './zip.js';
 
-// exceljs parses XLSX XML with saxes; we use exceljs's own copy rather than a second dependency.
-const requireFromExceljs = createRequire(createRequire(import.meta.url).resolve('exceljs'));
-const { SaxesParser: Parser } = requireFromExceljs('saxes') as { SaxesParser: typeof SaxesParser };
+// saxes and unzipper (zip.ts) are what exceljs reads XLSX with, declared at the versions it
+// takes, so npm installs one copy of each.
 
 type PlainParser = SaxesParser<{ xmlns: false; position: false }>;
 
@@ -34,7 +32,7 @@ function localName(name: string): string {
 
 /**
  * Cuts every run of text between two tags to MAX_XML_TEXT_RUN characters as the part streams by,
- * so that neither the XML parser nor a cell ever holds a huge one (issue 9, item 5): the cell
+ * so that neither the XML parser nor a cell ever holds a huge one: the cell
  * then reads as longer than a cell may be and is an error on its row. Costs two string searches
  * per chunk while the runs are short.
  */

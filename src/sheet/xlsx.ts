@@ -29,11 +29,11 @@ const DAMAGED = 'open it in Excel (or LibreOffice) and save it again as .xlsx';
 /**
  * Opens an XLSX sheet and reads its header row; `rows` streams the data rows with the
  * worksheet's row numbers, empty rows skipped. Without `--sheet`, the worksheet read is the
- * first visible one whose header row `isHeaderRow` accepts (issue 8: a "Summary" sheet before
+ * first visible one whose header row `isHeaderRow` accepts (a "Summary" sheet before
  * the payouts), else the first visible one. The header row is the first of the first 10
  * non-empty rows that `isHeaderRow` accepts (a title may sit above it), else the first. The zip
  * is read by its central directory, so shared strings are loaded before the worksheet whatever
- * the part order, and no temporary file is ever written (issue 2).
+ * the part order, and no temporary file is ever written.
  */
 export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<OpenedSheet> {
   let zip: ZipArchive;
@@ -244,7 +244,7 @@ class WorksheetReader {
   private cellStyle = 0;
   private hasFormula = false;
   private inFormula = false;
-  // The start of the formula's text, enough to tell a SUM (a totals row, issue 8).
+  // The start of the formula's text, enough to tell a SUM (a totals row).
   private formulaHead = '';
   private hasValue = false;
   private inInline = false;
@@ -581,7 +581,7 @@ class WorksheetReader {
 }
 
 // Excel shows (and its CSV export writes) 15 significant digits; anything beyond is binary noise
-// of a computed value (issue 8: a formula result 300.29999999999995 is 300.3 on screen).
+// of a computed value (a formula result 300.29999999999995 is 300.3 on screen).
 const EXCEL_DIGITS = 15;
 
 /**

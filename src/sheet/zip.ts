@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
+import unzipperModule from 'unzipper';
 
 /** One file inside a zip archive. */
 export interface ZipEntry {
@@ -20,9 +20,8 @@ interface Unzipper {
   Open: { file(path: string): Promise<{ files: ZipEntry[] }> };
 }
 
-// exceljs reads zips with unzipper; we use exceljs's own copy rather than a second dependency.
-const requireFromExceljs = createRequire(createRequire(import.meta.url).resolve('exceljs'));
-const unzipper = requireFromExceljs('unzipper') as Unzipper;
+// exceljs reads zips with unzipper too, at this version: one copy of it is installed.
+const unzipper = unzipperModule as unknown as Unzipper;
 
 /**
  * Opens a zip by its central directory (at the end of the file), so the parts of a workbook can

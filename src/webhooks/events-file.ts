@@ -61,7 +61,7 @@ export async function* readEvents(
 }
 
 /**
- * The events file cannot be read or written (issue 9): a StorageError naming it, with the
+ * The events file cannot be read or written: a StorageError naming it, with the
  * errno in words, so that it is never taken for a bug (exit 70).
  */
 export function eventsFileError(file: string, verb: 'read' | 'write', cause: unknown): StorageError {

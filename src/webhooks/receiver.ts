@@ -119,7 +119,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
       }
       log = await EventLog.open(file);
     } catch (error) {
-      // Issue 9: a file the receiver cannot use is the environment's problem, named with its errno.
+      // A file the receiver cannot use is the environment's problem, named with its errno.
       throw error instanceof StorageError ? error : eventsFileError(file, 'read', error);
     }
   }

@@ -45,7 +45,7 @@ export async function webhooksListenCommand(options: WebhooksListenOptions, io: 
   const logger = createLogger({ stderr: io.stderr });
   // Listening for the signals first: one that follows the "listening" line at once stops cleanly.
   const stopped = options.stopSignal ?? untilSignalled();
-  // Issue 7: events go into the register, so confirmed outcomes show in `payouts status` and
+  // Events go into the register, so confirmed outcomes show in `payouts status` and
   // in the next results file without --events.
   const register = await openRegister(options.register, { warn: (message) => logger.warn(message) });
   let receiver: WebhookReceiver;

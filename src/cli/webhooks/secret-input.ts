@@ -21,7 +21,7 @@ export interface SecretInputArgs {
 }
 
 /**
- * Why `--secret S` is refused (issue 9): a value on the command line is visible to every user
+ * Why `--secret S` is refused: a value on the command line is visible to every user
  * of the machine in `ps` and stays in shell history. The secret is never repeated back.
  */
 export const SECRET_FLAG_REFUSED = `--secret is refused because a secret on the command line is visible to every user in ps and stays in shell history: put it in a file readable only by you and pass --secret-file PATH (payouts webhooks fetch-secret --secret-file PATH writes one), or set ${WEBHOOK_SECRET_ENV.current} (and ${WEBHOOK_SECRET_ENV.previous} during a rotation)`;

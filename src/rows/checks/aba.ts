@@ -4,7 +4,7 @@
  * The service answers "no known US bank"; offline we check what every assigned number
  * satisfies: nine digits and the 3-7-1 weighted check digit (ABA / Accuris rules), and then
  * either a Federal Reserve routing symbol in its first two digits or a place in the Federal
- * Reserve's routing directories (fed-directory.ts: the Treasury's 15xx numbers, issue 8).
+ * Reserve's routing directories (fed-directory.ts: the Treasury's 15xx numbers).
  */
 import { FED_DIRECTORY_OUTSIDE_PREFIX_TABLE } from './fed-directory.js';
 

@@ -51,7 +51,7 @@ export function hasValidIbanChecksum(iban: string): boolean {
 /**
  * Offline stand-in for SPEC.md 7.2 "iban is invalid" (not in the IBAN directory): the country
  * is one of the SWIFT IBAN Registry (iban-registry.ts names the release; ibantools also knows
- * countries outside it, issue 8), the length and BBAN structure are the registry's, the
+ * countries outside it), the length and BBAN structure are the registry's, the
  * mod-97 check digits hold, and so does the national check digit where the country has one
  * (ibantools' checks for 17 countries: BE, ES, FR, NO, PL...). Electronic format only: no spaces.
  */
