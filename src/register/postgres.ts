@@ -21,6 +21,7 @@ import { isLoopbackHost } from '../webhooks/callback-url.js';
 import type { ScopeIdentity } from './identity.js';
 import { LEASE } from './lease.js';
 import { withoutPassword } from './location.js';
+import { type EventRow, eventOf, PAYOUT_FIELDS, payoutCells } from './records.js';
 import {
   abandonedSendReason,
   CHANGE_FIELDS,
@@ -708,31 +709,9 @@ async function putEntry(query: Queryable, entry: RegisterEntry): Promise<Registe
     case 'payout': {
       const p = entry.payout;
       const added = await query(
-        `INSERT INTO payouts.payouts (scope_id, reference, amount, currency, rail, payee, payee_hint, state,
-           idempotency_key, beneficiary_id, recipient_id, simulation_id, transaction_id, error, run_id, sheet,
-           paid_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-         ON CONFLICT DO NOTHING`,
-        [
-          scopeId,
-          p.reference,
-          p.details.amount,
-          p.details.currency,
-          p.details.rail,
-          p.details.payee,
-          p.details.payeeHint,
-          p.state,
-          p.idempotencyKey,
-          p.beneficiaryId ?? null,
-          p.recipientId ?? null,
-          p.simulationId ?? null,
-          p.transactionId ?? null,
-          p.error ?? null,
-          p.runId,
-          p.sheet,
-          p.paidAt ?? null,
-          p.updatedAt,
-        ],
+        `INSERT INTO payouts.payouts (scope_id, ${PAYOUT_FIELDS.map(([column]) => column).join(', ')})
+         VALUES ($1, ${PAYOUT_FIELDS.map((_, i) => `$${i + 2}`).join(', ')}) ON CONFLICT DO NOTHING`,
+        [scopeId, ...payoutCells(p)],
       );
       if ((added.rowCount ?? 0) > 0) return undefined;
       const row = (
@@ -1216,30 +1195,6 @@ function payoutOf(row: PayoutRow): PayoutRecord {
   );
   if (run !== undefined) record.run = run;
   return record;
-}
-
-interface EventRow {
-  integrator_id: string;
-  resource_id: string;
-  operation: string;
-  success: boolean;
-  message: string | null;
-  occurred_at: string;
-  received_at: string;
-  payload: string;
-}
-
-function eventOf(row: EventRow): EventRecord {
-  return {
-    integratorId: row.integrator_id,
-    resourceId: row.resource_id,
-    operation: row.operation,
-    success: row.success,
-    message: row.message,
-    occurredAt: row.occurred_at,
-    receivedAt: row.received_at,
-    payload: row.payload,
-  };
 }
 
 /** An error of the driver or the server (a SQLSTATE or a socket error), not one of ours. */

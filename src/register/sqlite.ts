@@ -22,6 +22,7 @@ import { errnoOf, RegisterError, scrubForStorage } from '../errors.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
 import { bootId, LEASE, uptimeMs } from './lease.js';
+import { type EventRow, eventOf, PAYOUT_FIELDS, payoutCells } from './records.js';
 import {
   abandonedSendReason,
   answerMayLand,
@@ -48,7 +49,6 @@ import type {
   ScopeKey,
   ScopeStore,
   Settlement,
-  StoredPayout,
 } from './types.js';
 
 type Db = InstanceType<typeof Database>;
@@ -670,31 +670,6 @@ function scopeInfo(row: ScopeRow): ScopeInfo {
   };
 }
 
-/**
- * A payout as the register's queries read it: an array of these columns, in this order (raw
- * mode, or the packed look-up), and whether each may be NULL. Named rows cost libsql an object
- * with a key per column for each row, most of the time of a look-up of a whole sheet.
- */
-const PAYOUT_FIELDS = [
-  ['reference', false],
-  ['amount', false],
-  ['currency', false],
-  ['rail', false],
-  ['payee', false],
-  ['payee_hint', false],
-  ['state', false],
-  ['idempotency_key', false],
-  ['beneficiary_id', true],
-  ['recipient_id', true],
-  ['simulation_id', true],
-  ['transaction_id', true],
-  ['error', true],
-  ['run_id', false],
-  ['sheet', false],
-  ['paid_at', true],
-  ['updated_at', false],
-] as const;
-
 type PayoutCells = readonly (string | null)[];
 
 const PAYOUT_COLUMNS = PAYOUT_FIELDS.map(([column]) => column).join(', ');
@@ -1103,30 +1078,6 @@ class SqliteScope implements ScopeStore {
   }
 }
 
-interface EventRow {
-  integrator_id: string;
-  resource_id: string;
-  operation: string;
-  success: number;
-  message: string | null;
-  occurred_at: string;
-  received_at: string;
-  payload: string;
-}
-
-function eventOf(row: EventRow): EventRecord {
-  return {
-    integratorId: row.integrator_id,
-    resourceId: row.resource_id,
-    operation: row.operation,
-    success: row.success === 1,
-    message: row.message,
-    occurredAt: row.occurred_at,
-    receivedAt: row.received_at,
-    payload: row.payload,
-  };
-}
-
 /**
  * Adds the `count` records of a packed look-up (PACKED_RECORDS) to `found`; false, with `found`
  * as it was, when a value held a separator. Then the text has more records than `count`, or a
@@ -1150,29 +1101,6 @@ function unpack(
   }
   for (const record of read) found.set(record.reference, record);
   return true;
-}
-
-/** A stored payout as the cells of PAYOUT_FIELDS, in their order. */
-function payoutCells(p: StoredPayout): (string | null)[] {
-  return [
-    p.reference,
-    p.details.amount,
-    p.details.currency,
-    p.details.rail,
-    p.details.payee,
-    p.details.payeeHint,
-    p.state,
-    p.idempotencyKey,
-    p.beneficiaryId ?? null,
-    p.recipientId ?? null,
-    p.simulationId ?? null,
-    p.transactionId ?? null,
-    p.error ?? null,
-    p.runId,
-    p.sheet,
-    p.paidAt ?? null,
-    p.updatedAt,
-  ];
 }
 
 /** The record of a row of PAYOUT_FIELDS. */
