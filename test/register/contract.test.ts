@@ -10,14 +10,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClaimLostError, RegisterError } from '../../src/errors.js';
-import type { PayoutDetails } from '../../src/register/details.js';
-import { holderAlive, type Self } from '../../src/register/lease.js';
+import type { Self } from '../../src/register/lease.js';
 import { type OpenOptions, openExistingRegister, openRegister } from '../../src/register/open.js';
-import type { ClaimRequest, Register, ScopeStore } from '../../src/register/types.js';
-import { claimDecision, registerVerdict } from '../../src/register/verdict.js';
+import { begin, claimAs, request, TEST_SCOPE } from '../helpers/claims.js';
 import { asAdmin, testDatabase } from '../helpers/postgres.js';
 
-const scope = { service: 'https://api.pay.example', integratorId: 'int-1' };
+const scope = TEST_SCOPE;
 
 /** A short lease, so that expiry is waited for in a test. */
 const LEASE_MS = 400;
@@ -57,51 +55,9 @@ const stores: Store[] = [
   },
 ];
 
-function request(reference: string, amount = '10.00'): ClaimRequest {
-  const details: PayoutDetails = {
-    amount,
-    currency: 'USD',
-    rail: 'ACH',
-    payee: 'p',
-    payeeHint: 'account ****1234',
-  };
-  return { reference, details, idempotencyKey: `key-${reference}` };
-}
-
 /** A run elsewhere: no shared process table, so only its lease tells whether it lives. */
 function remote(runId: string): Self {
   return { runId, host: 'same-name', pid: 1 };
-}
-
-/** Claims for `self` exactly as `run` does: the register's verdict, then run's decision. */
-async function claimAs(store: ScopeStore, self: Self, references: string[], retryUnknown = false) {
-  const kinds = new Map<string, string>();
-  await store.claim(
-    self.runId,
-    references.map((r) => request(r)),
-    (req, record) => {
-      const verdict = registerVerdict(record, req.details, {
-        holderAlive: holderAlive(record?.run, self),
-        retryUnknown,
-      });
-      kinds.set(req.reference, verdict.kind);
-      return claimDecision(verdict, record);
-    },
-  );
-  return Object.fromEntries(kinds);
-}
-
-async function begin(register: Register, self: Self): Promise<ScopeStore> {
-  const store = await register.openScope(scope);
-  await store.beginRun({
-    id: self.runId,
-    sheet: `${self.runId}.csv`,
-    digest: 'd',
-    host: self.host,
-    pid: self.pid,
-    startedAt: new Date().toISOString(),
-  });
-  return store;
 }
 
 describe.each(stores)('the $name register', (kind) => {

@@ -9,57 +9,18 @@ import path from 'node:path';
 import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
 import { RegisterError } from '../../src/errors.js';
-import type { PayoutDetails } from '../../src/register/details.js';
-import { holderAlive, type Self } from '../../src/register/lease.js';
+import type { Self } from '../../src/register/lease.js';
 import { openSqliteRegister as openRegister } from '../../src/register/sqlite.js';
-import type { ClaimRequest, Register } from '../../src/register/types.js';
-import { claimDecision, registerVerdict } from '../../src/register/verdict.js';
+import type { Register } from '../../src/register/types.js';
+import { begin, claimAs, TEST_SCOPE } from '../helpers/claims.js';
 import { testDir } from '../helpers/payouts.js';
 
-const scope = { service: 'https://api.pay.example', integratorId: 'int-1' };
+const scope = TEST_SCOPE;
 
-function request(reference: string, amount = '10.00'): ClaimRequest {
-  const details: PayoutDetails = {
-    amount,
-    currency: 'USD',
-    rail: 'ACH',
-    payee: 'p',
-    payeeHint: 'account ****1234',
-  };
-  return { reference, details, idempotencyKey: `key-${reference}` };
-}
-
-/** Claims for `self` the way `run` does: the register's verdict decides. */
-async function claimAs(register: Register, self: Self, references: string[], retryUnknown = false) {
+/** Claims as `run` does, in the test scope; the store and the verdict's kind per reference. */
+async function claimIn(register: Register, self: Self, references: string[]) {
   const store = await register.openScope(scope);
-  const kinds = new Map<string, string>();
-  await store.claim(
-    self.runId,
-    references.map((r) => request(r)),
-    (req, record) => {
-      const verdict = registerVerdict(record, req.details, {
-        holderAlive: holderAlive(record?.run, self),
-        retryUnknown,
-      });
-      kinds.set(req.reference, verdict.kind);
-      return claimDecision(verdict, record);
-    },
-  );
-  return { store, kinds };
-}
-
-async function begin(register: Register, self: Self) {
-  const store = await register.openScope(scope);
-  const now = new Date().toISOString();
-  await store.beginRun({
-    id: self.runId,
-    sheet: `${self.runId}.csv`,
-    digest: 'd',
-    host: self.host,
-    pid: self.pid,
-    startedAt: now,
-  });
-  return store;
+  return { store, kinds: new Map(Object.entries(await claimAs(store, self, references))) };
 }
 
 describe('the SQLite register', () => {
@@ -98,7 +59,7 @@ describe('the SQLite register', () => {
       // references and messages holding them, and 600 plain ones across two query chunks.
       const odd = ['UNIT\x1fREF', 'RECORD\x1eREF', 'BOTH\x1e\x1f'];
       const plain = Array.from({ length: 600 }, (_, i) => `R-${i}`);
-      await claimAs(register, self, [...odd, ...plain]);
+      await claimIn(register, self, [...odd, ...plain]);
       await store.update('r', 'R-1', { state: 'failed', transactionId: 'tx-1', error: 'bank\x1fsaid\x1eno' });
       await store.update('r', 'R-2', { state: 'submitted', transactionId: 'tx-2', recipientId: 'rcp-2' });
       const asked = [...odd, ...plain, 'MISSING'];
@@ -169,17 +130,17 @@ describe('the SQLite register', () => {
     try {
       const holder: Self = { runId: 'holder', host: 'h', pid: 1 };
       const store = await begin(register, holder);
-      await claimAs(register, holder, ['C-1']);
+      await claimIn(register, holder, ['C-1']);
       const other: Self = { runId: 'other', host: 'h', pid: 2 };
       await begin(register, other);
       now += 59_000;
-      expect((await claimAs(register, other, ['C-1'])).kinds.get('C-1')).toBe('busy');
+      expect((await claimIn(register, other, ['C-1'])).kinds.get('C-1')).toBe('busy');
       // A heartbeat renews it from the clock's now.
       await store.heartbeat('holder');
       now += 59_000;
-      expect((await claimAs(register, other, ['C-1'])).kinds.get('C-1')).toBe('busy');
+      expect((await claimIn(register, other, ['C-1'])).kinds.get('C-1')).toBe('busy');
       now += 1_000;
-      expect((await claimAs(register, other, ['C-1'])).kinds.get('C-1')).toBe('send');
+      expect((await claimIn(register, other, ['C-1'])).kinds.get('C-1')).toBe('send');
       expect((await store.runs(5)).find((r) => r.id === 'holder')).toMatchObject({
         leaseExpired: true,
         leaseExpiresAt: '2026-11-25T12:01:59.000Z',

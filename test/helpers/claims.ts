@@ -1,0 +1,60 @@
+/**
+ * Claims as `payouts run` makes them, for the register's tests: the register's verdict on each
+ * reference, then run's own decision (verdict.ts claimDecision), liveness by lease.ts.
+ */
+import type { PayoutDetails } from '../../src/register/details.js';
+import { holderAlive, type Self } from '../../src/register/lease.js';
+import type { ClaimRequest, Register, ScopeStore } from '../../src/register/types.js';
+import { claimDecision, registerVerdict } from '../../src/register/verdict.js';
+
+/** The scope the register tests write to. */
+export const TEST_SCOPE = { service: 'https://api.pay.example', integratorId: 'int-1' };
+
+/** A claim request of USD `amount` by ACH to one payee. */
+export function request(reference: string, amount = '10.00'): ClaimRequest {
+  const details: PayoutDetails = {
+    amount,
+    currency: 'USD',
+    rail: 'ACH',
+    payee: 'p',
+    payeeHint: 'account ****1234',
+  };
+  return { reference, details, idempotencyKey: `key-${reference}` };
+}
+
+/** Claims `references` for `self` exactly as `run` does; the verdict's kind per reference. */
+export async function claimAs(
+  store: ScopeStore,
+  self: Self,
+  references: string[],
+  retryUnknown = false,
+): Promise<Record<string, string>> {
+  const kinds = new Map<string, string>();
+  await store.claim(
+    self.runId,
+    references.map((r) => request(r)),
+    (req, record) => {
+      const verdict = registerVerdict(record, req.details, {
+        holderAlive: holderAlive(record?.run, self),
+        retryUnknown,
+      });
+      kinds.set(req.reference, verdict.kind);
+      return claimDecision(verdict, record);
+    },
+  );
+  return Object.fromEntries(kinds);
+}
+
+/** Records the run `self` in the test scope and gives its store. */
+export async function begin(register: Register, self: Self): Promise<ScopeStore> {
+  const store = await register.openScope(TEST_SCOPE);
+  await store.beginRun({
+    id: self.runId,
+    sheet: `${self.runId}.csv`,
+    digest: 'd',
+    host: self.host,
+    pid: self.pid,
+    startedAt: new Date().toISOString(),
+  });
+  return store;
+}
