@@ -154,7 +154,7 @@ async function registerCase(results, csv, rows) {
  * Returns their files by name.
  */
 async function fillRegisters(csv, service, names, prefix) {
-  const { openRegister } = await import(path.join(root, 'dist', 'register', 'sqlite.js'));
+  const { openSqliteRegister: openRegister } = await import(path.join(root, 'dist', 'register', 'sqlite.js'));
   const { prepareSheet } = await import(path.join(root, 'dist', 'batch', 'prepare.js'));
   const { detailsOf } = await import(path.join(root, 'dist', 'register', 'details.js'));
   const { default: Database } = await import('libsql');
