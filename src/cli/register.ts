@@ -28,11 +28,12 @@ export async function registerCopyCommand(options: RegisterCopyOptions, io: CliI
       if (options.json) {
         io.stdout.write(`${JSON.stringify({ from, to, ...report })}\n`);
       } else {
-        const kinds = ['origin', 'scope', 'run', 'payout', 'payee', 'event'] as const;
+        const kinds = ['origin', 'scope', 'run', 'payout', 'payee', 'history', 'event'] as const;
+        const label = (kind: (typeof kinds)[number]) => (kind === 'history' ? 'histories' : `${kind}s`);
         io.stdout.write(`Copied ${from} into ${to}\n`);
         for (const kind of kinds) {
           io.stdout.write(
-            `  ${`${kind}s`.padEnd(8)} ${String(report.added[kind]).padStart(8)} added ${String(report.same[kind]).padStart(8)} already there\n`,
+            `  ${label(kind).padEnd(9)} ${String(report.added[kind]).padStart(8)} added ${String(report.same[kind]).padStart(8)} already there\n`,
           );
         }
         if (report.conflicts.length > 0) {

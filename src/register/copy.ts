@@ -1,5 +1,5 @@
 /**
- * `payouts register copy --from A --to B`: every scope, run, payout, payee and event of one
+ * `payouts register copy --from A --to B`: every scope, run, payout, payee, payee history and event of one
  * register into another (SQLite to PostgreSQL and back), so a team moving stores keeps its
  * history. Idempotent: what the target holds already is left as it is; a record whose key the
  * target holds with other contents is a conflict, refused and listed, never written over.
@@ -19,7 +19,7 @@ export interface CopyReport {
 
 /** Copies every entry of `from` into `to`. */
 export async function copyRegister(from: Register, to: Register): Promise<CopyReport> {
-  const zero = () => ({ origin: 0, scope: 0, run: 0, payout: 0, payee: 0, event: 0 });
+  const zero = () => ({ origin: 0, scope: 0, run: 0, payout: 0, payee: 0, history: 0, event: 0 });
   const report: CopyReport = { added: zero(), same: zero(), conflicts: [] };
   let chunk: RegisterEntry[] = [];
   const flush = async () => {
@@ -93,6 +93,9 @@ export function conflictOf(entry: RegisterEntry, held: RegisterEntry): string | 
       const why = differs('id', entry.id, other.id);
       return why && `${entry.kind} ${entry.fingerprint} of ${scope(entry)}: ${why}`;
     }
+    case 'history':
+      // A payee's history only moves forward: the one the target holds stands, whatever it says.
+      return undefined;
     case 'event': {
       const { event } = held as typeof entry;
       const why = differs('payload', entry.event.payload, event.payload);

@@ -31,6 +31,7 @@ import {
   isAnswer,
   needsLease,
   SETTLEABLE,
+  withPayment,
 } from './rules.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from './schema.js';
 import type {
@@ -40,6 +41,8 @@ import type {
   NewRun,
   OpenOptions,
   OriginDeclaration,
+  PayeeHistory,
+  PayeePayment,
   PayoutChange,
   PayoutRecord,
   PayoutState,
@@ -561,6 +564,17 @@ class PostgresRegister implements Register {
           createdAt: iso(p.created_at),
         };
       }
+      const histories = await this.read(
+        async (query) =>
+          (
+            await query(
+              'SELECT payee, history FROM payouts.payee_history WHERE scope_id = $1 ORDER BY payee',
+              [row.id],
+            )
+          ).rows as { payee: string; history: string }[],
+      );
+      for (const h of histories)
+        yield { type: 'history', ...key, payee: h.payee, history: JSON.parse(h.history) };
     }
     const events = await this.read(
       async (query) => (await query('SELECT * FROM payouts.events ORDER BY occurred_at')).rows as EventRow[],
@@ -738,6 +752,26 @@ async function putEntry(query: Queryable, entry: RegisterEntry): Promise<Registe
       ).rows[0] as { id: string };
       return { ...entry, id: row.id };
     }
+    case 'history': {
+      const added = await query(
+        `INSERT INTO payouts.payee_history (scope_id, payee, history, updated_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING`,
+        [
+          scopeId,
+          entry.payee,
+          JSON.stringify(entry.history),
+          entry.history.accounts[0]?.paidAt ?? new Date().toISOString(),
+        ],
+      );
+      if ((added.rowCount ?? 0) > 0) return undefined;
+      const row = (
+        await query('SELECT history FROM payouts.payee_history WHERE scope_id = $1 AND payee = $2', [
+          scopeId,
+          entry.payee,
+        ])
+      ).rows[0] as { history: string };
+      return { ...entry, history: JSON.parse(row.history) };
+    }
   }
 }
 
@@ -867,6 +901,45 @@ class PostgresScope implements ScopeStore {
       },
       { standalone: true },
     );
+  }
+
+  async payeeHistory(payees: readonly string[]): Promise<Map<string, PayeeHistory>> {
+    if (payees.length === 0) return new Map();
+    return this.register.read(async (query) => {
+      const result = await query(
+        'SELECT payee, history FROM payouts.payee_history WHERE scope_id = $1 AND payee = ANY($2)',
+        [this.scope.id, payees],
+      );
+      return new Map(
+        (result.rows as { payee: string; history: string }[]).map((row) => [
+          row.payee,
+          JSON.parse(row.history),
+        ]),
+      );
+    });
+  }
+
+  recordPayment(payee: string, payment: PayeePayment, batch: string): Promise<void> {
+    // Read and written under the row's lock: two runs paying one payee both count.
+    return this.register.write(async (query) => {
+      await query(
+        `INSERT INTO payouts.payee_history (scope_id, payee, history, updated_at) VALUES ($1, $2, $3, now())
+         ON CONFLICT DO NOTHING`,
+        [this.scope.id, payee, JSON.stringify(withPayment(undefined, payment, batch))],
+      ).then(async (inserted) => {
+        if ((inserted.rowCount ?? 0) > 0) return;
+        const held = (
+          await query(
+            'SELECT history FROM payouts.payee_history WHERE scope_id = $1 AND payee = $2 FOR UPDATE',
+            [this.scope.id, payee],
+          )
+        ).rows[0] as { history: string };
+        await query(
+          'UPDATE payouts.payee_history SET history = $3, updated_at = now() WHERE scope_id = $1 AND payee = $2',
+          [this.scope.id, payee, JSON.stringify(withPayment(JSON.parse(held.history), payment, batch))],
+        );
+      });
+    });
   }
 
   beginRun(run: NewRun): Promise<void> {

@@ -4,7 +4,15 @@
  * which writes need the run's lease. The stores only read and write what these decide.
  */
 import { ClaimLostError } from '../errors.js';
-import type { PayoutChange, PayoutRecord, PayoutState } from './types.js';
+import { parseAmount } from '../rows/money.js';
+import type {
+  PayeeHistory,
+  PayeeLayer,
+  PayeePayment,
+  PayoutChange,
+  PayoutRecord,
+  PayoutState,
+} from './types.js';
 
 /** What a claim writes for a reference, given what the register held for it. */
 export interface ClaimedState {
@@ -100,4 +108,54 @@ export function holderText(runId: string, current: PayoutRecord | undefined): st
   return holder === undefined
     ? `another run holds it now (${current.runId})`
     : `the run of ${holder.sheet} on ${holder.host} started ${holder.startedAt} holds it now`;
+}
+
+/** Accounts remembered per payee: enough for the few a person or supplier is paid to. */
+export const PAYEE_ACCOUNTS_KEPT = 8;
+
+/**
+ * A payee's history with one more payout of `batch`. The first payout of a batch keeps what
+ * stood before it; later ones of the same batch stack on it and keep the same `before`.
+ */
+export function withPayment(
+  history: PayeeHistory | undefined,
+  payment: PayeePayment,
+  batch: string,
+): PayeeHistory {
+  const current = history === undefined ? undefined : layerOf(history);
+  const before = history === undefined ? undefined : history.batch === batch ? history.before : current;
+  const largest = { ...current?.largest };
+  const earlier = largest[payment.currency];
+  if (earlier === undefined || minorOf(payment.amount) > minorOf(earlier))
+    largest[payment.currency] = payment.amount;
+  const others = (current?.accounts ?? []).filter((paid) => paid.account !== payment.account);
+  return {
+    accounts: [payment, ...others].slice(0, PAYEE_ACCOUNTS_KEPT),
+    largest,
+    batch,
+    ...(before ? { before } : {}),
+  };
+}
+
+/**
+ * The history a row of `batch` (its sheet's tag) is compared with: as it stood before that
+ * batch paid anything, so a run resumed after paying some rows warns exactly as the first did
+ * (and the batch digest stays the same). Undefined: a payee never paid before.
+ */
+export function historyFor(
+  history: PayeeHistory | undefined,
+  batch: string | undefined,
+): PayeeLayer | undefined {
+  if (history === undefined) return undefined;
+  return history.batch === batch ? history.before : layerOf(history);
+}
+
+function layerOf(history: PayeeHistory): PayeeLayer {
+  return { accounts: history.accounts, largest: history.largest };
+}
+
+/** Minor units of a decimal text the register wrote; an unreadable one counts as nothing. */
+export function minorOf(amount: string): bigint {
+  const parsed = parseAmount(amount);
+  return parsed.ok ? parsed.minor : 0n;
 }

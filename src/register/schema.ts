@@ -102,6 +102,16 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (service, integrator_id)
   ) WITHOUT ROWID;
   `,
+  // What the approver's warnings compare a payee with: its last payout and largest amounts.
+  `
+  CREATE TABLE payee_history (
+    scope_id INTEGER NOT NULL REFERENCES scopes (id),
+    payee TEXT NOT NULL,
+    history TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (scope_id, payee)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The version this payouts writes. */
@@ -198,6 +208,15 @@ export const PG_MIGRATIONS: readonly string[] = [
     same_as text,
     declared_at timestamptz NOT NULL,
     PRIMARY KEY (service, integrator_id)
+  );
+  `,
+  `
+  CREATE TABLE payouts.payee_history (
+    scope_id bigint NOT NULL REFERENCES payouts.scopes (id),
+    payee text NOT NULL,
+    history text NOT NULL,
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (scope_id, payee)
   );
   `,
 ];

@@ -31,6 +31,7 @@ import {
   claimLost,
   needsLease,
   SETTLEABLE,
+  withPayment,
 } from './rules.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import type {
@@ -39,6 +40,8 @@ import type {
   EventRecord,
   NewRun,
   OriginDeclaration,
+  PayeeHistory,
+  PayeePayment,
   PayoutChange,
   PayoutRecord,
   PayoutState,
@@ -486,6 +489,14 @@ class SqliteRegister implements Register {
           createdAt: payee.created_at,
         };
       }
+      const histories = this.read(
+        () =>
+          this.db
+            .prepare('SELECT payee, history FROM payee_history WHERE scope_id = ? ORDER BY payee')
+            .all(row.id) as { payee: string; history: string }[],
+      );
+      for (const h of histories)
+        yield { type: 'history', ...key, payee: h.payee, history: JSON.parse(h.history) };
     }
     const events = this.read(
       () => this.db.prepare('SELECT * FROM events ORDER BY occurred_at').all() as EventRow[],
@@ -636,6 +647,25 @@ class SqliteRegister implements Register {
             .get(scopeId, entry.kind, entry.fingerprint),
         ) as string;
         return { ...entry, id };
+      }
+      case 'history': {
+        const added = db
+          .prepare(
+            'INSERT INTO payee_history (scope_id, payee, history, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+          )
+          .run(
+            scopeId,
+            entry.payee,
+            JSON.stringify(entry.history),
+            entry.history.accounts[0]?.paidAt ?? new Date().toISOString(),
+          );
+        if (added.changes > 0) return undefined;
+        const held = scalar(
+          db
+            .prepare('SELECT history FROM payee_history WHERE scope_id = ? AND payee = ?')
+            .get(scopeId, entry.payee),
+        ) as string;
+        return { ...entry, history: JSON.parse(held) };
       }
     }
   }
@@ -865,6 +895,37 @@ class SqliteScope implements ScopeStore {
            ON CONFLICT DO UPDATE SET id = excluded.id`,
         )
         .run(this.scope.id, kind, fingerprint, id, this.register.now());
+    });
+  }
+
+  async payeeHistory(payees: readonly string[]): Promise<Map<string, PayeeHistory>> {
+    const found = new Map<string, PayeeHistory>();
+    if (payees.length === 0) return found;
+    const query = this.db.prepare(
+      'SELECT payee, history FROM payee_history WHERE scope_id = ? AND payee IN (SELECT value FROM json_each(?))',
+    );
+    this.register.read(() => {
+      for (let i = 0; i < payees.length; i += LOOKUP_CHUNK) {
+        const chunk = JSON.stringify(payees.slice(i, i + LOOKUP_CHUNK));
+        for (const row of query.all(this.scope.id, chunk) as { payee: string; history: string }[])
+          found.set(row.payee, JSON.parse(row.history));
+      }
+    });
+    return found;
+  }
+
+  recordPayment(payee: string, payment: PayeePayment, batch: string): Promise<void> {
+    return this.register.write(() => {
+      const held = this.db
+        .prepare('SELECT history FROM payee_history WHERE scope_id = ? AND payee = ?')
+        .get(this.scope.id, payee) as { history: string } | undefined;
+      const history = withPayment(held && JSON.parse(held.history), payment, batch);
+      this.db
+        .prepare(
+          `INSERT INTO payee_history (scope_id, payee, history, updated_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT DO UPDATE SET history = excluded.history, updated_at = excluded.updated_at`,
+        )
+        .run(this.scope.id, payee, JSON.stringify(history), this.register.now());
     });
   }
 

@@ -124,6 +124,43 @@ export interface Settlement {
   error: string | null;
 }
 
+/** One payout to a payee as the payee's history keeps it: no account number in clear. */
+export interface PayeePayment {
+  /** Keyed hash of the bank details paid (PayoutDetails.payee). */
+  account: string;
+  /** Those bank details for people, masked: "account ****6789". */
+  accountHint: string;
+  reference: string;
+  rail: string;
+  /** When the transaction was created (ISO 8601). */
+  paidAt: string;
+  /** Normalised decimal text, "1234.50". */
+  amount: string;
+  currency: string;
+}
+
+/** A payee's payouts as they stood at one moment. */
+export interface PayeeLayer {
+  /**
+   * The last payout to each account the payee was paid to, newest first (at most
+   * PAYEE_ACCOUNTS_KEPT): a payee paid to two accounts every month has two, both its own.
+   */
+  accounts: PayeePayment[];
+  /** The largest amount paid, per currency (decimal text). */
+  largest: Record<string, string>;
+}
+
+/**
+ * What the register remembers of one payee (PRODUCT.md "Warnings for the approver"), keyed by
+ * a keyed hash of its identity (rows/payee.ts), and the same as it stood before the batch that
+ * changed it last (`batch`, a sheet's tag): a resumed run compares its rows with what the first
+ * run saw, never with its own payouts (rules.ts historyFor).
+ */
+export interface PayeeHistory extends PayeeLayer {
+  batch: string;
+  before?: PayeeLayer;
+}
+
 /** The register of one service and integrator. */
 export interface ScopeStore {
   readonly scope: ScopeInfo;
@@ -136,6 +173,10 @@ export interface ScopeStore {
   /** The ids of the beneficiaries or recipients created earlier for these details, by fingerprint. */
   payees(kind: 'beneficiary' | 'recipient', fingerprints: readonly string[]): Promise<Map<string, string>>;
   rememberPayee(kind: 'beneficiary' | 'recipient', fingerprint: string, id: string): Promise<void>;
+  /** The history of these payees (keyed hashes of their identity), where the register has one. */
+  payeeHistory(payees: readonly string[]): Promise<Map<string, PayeeHistory>>;
+  /** Adds a payout of `batch` (a sheet's tag) whose transaction was created to its payee's history. */
+  recordPayment(payee: string, payment: PayeePayment, batch: string): Promise<void>;
   /** Records a run and gives it its first lease (in the store's time). */
   beginRun(run: NewRun): Promise<void>;
   /** Renews the run's lease; tells how many runs of this scope hold a live lease now. */
@@ -206,6 +247,7 @@ export type RegisterEntry =
       id: string;
       createdAt: string;
     } & ScopeKey)
+  | ({ type: 'history'; payee: string; history: PayeeHistory } & ScopeKey)
   | { type: 'event'; event: EventRecord }
   | ({ type: 'origin'; declaration: OriginDeclaration; declaredAt: string } & ScopeKey);
 

@@ -308,6 +308,50 @@ describe.each(stores)('the $name register', (kind) => {
     }
   });
 
+  it("keeps each payee's history: last payout, largest per currency, and what stood before", async () => {
+    const [a, b] = [await open(), await open()];
+    try {
+      const sa = await a.openScope(scope);
+      const sb = await b.openScope(scope);
+      const payment = (reference: string, amount: string, account = 'acct-1', currency = 'USD') => ({
+        account,
+        accountHint: `account ****${account.slice(-4)}`,
+        reference,
+        rail: currency === 'USD' ? 'ACH' : 'SPEI',
+        paidAt: '2026-10-25T10:00:00.000Z',
+        amount,
+        currency,
+      });
+      expect(await sa.payeeHistory(['payee-h'])).toEqual(new Map());
+      await sa.recordPayment('payee-h', payment('H-1', '900.00'), 'october');
+      // From another connection, one after the other: both count.
+      await sb.recordPayment('payee-h', payment('H-2', '120.50', 'acct-2'), 'november');
+      await sa.recordPayment('payee-h', payment('H-3', '31.00', 'acct-2', 'MXN'), 'november');
+      const history = (await sb.payeeHistory(['payee-h', 'payee-none'])).get('payee-h');
+      expect(history).toEqual({
+        accounts: [payment('H-3', '31.00', 'acct-2', 'MXN'), payment('H-1', '900.00')],
+        largest: { USD: '900.00', MXN: '31.00' },
+        batch: 'november',
+        before: { accounts: [payment('H-1', '900.00')], largest: { USD: '900.00' } },
+      });
+      expect((await sb.payeeHistory(['payee-none'])).size).toBe(0);
+      const entries = [];
+      for await (const entry of a.entries()) if (entry.type === 'history') entries.push(entry);
+      expect(entries).toEqual([
+        {
+          type: 'history',
+          service: scope.service,
+          integratorId: scope.integratorId,
+          payee: 'payee-h',
+          history,
+        },
+      ]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('remembers what was declared of an origin, and lists it among its entries', async () => {
     const register = await open();
     try {

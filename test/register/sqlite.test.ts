@@ -98,7 +98,7 @@ describe('the SQLite register', () => {
     raw.pragma('user_version = 99');
     raw.close();
     expect(() => openRegister(newer)).toThrow(
-      `the register ${newer} was written by a newer payouts (schema version 99, this payouts knows 3): upgrade payouts to use it`,
+      `the register ${newer} was written by a newer payouts (schema version 99, this payouts knows 4): upgrade payouts to use it`,
     );
 
     const foreign = path.join(dir, 'foreign.db');

@@ -1,0 +1,63 @@
+/**
+ * Who a payout pays, without its bank details (PRODUCT.md "Warnings for the approver"): the
+ * approver's signals compare the bank details of one payee over time, so the payee cannot be
+ * named by them. Defined once, here.
+ */
+import { boundCell } from '../sheet/quote.js';
+import type { PayoutRow } from './types.js';
+
+/** A payee: `key` compares (hashed before the register keeps it), `name` is for people. */
+export interface Payee {
+  key: string;
+  name: string;
+}
+
+/**
+ * The payee of a mapped row: its `beneficiaryId` when given, else the normalised beneficiary
+ * or recipient name with the e-mail, else with the country; an existing recipient named by id
+ * alone is that id. Undefined when the row names nobody (it is invalid then).
+ */
+export function payeeOf(payout: PayoutRow): Payee | undefined {
+  const { beneficiary, recipient } = payout;
+  if (beneficiary.kind === 'existing') return { key: `beneficiary:${beneficiary.id}`, name: beneficiary.id };
+  if (beneficiary.kind === 'new') {
+    const { name, email, country } = beneficiary.request;
+    return named(name, email, country);
+  }
+  if (recipient.kind === 'existing') return { key: `recipient:${recipient.id}`, name: recipient.id };
+  const request = recipient.request;
+  const details = request.details ?? {};
+  const name = request.individualName || request.businessName;
+  const address = details.recipientAddress;
+  const country =
+    request.countryOfIncorporation ||
+    (typeof address === 'object' ? address.country : undefined) ||
+    text(details.bankCountry);
+  return name ? named(name, text(details.email), country) : undefined;
+}
+
+function named(name: string, email: string | undefined, country: string | undefined): Payee | undefined {
+  const key = normaliseName(name);
+  if (key === '') return undefined;
+  const shown = boundCell(name.trim(), 60);
+  if (email && email.trim() !== '')
+    return { key: `name:${key}\nemail:${email.trim().toLowerCase()}`, name: shown };
+  return { key: `name:${key}\ncountry:${(country ?? '').trim().toUpperCase()}`, name: shown };
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * A name as people write it more than one way: accents, case, punctuation and spacing do not
+ * make another payee ("José  Pérez-Ruiz" is "jose perez ruiz").
+ */
+export function normaliseName(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
