@@ -19,8 +19,9 @@ import type { ScopeInfo } from '../register/types.js';
 import type { SheetNumbers } from '../rows/money.js';
 import { type Cell, EMPTY_CELL, type RawRow } from '../sheet/types.js';
 import type { SheetOptions } from './prepare.js';
-import { BatchSummary, type RowStatus } from './summary.js';
+import { BatchSummary, ErrorGroups, type RowStatus } from './summary.js';
 import { type RowSample, type RowVerdict, type SheetFindings, VALID } from './verdicts.js';
+import { WarningTally } from './warnings.js';
 
 /** Messages of verdicts the worker may send before the main thread has taken them (sheet read twice). */
 export const WINDOW = 8;
@@ -51,6 +52,14 @@ export interface WorkerInput {
   sampleSize: number;
   /** The register scope to check rows against, read-only (register-check.ts). */
   register?: { location: string; scope: ScopeInfo };
+  /** The moment the approver's warnings count back from (warnings.ts). */
+  asOf: number;
+  /** The sheet's own tag, when its payouts are in the payee history (warnings.ts). */
+  batch?: string;
+  /** Keep every warned reference for the summary. */
+  warnedReferences: boolean;
+  /** `--hold-changed-payees`: rows whose payee's bank details changed are shown held. */
+  holdChangedPayees: boolean;
 }
 
 /**
@@ -178,9 +187,11 @@ export const NO_VERDICTS: VerdictBatch = {
 /** The numbers most written (counts, columns, lengths of messages), made once. */
 const SMALL_NUMBERS: readonly string[] = Array.from({ length: 1024 }, (_, n) => String.fromCharCode(0, n));
 
+const NO_TEXTS: readonly string[] = [];
+
 /**
  * Builds a VerdictBatch row by row. A verdict is written as: status, the number of errors, the
- * errors, the number of error columns, the columns, then the four ids ('' for none); a number
+ * errors, the number of error columns, the columns, the number of warnings, the warnings, then the four ids ('' for none); a number
  * as two UTF-16 code units (32 bits), a string as its length then its code units as they are.
  */
 export class VerdictPacker {
@@ -212,6 +223,9 @@ export class VerdictPacker {
       for (const error of verdict.errors) this.string(error);
       this.number(verdict.errorColumns.length);
       for (const column of verdict.errorColumns) this.number(column);
+      const warnings = verdict.warnings ?? NO_TEXTS;
+      this.number(warnings.length);
+      for (const warning of warnings) this.string(warning);
       this.string(verdict.beneficiaryId ?? '');
       this.string(verdict.recipientId ?? '');
       this.string(verdict.simulationId ?? '');
@@ -266,6 +280,10 @@ export type WorkerMessage =
       invalidSamples: RowSample[];
       totalsMismatches: string[];
       repeats: [string, number[]][];
+      duplicates: [string, number[]][];
+      warnings: WarningTally;
+      tag: string;
+      historyBatches: string[];
     }
   | { type: 'failed'; error: ErrorDescription };
 
@@ -358,12 +376,20 @@ export class CheckingWorker {
     for (const [currency, minor] of message.summary.sheetTotals) summary.sheetTotals.set(currency, minor);
     for (const [currency, minor] of message.summary.validTotals) summary.validTotals.set(currency, minor);
     for (const [currency, row] of message.summary.largestValid) summary.largestValid.set(currency, row);
+    for (const [rail, rows] of message.summary.byRail) summary.byRail.set(rail, rows);
+    for (const [currency, rows] of message.summary.largestPayments)
+      summary.largestPayments.set(currency, rows);
+    Object.assign(summary.errorGroups, ErrorGroups.from(message.summary.errorGroups));
     return {
       summary,
       digest: message.digest,
       invalidSamples: message.invalidSamples,
       totalsMismatches: message.totalsMismatches,
       repeats: message.repeats,
+      duplicates: message.duplicates,
+      warnings: WarningTally.from(message.warnings),
+      tag: message.tag,
+      historyBatches: message.historyBatches,
     };
   }
 
@@ -438,6 +464,12 @@ export function verdictAt(batch: VerdictBatch, i: number): RowVerdict {
   const errorColumns: number[] = new Array(number());
   for (let k = 0; k < errorColumns.length; k++) errorColumns[k] = number();
   const verdict: RowVerdict = { status, errors, errorColumns };
+  const warnings = number();
+  if (warnings > 0) {
+    const texts: string[] = new Array(warnings);
+    for (let k = 0; k < warnings; k++) texts[k] = string();
+    verdict.warnings = texts;
+  }
   const beneficiaryId = string();
   const recipientId = string();
   const simulationId = string();

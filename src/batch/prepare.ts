@@ -2,6 +2,7 @@ import type { ColumnIndex } from '../columns/columns.js';
 import { SheetError } from '../errors.js';
 import { mapRow, type PayoutRow } from '../rows/map.js';
 import type { SheetNumbers } from '../rows/money.js';
+import { type Payee, payeeOf } from '../rows/payee.js';
 import type { RowIssue } from '../rows/types.js';
 import type { CsvEncoding } from '../sheet/csv.js';
 import { type HeaderMatch, headerPredicate, loadColumnsMap, matchHeaders } from '../sheet/headers.js';
@@ -30,6 +31,10 @@ export interface PreparedRow {
   issues: RowIssue[];
   /** Input column positions the findings are about, for marking cells in the results. */
   errorColumns: number[];
+  /** Who a valid row pays (rows/payee.ts), for the approver's warnings. */
+  payee?: Payee;
+  /** The other rows of the sheet that pay the same payee the same amount and currency. */
+  sameAs?: readonly number[];
   /**
    * Set on the sheet's totals row (totals-row.ts): not a payout, so not counted, hashed or
    * sent; its result is `skipped` with `totals.message`.
@@ -48,17 +53,32 @@ export interface PreparedSheet {
   totalsMismatches: () => string[];
   /** Once the rows were read: each reference used by more than one row, with those rows. */
   repeats: () => Repeats;
+  /** Once the rows were read: each payment (payee, amount, currency) on more than one row. */
+  duplicates: () => Repeats;
 }
 
-/** References used by more than one row of a sheet, with the rows that use them, in order. */
+/** Keys (references, or payments) met on more than one row of a sheet, with those rows, in order. */
 export type Repeats = ReadonlyMap<string, readonly number[]>;
+
+/**
+ * What an earlier reading of the same rows found on later rows, which their first rows need too:
+ * repeated references (every row sharing one is refused) and repeated payments (each row is a
+ * possible duplicate of the others).
+ */
+export interface KnownRepeats {
+  references?: Repeats;
+  payments?: Repeats;
+}
 
 /**
  * Opens a sheet, matches its headers and streams its rows mapped and checked: the first stages
  * of the pipeline (STYLE.md), shared by `validate` and `run`. Throws SheetError/UsageError
  * (exit 2) for a sheet that cannot be read as a whole.
  */
-export async function prepareSheet(options: SheetOptions, knownRepeats?: Repeats): Promise<PreparedSheet> {
+export async function prepareSheet(
+  options: SheetOptions,
+  knownRepeats?: KnownRepeats,
+): Promise<PreparedSheet> {
   const columnsMap = options.columnsFile ? await loadColumnsMap(options.columnsFile) : undefined;
   const sheet = await openSheet(options.sheetPath, {
     delimiter: options.delimiter,
@@ -89,6 +109,7 @@ export async function prepareSheet(options: SheetOptions, knownRepeats?: Repeats
     batches: checkBatches(batchChecker, rawBatches(sheet)),
     totalsMismatches: () => [...rowChecker.totalsMismatches, ...batchChecker.totalsMismatches],
     repeats: () => (rowChecker.repeats.size > 0 ? rowChecker.repeats : batchChecker.repeats),
+    duplicates: () => (rowChecker.duplicates.size > 0 ? rowChecker.duplicates : batchChecker.duplicates),
   };
 }
 
@@ -153,16 +174,21 @@ export class RowChecker {
   readonly totalsMismatches: string[] = [];
   /** References met on more than one row, with those rows (few: only the repeated ones). */
   readonly repeats = new Map<string, number[]>();
+  // First row of each payment (payee, amount, currency) of a valid row.
+  private readonly firstRowOfPayment = new ReferenceTable();
+  /** Payments met on more than one valid row, with those rows. */
+  readonly duplicates = new Map<string, number[]>();
 
   constructor(
     private readonly file: string,
     private readonly index: ColumnIndex,
     private readonly numbers: SheetNumbers = { decimalComma: false },
     /**
-     * The repeated references of an earlier reading of the same rows: their first row is
-     * refused too, since every row sharing a reference is (PRODUCT.md "The sheet").
+     * What an earlier reading of the same rows found: the first row of a repeated reference is
+     * refused too, since every row sharing a reference is (PRODUCT.md "The sheet"), and the
+     * first row of a repeated payment is a possible duplicate too.
      */
-    private readonly knownRepeats?: Repeats,
+    private readonly known: KnownRepeats = {},
   ) {
     this.referenceAt = index.get('reference') ?? -1;
     this.amountAt = index.get('amount') ?? -1;
@@ -190,7 +216,7 @@ export class RowChecker {
           message: `reference ${quoteCell(payout.reference)} is already used on row ${first}: every payout needs its own reference, so this row would not be paid`,
         });
       } else {
-        const again = this.knownRepeats?.get(payout.reference);
+        const again = this.known.references?.get(payout.reference);
         if (again !== undefined) {
           const later = again.filter((row) => row !== raw.rowNumber);
           issues.push({
@@ -200,12 +226,30 @@ export class RowChecker {
         }
       }
     }
+    if (issues.length > 0) return { raw, payout, issues, errorColumns: errorColumnsOf(issues, index) };
+    const payee = payeeOf(payout);
+    if (payee === undefined) return { raw, payout, issues, errorColumns: NO_COLUMNS };
     return {
       raw,
       payout,
       issues,
-      errorColumns: issues.length === 0 ? NO_COLUMNS : errorColumnsOf(issues, index),
+      errorColumns: NO_COLUMNS,
+      payee,
+      sameAs: this.sameAs(payee, payout, raw.rowNumber),
     };
+  }
+
+  /** The other rows paying this payee this amount in this currency, as far as they are known. */
+  private sameAs(payee: Payee, payout: PayoutRow, row: number): readonly number[] | undefined {
+    const key = `${payee.key}\n${payout.amount?.text}\n${payout.currency}`;
+    const first = this.firstRowOfPayment.claim(key, row);
+    if (first !== undefined) {
+      const rows = this.duplicates.get(key) ?? [first];
+      rows.push(row);
+      this.duplicates.set(key, rows);
+    }
+    const known = this.known.payments?.get(key) ?? this.duplicates.get(key);
+    return known?.filter((other) => other !== row);
   }
 
   private totalsRow(raw: RawRow, payout: PayoutRow): PreparedRow {

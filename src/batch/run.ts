@@ -19,6 +19,7 @@ import {
   StorageError,
   UsageError,
 } from '../errors.js';
+import { chooseScope } from '../register/choose.js';
 import { detailsOf, type PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf, transactionKey } from '../register/identity.js';
 import { holderAlive, LEASE, markLive, newSelf, type Self } from '../register/lease.js';
@@ -41,11 +42,11 @@ import { runExitCode } from './exit-code.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
 import { notSentInterrupted, notSentUnavailable } from './outcome.js';
 import {
+  type KnownRepeats,
   openResultsFor,
   type PreparedRow,
   type PreparedSheet,
   prepareSheet,
-  type Repeats,
   RowChecker,
   type SheetOptions,
   sheetNumbers,
@@ -56,6 +57,7 @@ import { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, tally } from './validate.js';
 import { applyWebhookOutcomes, awaitOutcomes, type Settle } from './wait.js';
+import { heldReason, PayeeWarnings, WarningTally } from './warnings.js';
 
 /** Where the service is and who we are to it (PRODUCT.md `--base-url`, `--auth-url`, env). */
 export interface Connection {
@@ -78,6 +80,10 @@ export interface RunOptions extends SheetOptions {
   origin?: OriginDeclaration;
   /** `--retry-unknown`: re-send rows whose outcome is unknown, with the same key. */
   retryUnknown?: boolean;
+  /** `--hold-changed-payees`: rows whose payee's bank details changed are not sent (`skipped`). */
+  holdChangedPayees?: boolean;
+  /** Keep every warned reference (`--json` lists them all); else counts and the first rows. */
+  warnedReferences?: boolean;
   concurrency: number;
   /** Requests per second, all endpoints together; unlimited when omitted. */
   rate?: number;
@@ -114,6 +120,8 @@ export interface RunReport {
   unavailable: boolean;
   /** Whether any request for a row left (the exit code can then no longer be 2, 3 or 4). */
   sent: boolean;
+  /** The approver's warnings (warnings.ts), as the digest covers them. */
+  warnings: WarningTally;
 }
 
 /**
@@ -132,15 +140,21 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
   let run: RunHolder | undefined;
   try {
     if (options.controls) checkControlTotals(read.summary, options.controls);
-    if (options.approve !== undefined && options.approve.trim().toLowerCase() !== read.digest) {
-      throw new GuardError(
-        `--approve ${options.approve.trim()} does not match this sheet's batch digest ${read.digest}: the sheet changed since it was approved (or another sheet was approved), so validate it again and approve the new digest. Nothing was sent.`,
-      );
-    }
     register = await openRegister(options.register, {
       ...(options.clock ? { clock } : {}),
       warn: (message) => logger.warn(message),
     });
+    const asOf = clock.now();
+    if (options.approve !== undefined) {
+      // Before any request: the scope `validate` read for the same service and user, offline.
+      // Checked again below against the scope the service names (the same one, as a rule).
+      const guess = chooseScope(await register.scopes(), {
+        service: serviceOf(options.connection.baseUrl),
+        login: options.connection.credentials.username,
+      });
+      const seen = guess.scope ? await register.scopeStore(guess.scope) : undefined;
+      checkApproval(options.approve, (await judgeBatch(options, read, seen, asOf)).digest);
+    }
 
     client =
       options.client ??
@@ -164,7 +178,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       // file still says why no row was sent (every row `skipped`, exit 5 or 6).
       const how = { interrupted: signal.aborted, unavailable: breaker.gaveUp, sent: false };
       const written = await writeResults(options, read, new Map(), how);
-      return report(options, read, written, how);
+      return report(options, written, { ...how, digest: read.digest, warnings: new WarningTally() });
     }
     const scope = await scopeOf(
       register,
@@ -172,7 +186,11 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       options,
     );
     const store = await register.openScope(scope, options.connection.credentials.username);
-    run = await RunHolder.start(store, options, read.digest, clock, client.limiter);
+    // The digest covers the approver's warnings, which need the register: checked here, still
+    // before anything is sent (exit 4).
+    const approval = await judgeBatch(options, read, store, asOf);
+    if (options.approve !== undefined) checkApproval(options.approve, approval.digest);
+    run = await RunHolder.start(store, options, approval.digest, clock, client.limiter);
     logger.info(
       {
         register: register.location,
@@ -192,7 +210,15 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
 
     const steps = new RowSteps({ client, store, scope, runId: run.self.runId, signal });
     // Pass 2: claim and send, at most `concurrency` rows in flight, fed from what pass 1 read.
-    const sent = await sendRows(options, read, run, steps, signal, () => breaker.gaveUp);
+    const sent = await sendRows(
+      options,
+      read,
+      run,
+      steps,
+      new PayeeWarnings(store, asOf, read.tag),
+      signal,
+      () => breaker.gaveUp,
+    );
     const unavailable = breaker.gaveUp;
     const settle: Settle = (reference, result) =>
       store.settle(
@@ -219,6 +245,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       stoppedBy: sent.fatal,
       store,
       runId: run.self.runId,
+      asOf,
     };
     const written = await writeResults(options, read, sent.results, stop);
     const exitCode = runExitCode({
@@ -229,11 +256,12 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     });
     await run.finish(written.summary, sent.fatal ? undefined : exitCode);
     if (sent.fatal) throw afterSending(sent.fatal);
-    return report(options, read, written, {
+    return report(options, written, {
       interrupted: signal.aborted,
       unavailable,
       sent: run.sentAnything,
       runId: run.self.runId,
+      ...approval,
     });
   } catch (error) {
     throw run?.sentAnything ? afterSending(error) : error;
@@ -296,15 +324,22 @@ async function whoAmI(client: PayoutsClient, signal: AbortSignal): Promise<strin
 
 function report(
   options: RunOptions,
-  read: ReadSheet,
   written: Awaited<ReturnType<typeof writeResults>>,
-  how: { interrupted: boolean; unavailable: boolean; sent: boolean; runId?: string },
+  how: {
+    interrupted: boolean;
+    unavailable: boolean;
+    sent: boolean;
+    runId?: string;
+    digest: string;
+    warnings: WarningTally;
+  },
 ): RunReport {
   return {
     sheetPath: options.sheetPath,
     format: written.format,
     summary: written.summary,
-    digest: read.digest,
+    digest: how.digest,
+    warnings: how.warnings,
     runId: how.runId ?? '',
     resultsPath: written.resultsPath,
     register: shownLocation(options.register),
@@ -326,10 +361,13 @@ interface ReadSheet {
   prepared: PreparedSheet;
   snapshot: RowSnapshot;
   summary: BatchSummary;
+  /** The digest of the rows alone (the batch digest covers their warnings too: judgeBatch). */
   digest: string;
+  /** The sheet's tag (digest.ts): names this batch's payouts in the payee history. */
+  tag: string;
   validRows: number;
-  /** References used by more than one row: every row with one is invalid. */
-  repeats: Repeats;
+  /** References used by more than one row (every row with one is invalid), and payments. */
+  known: KnownRepeats;
 }
 
 /** Pass 1: reads the sheet once into a snapshot while counting, totalling and hashing its rows. */
@@ -355,21 +393,21 @@ async function readOnce(options: RunOptions): Promise<ReadSheet> {
     // A totals row that does not match the rows above it refuses the batch (exit 4).
     const mismatch = totalsRowGuard(prepared.totalsMismatches());
     if (mismatch !== undefined) throw mismatch;
-    const repeats = prepared.repeats();
-    if (repeats.size > 0) {
+    const known = { references: prepared.repeats(), payments: prepared.duplicates() };
+    if (known.references.size > 0) {
       // Every row sharing a reference is invalid, the first too, and none is hashed: counted
       // again from the snapshot, knowing them (only a sheet with a repeated reference pays).
       count = new SheetCount(prepared.header.index);
-      for await (const row of replay(options, { prepared, snapshot, repeats })) count.add(row);
+      for await (const row of replay(options, { prepared, snapshot, known })) count.add(row);
     }
     const { summary } = count;
     return {
       prepared,
       snapshot,
       summary,
-      digest: count.digest.finish(),
+      ...count.digest.finish(),
       validRows: summary.byStatus.valid,
-      repeats,
+      known,
     };
   } catch (error) {
     await snapshot.dispose();
@@ -393,7 +431,7 @@ class SheetCount {
     }
     const valid = row.issues.length === 0;
     tally(this.summary, row, valid ? 'valid' : 'invalid');
-    if (valid) this.digest.add(row);
+    this.digest.add(row, valid);
   }
 }
 
@@ -403,15 +441,64 @@ class SheetCount {
  */
 async function* replay(
   options: RunOptions,
-  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'repeats'>,
+  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'known'>,
 ): AsyncGenerator<PreparedRow> {
   const checker = new RowChecker(
     options.sheetPath,
     read.prepared.header.index,
     sheetNumbers(read.prepared.sheet),
-    read.repeats,
+    read.known,
   );
   for await (const raw of read.snapshot.rows()) yield checker.check(raw);
+}
+
+/** The rows of `replay` a few hundred at a time: the payees' history is read once per batch. */
+async function* replayBatches(
+  options: RunOptions,
+  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'known'>,
+): AsyncGenerator<PreparedRow[]> {
+  let batch: PreparedRow[] = [];
+  for await (const row of replay(options, read)) {
+    batch.push(row);
+    if (batch.length === 512) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** `--approve DIGEST`: the batch digest must be the one approved (exit 4, nothing sent). */
+function checkApproval(approved: string, digest: string): void {
+  if (approved.trim().toLowerCase() === digest) return;
+  throw new GuardError(
+    `--approve ${approved.trim()} does not match this sheet's batch digest ${digest}: the sheet (or what the register knows of its payees) changed since it was approved, or another sheet was approved, so validate it again and approve the new digest. Nothing was sent.`,
+  );
+}
+
+/**
+ * The batch digest as `validate` prints it: the valid rows with the approver's warnings on
+ * them, from the sheet and the register's payee history (warnings.ts), and those warnings.
+ */
+async function judgeBatch(
+  options: RunOptions,
+  read: ReadSheet,
+  store: ScopeStore | undefined,
+  asOf: number,
+): Promise<{ digest: string; warnings: WarningTally }> {
+  const digest = new BatchDigest(read.prepared.header.index);
+  const tally = new WarningTally(options.warnedReferences ?? true);
+  const warnings = new PayeeWarnings(store, asOf, read.tag);
+  for await (const batch of replayBatches(options, read)) {
+    await warnings.load(batch);
+    for (const row of batch) {
+      if (row.totals !== undefined) continue;
+      const found = warnings.of(row);
+      digest.add(row, row.issues.length === 0, found);
+      if (found.length > 0) tally.add(row.raw.rowNumber, row.payout.reference, found);
+    }
+  }
+  return { digest: digest.finish().digest, warnings: tally };
 }
 
 /**
@@ -532,6 +619,7 @@ async function sendRows(
   read: ReadSheet,
   run: RunHolder,
   steps: RowSteps,
+  warnings: PayeeWarnings,
   signal: AbortSignal,
   unavailable: () => boolean,
 ): Promise<{ results: Map<string, SentRow>; fatal?: unknown }> {
@@ -547,7 +635,15 @@ async function sendRows(
     options.onProgress?.(done, read.validRows);
   };
   let pending: PreparedRow[] = [];
-  const feed = async (batch: PreparedRow[]) => {
+  const feed = async (rows: PreparedRow[]) => {
+    await warnings.load(rows);
+    const batch: PreparedRow[] = [];
+    for (const row of rows) {
+      // --hold-changed-payees: a payee whose bank details changed is not paid, nor claimed.
+      const held = options.holdChangedPayees ? heldReason(warnings.of(row)) : undefined;
+      if (held === undefined) batch.push(row);
+      else finished(row, { status: 'skipped', errors: [held] });
+    }
     const claimed = await run.claim(batch);
     await steps.prefetch(
       [...claimed.values()]
@@ -567,7 +663,19 @@ async function sendRows(
         if (fatal) return;
         try {
           run.sentAnything = true;
-          finished(row, await steps.process(row.payout, resend));
+          const result = await steps.process(row.payout, resend);
+          if (result.status === 'submitted' || result.status === 'completed') {
+            await rememberPayment(
+              options,
+              run.store,
+              warnings.payeeHash(row),
+              row.payout.reference,
+              details,
+              read.tag,
+              result,
+            );
+          }
+          finished(row, result);
         } catch (error) {
           fatal ??= { error };
         }
@@ -595,6 +703,43 @@ async function sendRows(
   }
   await Promise.all(inFlight);
   return fatal ? { results, fatal: fatal.error } : { results };
+}
+
+/**
+ * Adds a paid row to its payee's history, which the approver's warnings of later sheets read.
+ * The payment stands whatever happens here: a history that cannot be written is logged, and the
+ * row keeps its truth.
+ */
+async function rememberPayment(
+  options: Pick<RunOptions, 'logger' | 'clock'>,
+  store: ScopeStore,
+  payee: string | undefined,
+  reference: string,
+  details: PayoutDetails,
+  batch: string,
+  result: RowResult,
+): Promise<void> {
+  if (payee === undefined) return;
+  try {
+    await store.recordPayment(
+      payee,
+      {
+        account: details.payee,
+        accountHint: details.payeeHint,
+        reference,
+        rail: details.rail,
+        paidAt: new Date((options.clock ?? systemClock).now()).toISOString(),
+        amount: details.amount,
+        currency: details.currency,
+      },
+      batch,
+    );
+  } catch (error) {
+    options.logger.warn(
+      { err: error, transactionId: result.transactionId },
+      'the payee history could not be recorded',
+    );
+  }
 }
 
 /**
@@ -634,6 +779,8 @@ interface StopReason {
   /** The register scope, once open, and this run. */
   store?: ScopeStore;
   runId?: string;
+  /** When the approver's warnings were judged (none before the register scope was open). */
+  asOf?: number;
 }
 
 /** The result of a valid row the send pass did not finish, from what the register knows. */
@@ -702,36 +849,43 @@ async function writeResults(
   const resultsPath = writer.path;
   const summary = new BatchSummary();
   const samples: RowSample[] = [];
+  // Before the register scope was open there is no payee history to judge by: no warnings then.
+  const warnings =
+    stop.store && stop.asOf !== undefined ? new PayeeWarnings(stop.store, stop.asOf, read.tag) : undefined;
   try {
-    for await (const row of replay(options, read)) {
-      const result: RowResult =
-        row.totals !== undefined
-          ? { status: 'skipped', errors: [row.totals.message] }
-          : row.issues.length > 0
-            ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
-            : (results.get(row.payout.reference) ?? unfinished.get(row.payout.reference) ?? missingResult);
-      tally(summary, row, result.status);
-      if (
-        (result.status === 'invalid' || result.status === 'failed' || result.status === 'unknown') &&
-        samples.length < 20
-      ) {
-        samples.push({
+    for await (const batch of replayBatches(options, read)) {
+      await warnings?.load(batch);
+      for (const row of batch) {
+        const result: RowResult =
+          row.totals !== undefined
+            ? { status: 'skipped', errors: [row.totals.message] }
+            : row.issues.length > 0
+              ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
+              : (results.get(row.payout.reference) ?? unfinished.get(row.payout.reference) ?? missingResult);
+        tally(summary, row, result.status);
+        if (
+          (result.status === 'invalid' || result.status === 'failed' || result.status === 'unknown') &&
+          samples.length < 20
+        ) {
+          samples.push({
+            rowNumber: row.raw.rowNumber,
+            reference: row.payout.reference,
+            messages: result.errors,
+          });
+        }
+        await writer.write({
+          cells: row.raw.cells,
           rowNumber: row.raw.rowNumber,
-          reference: row.payout.reference,
-          messages: result.errors,
+          status: result.status,
+          errors: result.errors,
+          errorColumns: result.status === 'invalid' ? row.errorColumns : [],
+          warnings: warnings?.of(row).map((w) => w.message),
+          beneficiaryId: result.beneficiaryId,
+          recipientId: result.recipientId,
+          simulationId: result.simulationId,
+          transactionId: result.transactionId,
         });
       }
-      await writer.write({
-        cells: row.raw.cells,
-        rowNumber: row.raw.rowNumber,
-        status: result.status,
-        errors: result.errors,
-        errorColumns: result.status === 'invalid' ? row.errorColumns : [],
-        beneficiaryId: result.beneficiaryId,
-        recipientId: result.recipientId,
-        simulationId: result.simulationId,
-        transactionId: result.transactionId,
-      });
     }
     await writer.commit();
   } catch (error) {

@@ -48,6 +48,13 @@ export class BatchSummary {
   /** The largest amount of a valid (or sent) row per currency, with its row: `--max-amount`. */
   readonly largestValid = new Map<string, LargestAmount>();
 
+  /** Rows per rail ('' for a row without one), for the approver's report. */
+  readonly byRail = new Map<string, number>();
+  /** The largest valid (or sent) payments per currency, largest first, at most LARGEST_KEPT each. */
+  readonly largestPayments = new Map<string, LargestAmount[]>();
+  /** The messages of rows not ok, with how many rows and the first rows each (ErrorGroups). */
+  readonly errorGroups = new ErrorGroups();
+
   /** Counts one row. */
   count(status: RowStatus): void {
     this.rows += 1;
@@ -67,6 +74,21 @@ export class BatchSummary {
       this.largestValid.set(currency, { minor, rowNumber, reference });
   }
 
+  /** Keeps a valid row among its currency's LARGEST_KEPT largest payments. */
+  noteLargePayment(currency: string, entry: LargestAmount): void {
+    let list = this.largestPayments.get(currency);
+    if (list === undefined) {
+      list = [];
+      this.largestPayments.set(currency, list);
+    }
+    // Most rows are smaller than the smallest kept: one comparison, no allocation.
+    if (list.length === LARGEST_KEPT && entry.minor <= list[list.length - 1]!.minor) return;
+    let at = list.length;
+    while (at > 0 && list[at - 1]!.minor < entry.minor) at -= 1;
+    list.splice(at, 0, entry);
+    if (list.length > LARGEST_KEPT) list.pop();
+  }
+
   /** True when no row is invalid, failed or unknown. */
   get allOk(): boolean {
     return [...NOT_OK_STATUSES].every((s) => this.byStatus[s] === 0);
@@ -84,6 +106,55 @@ export class BatchSummary {
     return Object.fromEntries(
       ROW_STATUSES.filter((s) => this.byStatus[s] > 0).map((s) => [s, this.byStatus[s]]),
     );
+  }
+}
+
+/** Payments kept per currency for the report's "largest payments". */
+export const LARGEST_KEPT = 20;
+
+/** Rows kept per message, and distinct messages kept, for the report's errors by message. */
+export const ROWS_PER_MESSAGE = 50;
+export const MESSAGES_KEPT = 500;
+
+/** One message of rows not ok: how many rows say it, and the first of them. */
+export interface ErrorGroup {
+  count: number;
+  rows: number[];
+}
+
+/**
+ * The messages of the rows not ok, each with its count and first ROWS_PER_MESSAGE rows, so
+ * 1,834 rows with one problem read as one line. At most MESSAGES_KEPT distinct messages; the
+ * rows of any others are counted in `otherRows`, so memory stays bounded for any sheet.
+ */
+export class ErrorGroups {
+  readonly groups = new Map<string, ErrorGroup>();
+  otherRows = 0;
+
+  add(rowNumber: number, messages: readonly string[]): void {
+    for (const message of messages) {
+      let group = this.groups.get(message);
+      if (group === undefined) {
+        if (this.groups.size >= MESSAGES_KEPT) {
+          this.otherRows += 1;
+          continue;
+        }
+        group = { count: 0, rows: [] };
+        this.groups.set(message, group);
+      }
+      group.count += 1;
+      if (group.rows.length < ROWS_PER_MESSAGE) group.rows.push(rowNumber);
+    }
+  }
+
+  /** Most frequent first. */
+  sorted(): [string, ErrorGroup][] {
+    return [...this.groups].sort(([, a], [, b]) => b.count - a.count);
+  }
+
+  /** Again after a structured clone (a worker's message), which keeps fields only. */
+  static from(data: ErrorGroups): ErrorGroups {
+    return Object.assign(new ErrorGroups(), data);
   }
 }
 

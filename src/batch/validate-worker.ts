@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openRegister } from '../register/open.js';
-import type { Register } from '../register/types.js';
+import type { Register, ScopeStore } from '../register/types.js';
 import type { RawRow } from '../sheet/types.js';
 import {
   ACK,
@@ -22,6 +22,7 @@ import {
 import { prepareSheet, RowChecker, rawBatches } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
 import { type RowVerdict, ValidationTally } from './verdicts.js';
+import { PayeeWarnings } from './warnings.js';
 
 const port = parentPort;
 if (port === null) throw new Error('validate-worker.js runs as a worker thread of payouts validate');
@@ -79,22 +80,33 @@ const pending = new VerdictPacker(MESSAGE_ROWS);
 let register: Register | undefined;
 try {
   const checker = new RowChecker(input.sheetPath, input.index, input.numbers);
-  const tally = new ValidationTally(input.index, input.sampleSize);
+  const tally = new ValidationTally(
+    input.index,
+    input.sampleSize,
+    input.warnedReferences,
+    input.holdChangedPayees,
+  );
   let check: RegisterCheck | undefined;
+  let store: ScopeStore | undefined;
   if (input.register) {
     const opened = await openRegister(input.register.location, { readonly: true });
     register = opened;
-    check = new RegisterCheck(await opened.scopeStore(input.register.scope));
+    store = await opened.scopeStore(input.register.scope);
+    check = new RegisterCheck(store);
   }
+  const warnings = new PayeeWarnings(store, input.asOf, input.batch);
   const referenceAt = input.index.get('reference') ?? -1;
   const batches = input.sheet ? rawBatches((await prepareSheet(input.sheet)).sheet) : sentRows();
   for await (const rows of batches) {
     // With a register, one look-up answers the whole batch, by its reference cells.
     const found = check && (await check.lookAhead(rows, referenceAt));
-    for (const raw of rows) {
-      const row = checker.check(raw);
+    const checked = rows.map((raw) => checker.check(raw));
+    // One look-up of the payees' history for the whole batch too.
+    await warnings.load(checked);
+    for (const row of checked) {
       const earlier = found?.resultOf(row);
-      const full = take(raw.rowNumber, tally.add(row, earlier instanceof Promise ? await earlier : earlier));
+      const verdict = tally.add(row, earlier instanceof Promise ? await earlier : earlier, warnings.of(row));
+      const full = take(row.raw.rowNumber, verdict);
       if (full) await full;
     }
     // The main thread waits for the verdicts of the rows it sent before it sends more.
@@ -102,7 +114,12 @@ try {
   }
   checker.finish();
   await post();
-  send({ type: 'done', ...tally.finish(), repeats: [...checker.repeats] });
+  send({
+    type: 'done',
+    ...tally.finish(),
+    repeats: [...checker.repeats],
+    duplicates: [...checker.duplicates],
+  });
 } catch (error) {
   // The rows checked before the error first: the main thread then meets the error in order.
   if (pending.rows > 0) sendVerdicts();

@@ -31,6 +31,7 @@ import { RegisterCheck } from './register-check.js';
 import type { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
+import { PayeeWarnings, type WarningTally } from './warnings.js';
 
 export { type RowSample, tally } from './verdicts.js';
 
@@ -52,6 +53,12 @@ export interface ValidateOptions extends SheetOptions {
    * which of its scopes: a missing register is no error, the rows are then checked as sheets.
    */
   register?: { location: string } & ScopeHint;
+  /** The moment the approver's warnings count 45 days back from (ms); now by default. */
+  asOf?: number;
+  /** Keep every warned reference (`--json` lists them all); else counts and the first rows. */
+  warnedReferences?: boolean;
+  /** `--hold-changed-payees`: show rows whose payee's bank details changed as `run` would hold them. */
+  holdChangedPayees?: boolean;
 }
 
 /** What validate learnt from the register, for the summary. */
@@ -76,6 +83,8 @@ export interface ValidateReport {
   /** The register consulted, when there was one. */
   register?: string;
   registerNote?: string;
+  /** The approver's warnings (warnings.ts). */
+  warnings: WarningTally;
 }
 
 /**
@@ -90,23 +99,28 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
   let resultsPath: string;
   try {
     const store = registered.scope ? await registered.register!.scopeStore(registered.scope) : undefined;
+    const asOf = options.asOf ?? Date.now();
     prepared = await prepareSheet(options);
     ({ findings, resultsPath } = await checkAndWrite(options, prepared, (writer, sampleSize) =>
       useWorker(options, prepared.sheet).then((worker) =>
         worker
-          ? checkOnWorker(options, prepared, writer, sampleSize, registered.scope)
-          : checkHere(options, prepared, writer, sampleSize, store),
+          ? checkOnWorker(options, prepared, writer, sampleSize, asOf, registered.scope)
+          : checkHere(options, prepared, writer, sampleSize, asOf, store),
       ),
     ));
-    if (findings.repeats.length > 0) {
-      // Every row sharing a reference is invalid, the first too, and none is in the digest: the
-      // first was checked before the repeat was met, so the sheet is read once more knowing
-      // them. Only sheets with a repeated reference pay for the second reading.
-      const repeats = new Map(findings.repeats);
-      prepared = await prepareSheet(options, repeats);
+    // A sheet a run already paid in part finds its own payouts in the payee history: its rows
+    // are compared with the history as it stood before (as run does), which needs its tag.
+    const ownBatch = findings.historyBatches.includes(findings.tag) ? findings.tag : undefined;
+    if (findings.repeats.length > 0 || findings.duplicates.length > 0 || ownBatch !== undefined) {
+      // Every row sharing a reference is invalid, the first too, and none is in the digest; every
+      // row of a repeated payment is a possible duplicate, the first too. The first was checked
+      // before its repeat was met, so the sheet is read once more knowing them. Only sheets with
+      // a repeat (or paid in part) pay for the second reading.
+      const known = { references: new Map(findings.repeats), payments: new Map(findings.duplicates) };
+      prepared = await prepareSheet(options, known);
       const again = prepared;
       ({ findings, resultsPath } = await checkAndWrite(options, again, (writer, sampleSize) =>
-        checkHere(options, again, writer, sampleSize, store),
+        checkHere(options, again, writer, sampleSize, asOf, store, ownBatch),
       ));
     }
   } finally {
@@ -121,6 +135,7 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     resultsPath,
     unknownColumns: prepared.header.unknown,
     invalidSamples: findings.invalidSamples,
+    warnings: findings.warnings,
     ...(registered.scope && options.register ? { register: shownLocation(options.register.location) } : {}),
     ...(registered.note ? { registerNote: registered.note } : {}),
   };
@@ -185,18 +200,27 @@ async function checkHere(
   prepared: PreparedSheet,
   writer: ResultsWriter,
   sampleSize: number,
+  asOf: number,
   store?: ScopeStore,
+  batch?: string,
 ): Promise<SheetFindings> {
-  const tally = new ValidationTally(prepared.header.index, sampleSize);
+  const tally = new ValidationTally(
+    prepared.header.index,
+    sampleSize,
+    options.warnedReferences,
+    options.holdChangedPayees,
+  );
   const check = store ? new RegisterCheck(store) : undefined;
+  const warnings = new PayeeWarnings(store, asOf, batch);
   for await (const batch of prepared.batches) {
     const earlier = check ? await check.results(batch) : undefined;
+    await warnings.load(batch);
     // write() returns a promise only when the output asks us to wait (backpressure); a batch
     // is small, so the wait comes after it.
     let pending: Promise<void> | undefined;
     for (let i = 0; i < batch.length; i++) {
       const row = batch[i]!;
-      pending = writer.write(resultOf(row.raw, tally.add(row, earlier?.[i]))) ?? pending;
+      pending = writer.write(resultOf(row.raw, tally.add(row, earlier?.[i], warnings.of(row)))) ?? pending;
     }
     if (pending) await pending;
     options.onProgress?.(tally.summary.rows);
@@ -204,6 +228,8 @@ async function checkHere(
   return {
     ...tally.finish(),
     repeats: [...prepared.repeats()].map(([reference, rows]) => [reference, [...rows]]),
+    duplicates: [...prepared.duplicates()].map(([payment, rows]) => [payment, [...rows]]),
+    historyBatches: [...warnings.batchesSeen],
   };
 }
 
@@ -217,6 +243,7 @@ async function checkOnWorker(
   prepared: PreparedSheet,
   writer: ResultsWriter,
   sampleSize: number,
+  asOf: number,
   scope?: ScopeInfo,
 ): Promise<SheetFindings> {
   const { sheetPath, sheetName, delimiter, encoding, columnsFile } = options;
@@ -227,6 +254,9 @@ async function checkOnWorker(
     index: prepared.header.index,
     numbers: sheetNumbers(prepared.sheet),
     sampleSize,
+    asOf,
+    warnedReferences: options.warnedReferences ?? true,
+    holdChangedPayees: options.holdChangedPayees ?? false,
   });
   let verdicts = NO_VERDICTS;
   let at = 0;
@@ -298,6 +328,7 @@ function resultOf(raw: RawRow, verdict: RowVerdict): ResultRecord {
     status: verdict.status,
     errors: verdict.errors,
     errorColumns: verdict.errorColumns,
+    warnings: verdict.warnings,
     beneficiaryId: verdict.beneficiaryId,
     recipientId: verdict.recipientId,
     simulationId: verdict.simulationId,

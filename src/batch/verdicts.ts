@@ -2,7 +2,8 @@ import type { ColumnIndex } from '../columns/columns.js';
 import { BatchDigest } from './digest.js';
 import type { EarlierResult } from './earlier.js';
 import type { PreparedRow } from './prepare.js';
-import { BatchSummary, type RowStatus } from './summary.js';
+import { BatchSummary, NOT_OK_STATUSES, type RowStatus } from './summary.js';
+import { heldReason, NO_WARNINGS, type RowWarning, WarningTally } from './warnings.js';
 
 /** One invalid row, for the summary a person reads. */
 export interface RowSample {
@@ -16,6 +17,8 @@ export interface RowVerdict {
   status: RowStatus;
   errors: readonly string[];
   errorColumns: readonly number[];
+  /** The approver's warnings of the row (warnings.ts), in words. */
+  warnings?: readonly string[];
   beneficiaryId?: string;
   recipientId?: string;
   simulationId?: string;
@@ -38,6 +41,13 @@ export interface SheetFindings {
   totalsMismatches: string[];
   /** References used by more than one row, with those rows: their first rows need a second reading. */
   repeats: [string, number[]][];
+  /** Payments (payee, amount, currency) on more than one row: their first rows need it too. */
+  duplicates: [string, number[]][];
+  /** The sheet's tag (digest.ts): names its payouts in the payee history. */
+  tag: string;
+  /** The batches that last changed the payee histories read: the sheet's own tag needs a second reading. */
+  historyBatches: string[];
+  warnings: WarningTally;
 }
 
 /**
@@ -49,20 +59,26 @@ export class ValidationTally {
   private readonly digest: BatchDigest;
   private readonly invalidSamples: RowSample[] = [];
   private readonly totalsMismatches: string[] = [];
+  readonly warnings: WarningTally;
 
   constructor(
     index: ColumnIndex,
     private readonly sampleSize: number,
+    /** Keep every warned reference (for `--json`), not only the counts and the first rows. */
+    keepReferences = true,
+    /** `--hold-changed-payees`: a row whose payee's bank details changed would not be sent. */
+    private readonly hold = false,
   ) {
     this.digest = new BatchDigest(index);
+    this.warnings = new WarningTally(keepReferences);
   }
 
   /**
    * Counts a row and returns its verdict; `earlier` is what the register says of a valid row
    * (register-check.ts). The digest is of the sheet's valid rows whatever the register says,
-   * so `run --approve` compares the same thing.
+   * so `run --approve` compares the same thing; it covers the row's warnings too.
    */
-  add(row: PreparedRow, earlier?: EarlierResult): RowVerdict {
+  add(row: PreparedRow, earlier?: EarlierResult, warnings: readonly RowWarning[] = NO_WARNINGS): RowVerdict {
     // The totals row is no payout: not counted, not hashed, `skipped` with what it says.
     if (row.totals !== undefined) {
       tally(this.summary, row, 'skipped');
@@ -70,9 +86,11 @@ export class ValidationTally {
       return { status: 'skipped', errors: [row.totals.message], errorColumns: VALID.errorColumns };
     }
     const valid = row.issues.length === 0;
-    if (valid) this.digest.add(row);
+    this.digest.add(row, valid, warnings);
+    const warned = warnings.length === 0 ? undefined : warnings.map((w) => w.message);
+    if (warned !== undefined) this.warnings.add(row.raw.rowNumber, row.payout.reference, warnings);
     if (earlier !== undefined) {
-      tally(this.summary, row, earlier.status);
+      tally(this.summary, row, earlier.status, earlier.errors);
       if (earlier.status !== 'skipped' && this.invalidSamples.length < this.sampleSize) {
         this.invalidSamples.push({ ...sampleOf(row), messages: earlier.errors });
       }
@@ -81,23 +99,32 @@ export class ValidationTally {
         status: earlier.status,
         errors: earlier.errors,
         errorColumns: VALID.errorColumns,
+        warnings: warned,
         beneficiaryId: earlier.beneficiaryId,
         recipientId: earlier.recipientId,
         simulationId: earlier.simulationId,
         transactionId: earlier.transactionId,
       };
     }
+    const held = this.hold && valid ? heldReason(warnings) : undefined;
+    if (held !== undefined) {
+      tally(this.summary, row, 'skipped');
+      return { status: 'skipped', errors: [held], errorColumns: VALID.errorColumns, warnings: warned };
+    }
     const status: RowStatus = valid ? 'valid' : 'invalid';
-    tally(this.summary, row, status);
+    const messages = valid ? VALID.errors : row.issues.map((i) => i.message);
+    tally(this.summary, row, status, messages);
     if (!valid && this.invalidSamples.length < this.sampleSize) this.invalidSamples.push(sampleOf(row));
     const { beneficiary, recipient } = row.payout;
     const beneficiaryId = beneficiary.kind === 'existing' ? beneficiary.id : undefined;
     const recipientId = recipient.kind === 'existing' ? recipient.id : undefined;
-    if (valid && beneficiaryId === undefined && recipientId === undefined) return VALID;
+    if (valid && beneficiaryId === undefined && recipientId === undefined && warned === undefined)
+      return VALID;
     return {
       status,
-      errors: valid ? VALID.errors : row.issues.map((i) => i.message),
+      errors: messages,
       errorColumns: row.errorColumns,
+      warnings: warned,
       beneficiaryId,
       recipientId,
     };
@@ -107,22 +134,37 @@ export class ValidationTally {
   finish(): SheetFindings {
     return {
       summary: this.summary,
-      digest: this.digest.finish(),
+      ...this.digest.finish(),
+      historyBatches: [],
       invalidSamples: this.invalidSamples,
       totalsMismatches: this.totalsMismatches,
       repeats: [],
+      duplicates: [],
+      warnings: this.warnings,
     };
   }
 }
 
-/** Counts a row and adds its amount to the sheet's (and, if valid, the valid) totals. */
-export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus): void {
+/**
+ * Counts a row and adds its amount to the sheet's (and, if valid, the valid) totals; `messages`
+ * are the row's own when it is not ok (invalid, failed, unknown), grouped for the report.
+ */
+export function tally(
+  summary: BatchSummary,
+  row: PreparedRow,
+  status: RowStatus,
+  messages?: readonly string[],
+): void {
   if (row.raw.strayQuote) summary.strayQuoteRow ??= row.raw.rowNumber;
   if (row.totals !== undefined) {
     summary.totalsRows.push(row.totals.message);
     return;
   }
   summary.count(status);
+  const rail = row.payout.rail ?? '';
+  summary.byRail.set(rail, (summary.byRail.get(rail) ?? 0) + 1);
+  if (messages !== undefined && NOT_OK_STATUSES.has(status))
+    summary.errorGroups.add(row.raw.rowNumber, messages);
   const { amount, currency } = row.payout;
   if (amount?.grouped) summary.groupedAmounts += 1;
   if (amount && currency) {
@@ -130,6 +172,11 @@ export function tally(summary: BatchSummary, row: PreparedRow, status: RowStatus
     if (status !== 'invalid') {
       BatchSummary.add(summary.validTotals, currency, amount.minor);
       summary.noteLargest(currency, amount.minor, row.raw.rowNumber, row.payout.reference);
+      summary.noteLargePayment(currency, {
+        minor: amount.minor,
+        rowNumber: row.raw.rowNumber,
+        reference: row.payout.reference,
+      });
     }
   }
 }

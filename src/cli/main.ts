@@ -68,7 +68,31 @@ function sheetOptions<T>(y: Argv<T>) {
       array: true,
       default: [] as string[],
       describe: 'largest amount one row may pay, CUR=AMOUNT, repeatable (e.g. --max-amount USD=25000)',
+    })
+    .option('hold-changed-payees', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'do not send rows whose payee has other bank details than when last paid (skipped, reason on the row)',
+    })
+    .option('report', {
+      type: 'string',
+      describe:
+        "the approver's HTML report (validate: <sheet name>.report.html beside the results by default, --no-report to skip - run: only when given)",
     });
+}
+
+/** `--report PATH`, `--no-report` (false), or nothing (undefined): the command picks its default. */
+function reportOption(value: unknown, io: CliIo): string | false | undefined {
+  if (value === false) return false;
+  if (value === undefined || value === true) return undefined;
+  const text = String(value);
+  if (text.trim() === '')
+    throw new UsageError('--report needs a file path (--report PATH), or use --no-report');
+  if (!text.toLowerCase().endsWith('.html') && !text.toLowerCase().endsWith('.htm')) {
+    throw new UsageError(`--report ${text} must end in .html: the report is one HTML page`);
+  }
+  return resolveFrom(io.cwd, text);
 }
 
 interface SheetArgs {
@@ -83,6 +107,9 @@ interface SheetArgs {
   'expect-count'?: number;
   'expect-total': string[];
   'max-amount': string[];
+  'hold-changed-payees': boolean;
+  /** A path, false for --no-report, undefined when not given. */
+  report?: string | false;
   [key: string]: unknown;
 }
 
@@ -112,6 +139,8 @@ function commonSheetOptions(args: SheetArgs, io: CliIo, rehearsal = false) {
     columnsFile: args.columns ? resolveFrom(io.cwd, args.columns) : undefined,
     outPath,
     json: args.json,
+    holdChangedPayees: args['hold-changed-payees'],
+    report: reportOption(args.report, io),
     controls: {
       expectCount,
       expectTotals: parseExpectTotals(args['expect-total']),
@@ -316,6 +345,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             register: registerLocationText(args.register, io.env, io.cwd),
             approve: args.approve,
             retryUnknown: args['retry-unknown'],
+            holdChangedPayees: args['hold-changed-payees'],
             ...originOf(args['same-service-as'], args['separate-service']),
             concurrency: args.concurrency,
             rate: args.rate,

@@ -37,6 +37,9 @@ export interface RunCommandOptions extends SheetOptions {
   register: string;
   approve?: string;
   retryUnknown: boolean;
+  holdChangedPayees?: boolean;
+  /** `--report PATH`: the approver's HTML report (run writes one only when asked). */
+  report?: string | false;
   /** `--same-service-as` or `--separate-service`. */
   origin?: OriginDeclaration;
   concurrency: number;
@@ -107,9 +110,27 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       connection,
       logger,
       signal: stop.signal,
+      warnedReferences: options.json,
       onProgress: (done, total) => progress.update(done, total),
     });
     progress.finish();
+    const reportPath = typeof options.report === 'string' ? options.report : undefined;
+    if (reportPath) {
+      const { writeReport } = await import('../report/html.js');
+      await writeReport(reportPath, {
+        command: 'run',
+        sheetPath: report.sheetPath,
+        at: new Date(now()),
+        digest: report.digest,
+        summary: report.summary,
+        warnings: report.warnings,
+        controls: options.controls,
+        resultsPath: report.resultsPath,
+        registerPath: options.sandbox ? null : report.register,
+        holdChangedPayees: options.holdChangedPayees,
+        sandbox: options.sandbox,
+      });
+    }
     const facts: SummaryFacts = {
       command: 'run',
       sheetPath: report.sheetPath,
@@ -121,6 +142,8 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       ...(options.sandbox ? { sandbox: true } : {}),
       unknownColumns: report.unknownColumns,
       samples: report.samples,
+      warnings: report.warnings,
+      ...(reportPath ? { reportPath } : {}),
     };
     const happened = {
       sent: report.sent,

@@ -1,5 +1,6 @@
 import { BatchSummary, formatAmountForPeople, ROW_STATUSES } from '../batch/summary.js';
 import type { RowSample } from '../batch/validate.js';
+import { SIGNALS, type WarningTally } from '../batch/warnings.js';
 import { EXIT, type PayoutsError } from '../errors.js';
 import { boundCell } from '../sheet/quote.js';
 import { type CliIo, println } from './io.js';
@@ -18,6 +19,10 @@ export interface SummaryFacts {
   sandbox?: boolean;
   unknownColumns: string[];
   samples: RowSample[];
+  /** The approver's warnings (warnings.ts). */
+  warnings: WarningTally;
+  /** The HTML report written, if any. */
+  reportPath?: string;
   error?: PayoutsError;
 }
 
@@ -36,7 +41,9 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     strayQuoteRow: summary.strayQuoteRow ?? null,
     totalsRows: summary.totalsRows,
     digest: facts.digest,
+    warnings: facts.warnings.references(),
     results: facts.resultsPath,
+    report: facts.reportPath ?? null,
     register: facts.registerPath,
     ...(facts.sandbox ? { sandbox: true } : {}),
     unknownColumns: facts.unknownColumns,
@@ -102,8 +109,18 @@ export function humanSummary(facts: SummaryFacts): string[] {
       lines.push(`  row ${sample.rowNumber}${ref}: ${sample.messages.join('; ')}`);
     }
   }
+  const { warnings } = facts;
+  lines.push('Warnings for the approver (rows):');
+  for (const signal of SIGNALS) {
+    const first = warnings.rows[signal][0];
+    const example = first ? ` - first: row ${first.rowNumber} (${boundCell(first.reference)})` : '';
+    lines.push(
+      `  ${signal.padEnd(19)} ${warnings.counts[signal].toLocaleString('en-US').padStart(9)}${example}`,
+    );
+  }
   lines.push(`Batch digest: ${facts.digest}`);
   lines.push(`Results: ${facts.resultsPath}`);
+  if (facts.reportPath) lines.push(`Report: ${facts.reportPath}`);
   if (facts.registerPath) lines.push(`Register: ${facts.registerPath}`);
   if (facts.error) lines.push(`payouts: ${facts.error.message}`);
   return lines;

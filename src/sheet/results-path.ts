@@ -17,6 +17,11 @@ export function resultsPathFor(sheetPath: string, format: SheetFormat, rehearsal
   return `${stemOf(sheetPath)}${rehearsal ? '.sandbox' : ''}.results.${format}`;
 }
 
+/** PRODUCT.md default `--report` of validate: `<sheet name>.report.html` beside the results file. */
+export function reportPathFor(sheetPath: string, resultsPath: string): string {
+  return path.join(path.dirname(resultsPath), `${path.parse(sheetPath).name}.report.html`);
+}
+
 /** The format a sheet is read in, by its extension (`openSheet` also checks its first bytes). */
 export function formatByExtension(sheetPath: string): SheetFormat {
   const extension = path.extname(sheetPath).toLowerCase();

@@ -17,6 +17,7 @@ export const RESULT_COLUMNS = [
   'result.row',
   'result.status',
   'result.errors',
+  'result.warnings',
   'result.beneficiaryId',
   'result.recipientId',
   'result.simulationId',
@@ -31,6 +32,8 @@ export interface ResultRecord {
   status: string;
   /** Every message of the row; joined with "; " in `result.errors`. */
   errors: readonly string[];
+  /** The approver's warnings of the row; joined with "; " in `result.warnings`. */
+  warnings?: readonly string[];
   beneficiaryId?: string;
   recipientId?: string;
   simulationId?: string;
@@ -107,6 +110,7 @@ function resultValues(row: ResultRecord): string[] {
     String(row.rowNumber),
     row.status,
     row.errors.join('; '),
+    row.warnings?.join('; ') ?? '',
     row.beneficiaryId ?? '',
     row.recipientId ?? '',
     row.simulationId ?? '',
@@ -186,6 +190,9 @@ class CsvResultsWriter implements ResultsWriter {
       String(row.rowNumber),
       neutraliseFormula(row.status),
       row.errors.length === 0 ? '' : neutraliseFormula(row.errors.join('; ')),
+      row.warnings === undefined || row.warnings.length === 0
+        ? ''
+        : neutraliseFormula(row.warnings.join('; ')),
       neutraliseFormula(row.beneficiaryId ?? ''),
       neutraliseFormula(row.recipientId ?? ''),
       neutraliseFormula(row.simulationId ?? ''),
@@ -341,11 +348,12 @@ class XlsxResultsWriter implements ResultsWriter {
     this.formatsSeen = this.sheetLayout?.formatted ?? 0;
     const kept = this.layout.kept;
     const errorsAt = kept.length + 2;
+    const warningsAt = kept.length + 3;
     this.plainStyles = this.isText.map((text, out) => {
       const input = kept[out];
       const numFmt = text ? '@' : input === undefined ? undefined : columns?.[input]?.numFmt;
       const style: Partial<ExcelJS.Style> = numFmt === undefined ? {} : { numFmt };
-      if (out === errorsAt) style.alignment = WRAP;
+      if (out === errorsAt || out === warningsAt) style.alignment = WRAP;
       return style;
     });
     this.markedStyles = this.plainStyles.map((style) => ({ ...style, fill: MARK_FILL }));
@@ -409,6 +417,7 @@ const RESULT_WIDTHS: Record<ResultColumn, number> = {
   'result.row': 11,
   'result.status': 14,
   'result.errors': 70,
+  'result.warnings': 50,
   'result.beneficiaryId': 22,
   'result.recipientId': 22,
   'result.simulationId': 22,

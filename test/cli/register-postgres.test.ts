@@ -102,7 +102,7 @@ describe('a PostgreSQL register', () => {
       );
       expect(new Set(scopes.map((s) => s.scope.id)).size).toBe(1);
       const version = await asAdmin(url, 'SELECT version FROM payouts.schema_version');
-      expect(version.rows).toEqual([{ version: 2 }]);
+      expect(version.rows).toEqual([{ version: 3 }]);
     } finally {
       await Promise.all(registers.map((r) => r.close()));
     }

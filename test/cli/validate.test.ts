@@ -39,10 +39,11 @@ describe('payouts validate on the clean sample', () => {
       expect(rows.map((r) => r['result.status'])).toEqual(Array(12).fill('valid'));
       expect(rows.map((r) => r['result.row'])).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 2)));
       expect(rows[0]!['routingNumber']).toBe('021000021');
-      expect(Object.keys(rows[0]!).slice(-7)).toEqual([
+      expect(Object.keys(rows[0]!).slice(-8)).toEqual([
         'result.row',
         'result.status',
         'result.errors',
+        'result.warnings',
         'result.beneficiaryId',
         'result.recipientId',
         'result.simulationId',

@@ -109,6 +109,8 @@ describe('CSV results', () => {
           rowNumber: row.rowNumber,
           status: i === 0 ? 'invalid' : 'valid',
           errors: i === 0 ? ['amount must be greater than 0', 'routingNumber is invalid'] : [],
+          warnings:
+            i === 1 ? ['new payee: no earlier payout to Ana is in the register', 'second'] : undefined,
           recipientId: i === 1 ? 'rcp_123' : undefined,
         }),
       ),
@@ -129,8 +131,18 @@ describe('CSV results', () => {
       '',
       '',
       '',
+      '',
     ]);
-    expect(results[1]).toEqual(['3', 'valid', '', '', 'rcp_123', '', '']);
+    expect(results[1]).toEqual([
+      '3',
+      'valid',
+      '',
+      'new payee: no earlier payout to Ana is in the register; second',
+      '',
+      'rcp_123',
+      '',
+      '',
+    ]);
     expect(results.map((r) => r[0])).toEqual(input.rows.map((r) => String(r.rowNumber)));
   });
 
@@ -145,8 +157,8 @@ describe('CSV results', () => {
     });
     await writeAll(writer, [record([str('A;1'), str('1,50')])]);
     expect(await readFile(out, 'utf8')).toBe(
-      'reference;amount;result.row;result.status;result.errors;result.beneficiaryId;result.recipientId;result.simulationId;result.transactionId\n' +
-        '"A;1";1,50;2;valid;;;;;\n',
+      'reference;amount;result.row;result.status;result.errors;result.warnings;result.beneficiaryId;result.recipientId;result.simulationId;result.transactionId\n' +
+        '"A;1";1,50;2;valid;;;;;;\n',
     );
   });
 
@@ -263,6 +275,7 @@ describe('XLSX results', () => {
       '3',
       'invalid',
       'amount must be greater than 0; routingNumber is invalid',
+      '',
       '',
       '',
       '',

@@ -1,0 +1,236 @@
+/**
+ * The approver's warnings (PRODUCT.md "Warnings for the approver"): signals computed offline
+ * from the sheet and the register's payee history, one list per row. A warning never blocks a
+ * row by itself (`--hold-changed-payees` holds rows by one of them); the batch digest covers
+ * them, so `--approve` approves what the approver saw.
+ */
+import { detailsOf } from '../register/details.js';
+import { historyFor, minorOf } from '../register/rules.js';
+import type { PayeeHistory, ScopeStore } from '../register/types.js';
+import { formatMinor } from '../rows/money.js';
+import { boundCell } from '../sheet/quote.js';
+import type { PreparedRow } from './prepare.js';
+
+export const SIGNALS = ['newPayee', 'changedBankDetails', 'possibleDuplicate', 'unusualAmount'] as const;
+export type Signal = (typeof SIGNALS)[number];
+
+/** One warning on a row: which signal, and what it says to a person. */
+export interface RowWarning {
+  signal: Signal;
+  message: string;
+}
+
+/** A payout to the same payee, amount and currency this many days back is a possible duplicate. */
+export const DUPLICATE_DAYS = 45;
+/** An amount more than this many times the payee's largest earlier payout is unusual. */
+export const UNUSUAL_FACTOR = 3n;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The list of a row without warnings: shared, never changed. */
+export const NO_WARNINGS: readonly RowWarning[] = Object.freeze([]);
+
+/** What the warnings read of a register scope. */
+export type HistoryReader = Pick<ScopeStore, 'fingerprint' | 'payeeHistory'>;
+
+/**
+ * The warnings of valid rows, batch by batch: `load` reads the history of a batch's payees in
+ * one query, then `of` gives each row its warnings. Without a register every payee is new.
+ */
+export class PayeeWarnings {
+  private histories: ReadonlyMap<string, PayeeHistory> = new Map();
+  /** Keyed hashes of the payee keys of the batch loaded last. */
+  private hashed = new Map<string, string>();
+  /** The batches (sheet tags) that last changed the histories read: tells validate its own. */
+  readonly batchesSeen = new Set<string>();
+
+  constructor(
+    private readonly register: HistoryReader | undefined,
+    /** The moment the 45 days are counted back from (ms since the epoch), fixed for a whole command. */
+    private readonly asOf: number,
+    /** This sheet's tag (digest.ts): its own payouts are not held against its rows. */
+    private readonly batch?: string,
+  ) {}
+
+  /** Reads the history of these rows' payees. */
+  async load(rows: readonly PreparedRow[]): Promise<void> {
+    if (this.register === undefined) return;
+    const hashed = new Map<string, string>();
+    for (const row of rows) {
+      const key = row.payee?.key;
+      if (key !== undefined && !hashed.has(key)) hashed.set(key, this.register.fingerprint(`payee:${key}`));
+    }
+    this.hashed = hashed;
+    this.histories = hashed.size === 0 ? new Map() : await this.register.payeeHistory([...hashed.values()]);
+    for (const history of this.histories.values()) this.batchesSeen.add(history.batch);
+  }
+
+  /** The keyed hash of a loaded row's payee, as the register keeps its history. */
+  payeeHash(row: PreparedRow): string | undefined {
+    const key = row.payee?.key;
+    if (key === undefined || this.register === undefined) return undefined;
+    return this.hashed.get(key) ?? this.register.fingerprint(`payee:${key}`);
+  }
+
+  /** The warnings of a row of the batch loaded last (none for an invalid row or a totals row). */
+  of(row: PreparedRow): readonly RowWarning[] {
+    const { payee, payout } = row;
+    if (payee === undefined || row.issues.length > 0 || row.totals !== undefined) return NO_WARNINGS;
+    const warnings: RowWarning[] = [];
+    const amount = payout.amount;
+    const currency = payout.currency ?? '';
+    const name = payee.name;
+    const hash = this.payeeHash(row);
+    const history = historyFor(hash === undefined ? undefined : this.histories.get(hash), this.batch);
+    if (history === undefined) {
+      warnings.push({
+        signal: 'newPayee',
+        message: `new payee: no earlier payout to ${name} is in the register`,
+      });
+    } else if (this.register !== undefined) {
+      const details = detailsOf(payout, (canonical) => this.register!.fingerprint(canonical));
+      // Another account than any the payee was paid to before; a payee with two accounts has both.
+      const last = history.accounts[0];
+      if (last !== undefined && !history.accounts.some((paid) => paid.account === details.payee)) {
+        warnings.push({
+          signal: 'changedBankDetails',
+          message: `bank details changed: ${name} was last paid to ${last.accountHint} on ${day(last.paidAt)} (reference ${boundCell(last.reference)}), this row pays ${details.payeeHint}`,
+        });
+      }
+      const twin =
+        amount === undefined
+          ? undefined
+          : history.accounts.find(
+              (paid) =>
+                paid.reference !== payout.reference &&
+                paid.currency === currency &&
+                minorOf(paid.amount) === amount.minor &&
+                this.asOf - Date.parse(paid.paidAt) <= DUPLICATE_DAYS * DAY_MS,
+            );
+      if (twin !== undefined) {
+        warnings.push({
+          signal: 'possibleDuplicate',
+          message: `possible duplicate: ${name} was paid ${twin.amount} ${currency} on ${day(twin.paidAt)} under reference ${boundCell(twin.reference)}`,
+        });
+      }
+      const largest = history.largest[currency];
+      if (amount !== undefined && largest !== undefined && amount.minor > UNUSUAL_FACTOR * minorOf(largest)) {
+        warnings.push({
+          signal: 'unusualAmount',
+          message: `unusual amount: ${amount.text} ${currency} is more than ${UNUSUAL_FACTOR} times the largest earlier payout to ${name} (${largest} ${currency})`,
+        });
+      }
+    }
+    if (row.sameAs !== undefined && row.sameAs.length > 0 && amount !== undefined) {
+      const others = row.sameAs;
+      warnings.push({
+        signal: 'possibleDuplicate',
+        message: `possible duplicate: row${others.length === 1 ? '' : 's'} ${others.slice(0, 5).join(', ')}${others.length > 5 ? ' and more' : ''} of this sheet also pay${others.length === 1 ? 's' : ''} ${name} ${formatMinor(amount.minor)} ${currency}`,
+      });
+    }
+    return warnings;
+  }
+}
+
+/**
+ * Why `--hold-changed-payees` holds a row with these warnings, or undefined when it does not:
+ * the reason on the row, in words.
+ */
+export function heldReason(warnings: readonly RowWarning[]): string | undefined {
+  const changed = warnings.find((w) => w.signal === 'changedBankDetails');
+  if (changed === undefined) return undefined;
+  return `held by --hold-changed-payees, not sent: ${changed.message} - confirm the new bank details with the payee, then run again without --hold-changed-payees to pay it`;
+}
+
+/** "2026-10-25" of an ISO time. */
+function day(iso: string): string {
+  return iso.slice(0, 10);
+}
+
+/** A row with a warning, for the approver's report and the terminal. */
+export interface WarnedRow {
+  rowNumber: number;
+  reference: string;
+  message: string;
+}
+
+/** Rows kept per signal for people (the report, the terminal); the count and the JSON have all. */
+export const WARNED_ROWS_KEPT = 50;
+
+/** References joined into one flat text this many at a time: no row's cells are kept alive. */
+const REFERENCES_PER_CHUNK = 4096;
+
+/**
+ * The warnings of a sheet, signal by signal: how many rows, the first rows for people, and
+ * (for `--json`) every reference, kept as flat text rather than a million small strings.
+ */
+export class WarningTally {
+  readonly counts: Record<Signal, number> = {
+    newPayee: 0,
+    changedBankDetails: 0,
+    possibleDuplicate: 0,
+    unusualAmount: 0,
+  };
+  readonly rows: Record<Signal, WarnedRow[]> = {
+    newPayee: [],
+    changedBankDetails: [],
+    possibleDuplicate: [],
+    unusualAmount: [],
+  };
+  private readonly chunks: Record<Signal, string[]> = {
+    newPayee: [],
+    changedBankDetails: [],
+    possibleDuplicate: [],
+    unusualAmount: [],
+  };
+  private readonly pending: Record<Signal, string[]> = {
+    newPayee: [],
+    changedBankDetails: [],
+    possibleDuplicate: [],
+    unusualAmount: [],
+  };
+
+  constructor(private readonly keepReferences = true) {}
+
+  /** Counts a row's warnings (a signal once per row). */
+  add(rowNumber: number, reference: string, warnings: readonly RowWarning[]): void {
+    let seen: Signal | undefined;
+    for (const warning of warnings) {
+      const { signal } = warning;
+      if (signal === seen) continue;
+      seen = signal;
+      this.counts[signal] += 1;
+      if (this.rows[signal].length < WARNED_ROWS_KEPT)
+        this.rows[signal].push({ rowNumber, reference, message: warning.message });
+      if (!this.keepReferences) continue;
+      const pending = this.pending[signal];
+      pending.push(reference);
+      if (pending.length === REFERENCES_PER_CHUNK) {
+        this.chunks[signal].push(pending.join('\u0000'));
+        pending.length = 0;
+      }
+    }
+  }
+
+  get total(): number {
+    return SIGNALS.reduce((n, s) => n + this.counts[s], 0);
+  }
+
+  /** Every reference per signal, in sheet order (PRODUCT.md `--json` `warnings`). */
+  references(): Record<Signal, string[]> {
+    const all = {} as Record<Signal, string[]>;
+    for (const signal of SIGNALS) {
+      const texts = [
+        ...this.chunks[signal],
+        ...(this.pending[signal].length > 0 ? [this.pending[signal].join('\u0000')] : []),
+      ];
+      all[signal] = texts.flatMap((text) => text.split('\u0000'));
+    }
+    return all;
+  }
+
+  /** The tally again after a structured clone (a worker's message), which keeps fields only. */
+  static from(data: WarningTally): WarningTally {
+    return Object.assign(new WarningTally(), data);
+  }
+}
