@@ -2,13 +2,14 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * End-to-end files: they run whole batches against a sandbox, spawn the compiled command,
- * kill it, or fill a disk. `npm run test:unit` leaves them out; `npm test` runs everything.
+ * kill it, fill a disk, or drive a browser. `npm run test:unit` leaves them out; `npm test` runs everything.
  */
 const END_TO_END = [
   'test/batch/run-*.test.ts',
   'test/batch/validate-worker.test.ts',
   'test/cli/**/*.test.ts',
   'test/webhooks/cli.test.ts',
+  'test/report/browser.test.ts',
 ];
 
 export default defineConfig({

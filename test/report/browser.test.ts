@@ -1,0 +1,90 @@
+/**
+ * The approver's report in a real browser: Debian's Chromium driven by playwright-core
+ * (Playwright cannot download its own browsers here; .ci/run installs the package). The page a
+ * real `payouts validate` wrote loads with no console error and no request but its own, shows
+ * the digest, the totals and every flagged reference, and prints to A4.
+ */
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { testDir } from '../helpers/payouts.js';
+import { sampleRows, writeSheet } from '../helpers/sheets.js';
+
+/** Where Debian (and Ubuntu's deb) put Chromium; PAYOUTS_CHROMIUM names another. */
+const CANDIDATES = [process.env['PAYOUTS_CHROMIUM'], '/usr/bin/chromium', '/usr/bin/chromium-browser'];
+
+function chromiumPath(): string {
+  const found = CANDIDATES.find((p): p is string => p !== undefined && existsSync(p));
+  if (found === undefined) {
+    throw new Error('no Chromium found: apt-get install chromium (or set PAYOUTS_CHROMIUM to its path)');
+  }
+  return found;
+}
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] });
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('the approver report in Chromium', () => {
+  it('loads offline with no error and no request, shows what the approver checks, and prints to A4', async () => {
+    const dir = await testDir();
+    const sheet = path.join(dir, 'november.csv');
+    const rows = sampleRows();
+    // One invalid row, and João paid 640.00 twice: a duplicate inside the sheet.
+    rows[4] = { ...rows[4]!, routingNumber: '12345' };
+    rows[7] = { ...rows[7]!, amount: '640.00' };
+    await writeSheet(sheet, rows);
+    const checked = await runCli(['validate', sheet, '--json', '--expect-count', '12'], { env: {} });
+    expect(checked.code, checked.stderr).toBe(1);
+    const summary = JSON.parse(checked.stdout);
+    expect(summary.report).toBe(path.join(dir, 'november.report.html'));
+
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    const requests: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('request', (request) => requests.push(request.url()));
+    const url = pathToFileURL(summary.report).href;
+    await page.goto(url, { waitUntil: 'load' });
+    expect(problems).toEqual([]);
+    expect(requests).toEqual([url]);
+
+    const text = await page.innerText('body');
+    expect(text).toContain(summary.digest);
+    // Totals per currency, all rows and valid rows, as people read them.
+    expect(text).toMatch(/USD\s+24,905\.74\s+23,925\.49/);
+    expect(text).toMatch(/BRL\s+1,280\.00\s+1,280\.00/);
+    const flagged = Object.values(summary.warnings as Record<string, string[]>).flat();
+    expect(flagged).toContain('PAY-2026-11-0008');
+    expect(summary.warnings.possibleDuplicate).toEqual(['PAY-2026-11-0008', 'PAY-2026-11-0012']);
+    for (const reference of flagged) expect(text).toContain(reference);
+    expect(text).toMatch(/routingNumber/);
+    expect(text).toMatch(/rows\s+12\s+12\s+matches/);
+
+    await page.screenshot({ path: path.join(dir, 'report.png'), fullPage: true });
+    const pdf = await page.pdf({ format: 'A4', printBackground: true });
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    const pages = pdf.toString('latin1').match(/\/Type\s*\/Page[^s]/g) ?? [];
+    expect(pages.length).toBeGreaterThanOrEqual(1);
+    expect(pages.length).toBeLessThanOrEqual(6);
+    if (process.env['PAYOUTS_KEEP_REPORT']) {
+      await writeFile(path.join(process.env['PAYOUTS_KEEP_REPORT'], 'report.pdf'), pdf);
+      await page.screenshot({
+        path: path.join(process.env['PAYOUTS_KEEP_REPORT'], 'report.png'),
+        fullPage: true,
+      });
+    }
+    await page.close();
+  });
+});
