@@ -1,5 +1,6 @@
 // `npm run bench`: measures payouts against floors on the same files in the same run.
-// Sections: sheet (validate vs csv-parse/exceljs floors), sandbox (mixed API traffic at
+// Sections: sheet (validate vs csv-parse/exceljs floors), report (validate with and without the
+// approver's report), sandbox (mixed API traffic at
 // `payouts sandbox`, bench/sandbox.mjs), run (bench/run-bench.mjs), shared (runs sharing a
 // PostgreSQL register, bench/shared-register.mjs). Run one with: npm run bench -- sheet
 // Sizes: BENCH_CSV_ROWS (default 1,000,000), BENCH_XLSX_ROWS (default 100,000); the sandbox
@@ -219,7 +220,63 @@ async function fillRegisters(csv, service, names, prefix) {
   return files;
 }
 
-const SECTIONS = { sheet: sheetSection, sandbox: sandboxSection, run: runSection, shared: sharedSection };
+/**
+ * The approver's report: `validate` on the 1M-row CSV with its default report and with
+ * `--no-report`, measured in turns (three each, the best of each kept, so that one slow moment of
+ * the machine does not decide). Target: the report costs at most 10% more time and 30 MB more
+ * peak RSS, and weighs under 2 MB.
+ */
+async function reportSection(results) {
+  const rows = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
+  const csv = path.join(outDir, `bench-${rows}.csv`);
+  console.log(`generating ${fmt(rows)}-row CSV ...`);
+  await generateCsv(csv, rows);
+  const out = path.join(outDir, 'validate-report-out.csv');
+  const page = path.join(outDir, 'validate-report.html');
+  const best = { with: undefined, without: undefined };
+  for (let turn = 0; turn < 3; turn++) {
+    for (const [name, extra] of [
+      ['without', ['--no-report']],
+      ['with', ['--report', page]],
+    ]) {
+      const m = await measure([cli, 'validate', csv, '--out', out, ...extra]);
+      if (m.code !== 0) throw new Error(`payouts validate ${extra.join(' ')} exited ${m.code}: ${m.stderr}`);
+      const kept = best[name];
+      best[name] = {
+        seconds: Math.min(kept?.seconds ?? Infinity, m.seconds),
+        maxRssBytes: Math.min(kept?.maxRssBytes ?? Infinity, m.maxRssBytes),
+      };
+    }
+  }
+  const { size } = await import('node:fs').then((fs) => fs.statSync(page));
+  const timeRatio = best.with.seconds / best.without.seconds;
+  const rssMB = (best.with.maxRssBytes - best.without.maxRssBytes) / MB;
+  const ok = timeRatio <= 1.1 && rssMB <= 30 && size < 2 * MB;
+  results.report = {
+    rows,
+    withoutSeconds: Number(best.without.seconds.toFixed(2)),
+    withSeconds: Number(best.with.seconds.toFixed(2)),
+    timeRatio: Number(timeRatio.toFixed(3)),
+    withoutPeakRssMB: Math.round(best.without.maxRssBytes / MB),
+    withPeakRssMB: Math.round(best.with.maxRssBytes / MB),
+    reportKB: Math.round(size / 1024),
+  };
+  console.log(
+    `validate ${fmt(rows)} rows: --no-report ${best.without.seconds.toFixed(2)} s (${results.report.withoutPeakRssMB} MB), ` +
+      `with the report ${best.with.seconds.toFixed(2)} s (${results.report.withPeakRssMB} MB), ` +
+      `+${((timeRatio - 1) * 100).toFixed(1)}% time, ${rssMB >= 0 ? '+' : ''}${rssMB.toFixed(0)} MB, report ${fmt(size / 1024)} KB ` +
+      `(target ≤ +10%, ≤ +30 MB, < 2 MB) ${ok ? 'OK' : 'BELOW TARGET'}`,
+  );
+  for (const file of [csv, out, page]) await rm(file, { force: true });
+}
+
+const SECTIONS = {
+  sheet: sheetSection,
+  report: reportSection,
+  sandbox: sandboxSection,
+  run: runSection,
+  shared: sharedSection,
+};
 
 async function main() {
   const only = process.argv.slice(2);
