@@ -18,57 +18,56 @@ const PENDING_CHARS = 16 * 1024;
  * The row's warnings for the approver (warnings.ts) follow: what was approved is what was seen.
  */
 export class BatchDigest {
-  private readonly hash: Hash = createHash('sha256').update('payouts-batch-digest:v3\n');
-  /** The sheet's tag: every row, valid or not, without warnings (a batch's name in the payee history). */
-  private readonly tagHash: Hash = createHash('sha256').update('payouts-sheet-tag:v1\n');
+  /** The valid rows' lines: the sheet's tag, a batch's name in the payee history (warnings.ts). */
+  private readonly rows: Hash = createHash('sha256').update('payouts-batch-digest:v2\n');
+  /** The warnings of the valid rows, each line bound to its row by the row's place. */
+  private readonly warnings: Hash = createHash('sha256').update('payouts-batch-warnings:v1\n');
   private readonly positions: number[];
   private count = 0;
-  private rows = 0;
   // Lines not yet hashed: one update per ~16 KB of text rather than one per row. Every line
   // ends in "\n", so the bytes hashed are the same however they are grouped.
   private pending = '';
-  private pendingTag = '';
+  private pendingWarnings = '';
 
   constructor(index: ColumnIndex) {
     this.positions = CANONICAL_COLUMNS.filter((c) => !NORMALISED.has(c)).map((c) => index.get(c) ?? -1);
   }
 
-  /**
-   * Adds a row (never the totals row): to the sheet's tag, and when valid, with the approver's
-   * warnings on it, to the digest.
-   */
-  add({ payout, raw }: PreparedRow, valid: boolean, warnings: readonly RowWarning[] = []): void {
-    this.rows += 1;
+  /** Adds a valid row, with the approver's warnings on it. */
+  add({ payout, raw }: PreparedRow, warnings: readonly RowWarning[] = []): void {
+    this.count += 1;
     let line = `${payout.reference}\x1f${payout.amount?.text ?? ''}\x1f${payout.currency ?? ''}\x1f${payout.rail ?? ''}`;
     for (const position of this.positions) {
       line += `\x1f${position < 0 ? '' : (raw.cells[position]?.text.trim() ?? '')}`;
     }
-    this.pendingTag += `${line}\n`;
-    if (this.pendingTag.length >= PENDING_CHARS) {
-      this.tagHash.update(this.pendingTag);
-      this.pendingTag = '';
-    }
-    if (!valid) return;
-    this.count += 1;
-    for (const warning of warnings) line += `\x1e${warning.signal}\x1f${warning.message}`;
     this.pending += `${line}\n`;
     if (this.pending.length >= PENDING_CHARS) {
-      this.hash.update(this.pending);
+      this.rows.update(this.pending);
       this.pending = '';
+    }
+    if (warnings.length === 0) return;
+    for (const warning of warnings)
+      this.pendingWarnings += `${this.count}\x1f${warning.signal}\x1f${warning.message}\n`;
+    if (this.pendingWarnings.length >= PENDING_CHARS) {
+      this.warnings.update(this.pendingWarnings);
+      this.pendingWarnings = '';
     }
   }
 
   /**
    * The digest and the sheet's tag, each 64 lowercase hex characters; call once, at the end.
-   * The same sheet gives the same tag whatever the register says of its payees, so a run knows
-   * its own earlier payouts in the payee history (warnings.ts) and a resumed run warns as the
-   * first did.
+   * The tag is the valid rows' alone: the same sheet has the same tag whatever the register
+   * says of its payees, so a run knows its own earlier payouts in the payee history and a
+   * resumed run warns as the first did. The digest is of the rows and their warnings.
    */
   finish(): { digest: string; tag: string } {
-    this.hash.update(`${this.pending}rows:${this.count}\n`);
-    this.tagHash.update(`${this.pendingTag}rows:${this.rows}\n`);
+    const tag = this.rows.update(`${this.pending}rows:${this.count}\n`).digest('hex');
+    const warnings = this.warnings.update(this.pendingWarnings).digest('hex');
     this.pending = '';
-    this.pendingTag = '';
-    return { digest: this.hash.digest('hex'), tag: this.tagHash.digest('hex') };
+    this.pendingWarnings = '';
+    const digest = createHash('sha256')
+      .update(`payouts-batch-digest:v3\n${tag}\n${warnings}\n`)
+      .digest('hex');
+    return { digest, tag };
   }
 }

@@ -20,7 +20,7 @@ import type { SheetNumbers } from '../rows/money.js';
 import { type Cell, EMPTY_CELL, type RawRow } from '../sheet/types.js';
 import type { SheetOptions } from './prepare.js';
 import { BatchSummary, ErrorGroups, type RowStatus } from './summary.js';
-import { type RowSample, type RowVerdict, type SheetFindings, VALID } from './verdicts.js';
+import { type RowSample, type RowVerdict, type SheetFindings, VALID, VALID_NEW_PAYEE } from './verdicts.js';
 import { WarningTally } from './warnings.js';
 
 /** Messages of verdicts the worker may send before the main thread has taken them (sheet read twice). */
@@ -56,6 +56,8 @@ export interface WorkerInput {
   asOf: number;
   /** The sheet's own tag, when its payouts are in the payee history (warnings.ts). */
   batch?: string;
+  /** About how many rows the sheet has (prepare.ts expectedRowsOf). */
+  expectedRows?: number;
   /** Keep every warned reference for the summary. */
   warnedReferences: boolean;
   /** `--hold-changed-payees`: rows whose payee's bank details changed are shown held. */
@@ -172,10 +174,13 @@ export function* unpackRows(batch: RowBatch): Generator<RawRow> {
  */
 export interface VerdictBatch {
   rowNumbers: Uint32Array<ArrayBuffer>;
-  /** Per row: 0 for VALID, else 1 + where its verdict starts in `text`. */
+  /** Per row: 0 for VALID, NEW_PAYEE_START for VALID_NEW_PAYEE, else 1 + where its verdict starts in `text`. */
   starts: Uint32Array<ArrayBuffer>;
   text: string;
 }
+
+/** The start of VALID_NEW_PAYEE, shared like VALID's 0: no text is ever this long. */
+const NEW_PAYEE_START = 0xffffffff;
 
 /** The empty batch the main thread starts from. */
 export const NO_VERDICTS: VerdictBatch = {
@@ -214,8 +219,8 @@ export class VerdictPacker {
   add(rowNumber: number, verdict: RowVerdict): void {
     this.rowNumbers[this.rows] = rowNumber;
     // Set for every row: a packer that gave copies goes on with its own arrays.
-    this.starts[this.rows] = 0;
-    if (verdict !== VALID) {
+    this.starts[this.rows] = verdict === VALID_NEW_PAYEE ? NEW_PAYEE_START : 0;
+    if (verdict !== VALID && verdict !== VALID_NEW_PAYEE) {
       this.starts[this.rows] = this.text.length + 1;
       this.notValid += 1;
       this.string(verdict.status);
@@ -446,6 +451,7 @@ export class CheckingWorker {
 export function verdictAt(batch: VerdictBatch, i: number): RowVerdict {
   const start = batch.starts[i]!;
   if (start === 0) return VALID;
+  if (start === NEW_PAYEE_START) return VALID_NEW_PAYEE;
   const { text } = batch;
   let at = start - 1;
   const number = (): number => {

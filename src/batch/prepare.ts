@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { ColumnIndex } from '../columns/columns.js';
 import { SheetError } from '../errors.js';
 import { mapRow, type PayoutRow } from '../rows/map.js';
@@ -11,7 +12,7 @@ import { quoteCell } from '../sheet/quote.js';
 import { openResultsWriter, type ResultsWriter } from '../sheet/results.js';
 import { resultsPathFor } from '../sheet/results-path.js';
 import type { OpenedSheet, RawRow } from '../sheet/types.js';
-import { ReferenceTable } from './references.js';
+import { FingerprintSet, ReferenceTable } from './references.js';
 import { isTotalsRow, TotalsRowCheck, type TotalsRowFinding } from './totals-row.js';
 
 /** Where and how to read a sheet (PRODUCT.md options `--sheet`, `--delimiter`, `--columns`). */
@@ -100,8 +101,9 @@ export async function prepareSheet(
   }
   const file = options.sheetPath;
   const numbers = sheetNumbers(sheet);
-  const rowChecker = new RowChecker(file, header.index, numbers, knownRepeats);
-  const batchChecker = new RowChecker(file, header.index, numbers, knownRepeats);
+  const expectedRows = await expectedRowsOf(sheet);
+  const rowChecker = new RowChecker(file, header.index, numbers, knownRepeats, expectedRows);
+  const batchChecker = new RowChecker(file, header.index, numbers, knownRepeats, expectedRows);
   return {
     sheet,
     header,
@@ -111,6 +113,19 @@ export async function prepareSheet(
     repeats: () => (rowChecker.repeats.size > 0 ? rowChecker.repeats : batchChecker.repeats),
     duplicates: () => (rowChecker.duplicates.size > 0 ? rowChecker.duplicates : batchChecker.duplicates),
   };
+}
+
+/**
+ * About how many rows a CSV sheet has, by its size (a row of the payout columns takes 200
+ * bytes or more): its tables are made that size at once. Undefined for XLSX (compressed).
+ */
+export async function expectedRowsOf(sheet: OpenedSheet): Promise<number | undefined> {
+  if (sheet.format !== 'csv') return undefined;
+  try {
+    return Math.floor((await stat(sheet.path)).size / 256);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -165,7 +180,7 @@ async function* batchesOf(rows: AsyncIterable<RawRow>): AsyncGenerator<RawRow[]>
 export class RowChecker {
   // First row of each reference. PRODUCT.md: reference is unique within the sheet; the
   // idempotency key is derived from it, so a repeat would be refused as a payment anyway.
-  private readonly firstRowOf = new ReferenceTable();
+  private firstRowOf: ReferenceTable | undefined;
   private sawRow = false;
   private readonly totals = new TotalsRowCheck();
   private readonly referenceAt: number;
@@ -174,10 +189,15 @@ export class RowChecker {
   readonly totalsMismatches: string[] = [];
   /** References met on more than one row, with those rows (few: only the repeated ones). */
   readonly repeats = new Map<string, number[]>();
-  // First row of each payment (payee, amount, currency) of a valid row.
-  private readonly firstRowOfPayment = new ReferenceTable();
-  /** Payments met on more than one valid row, with those rows. */
+  // The payments (payee, amount, currency) of the valid rows met so far.
+  private paymentsSeen: FingerprintSet | undefined;
+  /**
+   * Payments met again, with the rows that met them again (the first row of each is not
+   * known on a first reading: the second, given these, finds it). Few: only the repeated ones.
+   */
   readonly duplicates = new Map<string, number[]>();
+  /** On a second reading: the rows of each repeated payment met so far. */
+  private readonly paymentRows = new Map<string, number[]>();
 
   constructor(
     private readonly file: string,
@@ -189,6 +209,8 @@ export class RowChecker {
      * first row of a repeated payment is a possible duplicate too.
      */
     private readonly known: KnownRepeats = {},
+    /** About how many rows the sheet has (its tables are made that size at once). */
+    private readonly expectedRows?: number,
   ) {
     this.referenceAt = index.get('reference') ?? -1;
     this.amountAt = index.get('amount') ?? -1;
@@ -206,6 +228,8 @@ export class RowChecker {
         ? payout.issues
         : [...raw.problems.map((message) => ({ message })), ...payout.issues];
     if (payout.reference !== '') {
+      // Made on the first row: prepareSheet makes a checker it may never use.
+      this.firstRowOf ??= new ReferenceTable(this.expectedRows);
       const first = this.firstRowOf.claim(payout.reference, raw.rowNumber);
       if (first !== undefined) {
         const rows = this.repeats.get(payout.reference) ?? [first];
@@ -239,17 +263,32 @@ export class RowChecker {
     };
   }
 
-  /** The other rows paying this payee this amount in this currency, as far as they are known. */
+  /**
+   * The other rows paying this payee this amount in this currency: none on a first reading
+   * (repeats are only noted, for the second); every one on the second, the first row too.
+   */
   private sameAs(payee: Payee, payout: PayoutRow, row: number): readonly number[] | undefined {
-    const key = `${payee.key}\n${payout.amount?.text}\n${payout.currency}`;
-    const first = this.firstRowOfPayment.claim(key, row);
-    if (first !== undefined) {
-      const rows = this.duplicates.get(key) ?? [first];
-      rows.push(row);
-      this.duplicates.set(key, rows);
+    const amount = payout.amount?.text ?? '';
+    const currency = payout.currency ?? '';
+    const known = this.known.payments;
+    if (known === undefined) {
+      this.paymentsSeen ??= new FingerprintSet(this.expectedRows);
+      if (this.paymentsSeen.add(payee.key, amount, currency)) {
+        const key = paymentKey(payee, amount, currency);
+        const rows = this.duplicates.get(key);
+        if (rows === undefined) this.duplicates.set(key, [row]);
+        else rows.push(row);
+      }
+      return undefined;
     }
-    const known = this.known.payments?.get(key) ?? this.duplicates.get(key);
-    return known?.filter((other) => other !== row);
+    if (known.size === 0) return undefined;
+    const key = paymentKey(payee, amount, currency);
+    const later = known.get(key);
+    if (later === undefined) return undefined;
+    const before = this.paymentRows.get(key) ?? [];
+    this.paymentRows.set(key, [...before, row]);
+    const others = [...new Set([...before, ...later])].filter((other) => other !== row).sort((a, b) => a - b);
+    return others.length === 0 ? undefined : others;
   }
 
   private totalsRow(raw: RawRow, payout: PayoutRow): PreparedRow {
@@ -281,6 +320,11 @@ function errorColumnsOf(issues: readonly RowIssue[], index: ColumnIndex): number
     if (position !== undefined && !columns.includes(position)) columns.push(position);
   }
   return columns;
+}
+
+/** A payment as the duplicates of a sheet are keyed: payee, amount and currency. */
+function paymentKey(payee: Payee, amount: string, currency: string): string {
+  return `${payee.key}\n${amount}\n${currency}`;
 }
 
 /**

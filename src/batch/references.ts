@@ -12,8 +12,9 @@ export class ReferenceTable {
   // sixteenth of the references, so memory never holds two copies of the whole table.
   private readonly shards: Shard[] = [];
 
+  /** `capacity`: how many references to make room for at once (more grow the table). */
   constructor(capacity = 1 << 14) {
-    const perShard = Math.max(4, 2 ** Math.ceil(Math.log2(capacity / SHARDS)));
+    const perShard = slotsPerShard(capacity);
     for (let i = 0; i < SHARDS; i++) this.shards.push(new Shard(perShard));
   }
 
@@ -22,6 +23,83 @@ export class ReferenceTable {
     const [h1, h2] = hash64(reference);
     return this.shards[h1 >>> SHARD_SHIFT]!.claim(h1, h2, row);
   }
+}
+
+/**
+ * Which payments (payee, amount, currency) a sheet has met, for the approver's duplicates: a
+ * set of 48-bit fingerprints in typed arrays, 6 bytes an entry, no row numbers. A second
+ * reading of the sheet names the rows exactly (prepare.ts); a fingerprint two payments share
+ * (about n²/2^49: 2·10⁻³ for a million rows) costs that reading and warns of nothing.
+ */
+export class FingerprintSet {
+  private readonly shards: FingerprintShard[] = [];
+
+  /** `capacity`: how many payments to make room for at once (more grow the set). */
+  constructor(capacity = 1 << 14) {
+    const perShard = slotsPerShard(capacity);
+    for (let i = 0; i < SHARDS; i++) this.shards.push(new FingerprintShard(perShard));
+  }
+
+  /** Adds the fingerprint of three texts (one key); true when it was there already. */
+  add(a: string, b: string, c: string): boolean {
+    const [h1, h2] = hash64Of3(a, b, c);
+    // 0/0 marks an empty slot: the one fingerprint that would be it moves to 0/1.
+    const lo = h2 & 0xffff || 1;
+    return this.shards[h1 >>> SHARD_SHIFT]!.add(h1, lo);
+  }
+}
+
+/** One open-addressing set of 48-bit fingerprints (linear probing, at most 3/4 full). */
+class FingerprintShard {
+  private hi: Uint32Array;
+  private lo: Uint16Array;
+  private size = 0;
+
+  constructor(capacity: number) {
+    this.hi = new Uint32Array(capacity);
+    this.lo = new Uint16Array(capacity);
+  }
+
+  add(hi: number, lo: number): boolean {
+    if ((this.size + 1) * 4 > this.lo.length * 3) this.grow();
+    const slot = this.find(hi, lo);
+    if (this.lo[slot] !== 0) return true;
+    this.hi[slot] = hi;
+    this.lo[slot] = lo;
+    this.size += 1;
+    return false;
+  }
+
+  private find(hi: number, lo: number): number {
+    const size = this.lo.length;
+    let slot = ((hi ^ lo) >>> 0) % size;
+    while (this.lo[slot] !== 0 && (this.hi[slot] !== hi || this.lo[slot] !== lo))
+      slot = slot + 1 === size ? 0 : slot + 1;
+    return slot;
+  }
+
+  private grow(): void {
+    const { hi, lo } = this;
+    this.hi = new Uint32Array(lo.length * 2);
+    this.lo = new Uint16Array(lo.length * 2);
+    for (let i = 0; i < lo.length; i++) {
+      if (lo[i] === 0) continue;
+      const slot = this.find(hi[i]!, lo[i]!);
+      this.hi[slot] = hi[i]!;
+      this.lo[slot] = lo[i]!;
+    }
+  }
+}
+
+/**
+ * Slots per shard for `capacity` entries at most 3/4 full. Made the right size at once, a table
+ * never grows: each growth leaves its old typed arrays to a garbage collector that frees memory
+ * outside the heap late (a million references held 25 MB of them for nothing).
+ */
+function slotsPerShard(capacity: number): number {
+  // Any size will do (slots are found by remainder, not by a mask): no power of two rounds a
+  // million references up to two million slots.
+  return Math.max(4, Math.ceil((capacity * 4) / 3 / SHARDS) + 1);
 }
 
 const SHARD_BITS = 4;
@@ -55,9 +133,10 @@ class Shard {
   }
 
   private find(h1: number, h2: number): number {
-    const mask = this.rows.length - 1;
-    let slot = (h1 ^ h2) & mask;
-    while (this.rows[slot] !== 0 && (this.hi[slot] !== h1 || this.lo[slot] !== h2)) slot = (slot + 1) & mask;
+    const size = this.rows.length;
+    let slot = ((h1 ^ h2) >>> 0) % size;
+    while (this.rows[slot] !== 0 && (this.hi[slot] !== h1 || this.lo[slot] !== h2))
+      slot = slot + 1 === size ? 0 : slot + 1;
     return slot;
   }
 
@@ -78,13 +157,31 @@ class Shard {
 
 /** Two independent 32-bit hashes of a string (FNV-1a and a multiply-xorshift), as a pair. */
 function hash64(text: string): [number, number] {
+  return hash64Of3(text, undefined, undefined);
+}
+
+/**
+ * hash64 of three texts as if joined by newlines, without making the joined string (the
+ * payments of a million rows would make a million of them).
+ */
+function hash64Of3(x: string, y: string | undefined, z: string | undefined): [number, number] {
+  const length = x.length + (y === undefined ? 0 : y.length + 1) + (z === undefined ? 0 : z.length + 1);
   let a = 0x811c9dc5;
-  let b = 0x9747b28c ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-    b ^= b >>> 15;
+  let b = 0x9747b28c ^ length;
+  for (let t = 0; t < 3; t++) {
+    const text = t === 0 ? x : t === 1 ? y : z;
+    if (text === undefined) continue;
+    if (t > 0) {
+      a = Math.imul(a ^ 10, 0x01000193);
+      b = Math.imul(b ^ 10, 0x5bd1e995);
+      b ^= b >>> 15;
+    }
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x5bd1e995);
+      b ^= b >>> 15;
+    }
   }
   a ^= a >>> 16;
   b = Math.imul(b ^ (b >>> 13), 0xc2b2ae35);

@@ -431,7 +431,7 @@ class SheetCount {
     }
     const valid = row.issues.length === 0;
     tally(this.summary, row, valid ? 'valid' : 'invalid');
-    this.digest.add(row, valid);
+    if (valid) this.digest.add(row);
   }
 }
 
@@ -441,13 +441,14 @@ class SheetCount {
  */
 async function* replay(
   options: RunOptions,
-  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'known'>,
+  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'known'> & { summary?: BatchSummary },
 ): AsyncGenerator<PreparedRow> {
   const checker = new RowChecker(
     options.sheetPath,
     read.prepared.header.index,
     sheetNumbers(read.prepared.sheet),
     read.known,
+    read.summary?.rows,
   );
   for await (const raw of read.snapshot.rows()) yield checker.check(raw);
 }
@@ -455,7 +456,7 @@ async function* replay(
 /** The rows of `replay` a few hundred at a time: the payees' history is read once per batch. */
 async function* replayBatches(
   options: RunOptions,
-  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'known'>,
+  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'known'> & { summary?: BatchSummary },
 ): AsyncGenerator<PreparedRow[]> {
   let batch: PreparedRow[] = [];
   for await (const row of replay(options, read)) {
@@ -494,7 +495,7 @@ async function judgeBatch(
     for (const row of batch) {
       if (row.totals !== undefined) continue;
       const found = warnings.of(row);
-      digest.add(row, row.issues.length === 0, found);
+      if (row.issues.length === 0) digest.add(row, found);
       if (found.length > 0) tally.add(row.raw.rowNumber, row.payout.reference, found);
     }
   }

@@ -79,7 +79,7 @@ const pending = new VerdictPacker(MESSAGE_ROWS);
 
 let register: Register | undefined;
 try {
-  const checker = new RowChecker(input.sheetPath, input.index, input.numbers);
+  const checker = new RowChecker(input.sheetPath, input.index, input.numbers, {}, input.expectedRows);
   const tally = new ValidationTally(
     input.index,
     input.sampleSize,

@@ -20,6 +20,8 @@ import {
   verdictAt,
 } from './parallel.js';
 import {
+  expectedRowsOf,
+  type KnownRepeats,
   openResultsFor,
   type PreparedSheet,
   prepareSheet,
@@ -108,19 +110,30 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
           : checkHere(options, prepared, writer, sampleSize, asOf, store),
       ),
     ));
-    // A sheet a run already paid in part finds its own payouts in the payee history: its rows
-    // are compared with the history as it stood before (as run does), which needs its tag.
-    const ownBatch = findings.historyBatches.includes(findings.tag) ? findings.tag : undefined;
-    if (findings.repeats.length > 0 || findings.duplicates.length > 0 || ownBatch !== undefined) {
-      // Every row sharing a reference is invalid, the first too, and none is in the digest; every
-      // row of a repeated payment is a possible duplicate, the first too. The first was checked
-      // before its repeat was met, so the sheet is read once more knowing them. Only sheets with
-      // a repeat (or paid in part) pay for the second reading.
-      const known = { references: new Map(findings.repeats), payments: new Map(findings.duplicates) };
+    // Every row sharing a reference is invalid, the first too, and none is in the digest; every
+    // row of a repeated payment is a possible duplicate, the first too. The first was checked
+    // before its repeat was met, so the sheet is read once more knowing them. A sheet a run
+    // already paid in part finds its own payouts in the payee history: its rows are compared
+    // with the history as it stood before (as run does), which needs the sheet's tag, known at
+    // the end of a reading. Only such sheets pay for more readings (at most two more).
+    let known: KnownRepeats | undefined;
+    let batch: string | undefined;
+    for (;;) {
+      const needKnown =
+        known === undefined && (findings.repeats.length > 0 || findings.duplicates.length > 0);
+      const ownBatch =
+        !needKnown && batch === undefined && findings.historyBatches.includes(findings.tag)
+          ? findings.tag
+          : undefined;
+      if (!needKnown && ownBatch === undefined) break;
+      if (needKnown)
+        known = { references: new Map(findings.repeats), payments: new Map(findings.duplicates) };
+      batch ??= ownBatch;
       prepared = await prepareSheet(options, known);
       const again = prepared;
+      const reading = batch;
       ({ findings, resultsPath } = await checkAndWrite(options, again, (writer, sampleSize) =>
-        checkHere(options, again, writer, sampleSize, asOf, store, ownBatch),
+        checkHere(options, again, writer, sampleSize, asOf, store, reading),
       ));
     }
   } finally {
@@ -255,6 +268,7 @@ async function checkOnWorker(
     numbers: sheetNumbers(prepared.sheet),
     sampleSize,
     asOf,
+    expectedRows: await expectedRowsOf(prepared.sheet),
     warnedReferences: options.warnedReferences ?? true,
     holdChangedPayees: options.holdChangedPayees ?? false,
   });

@@ -3,7 +3,14 @@ import { BatchDigest } from './digest.js';
 import type { EarlierResult } from './earlier.js';
 import type { PreparedRow } from './prepare.js';
 import { BatchSummary, NOT_OK_STATUSES, type RowStatus } from './summary.js';
-import { heldReason, NO_WARNINGS, type RowWarning, WarningTally } from './warnings.js';
+import {
+  heldReason,
+  NEW_PAYEE,
+  NEW_PAYEE_ONLY,
+  NO_WARNINGS,
+  type RowWarning,
+  WarningTally,
+} from './warnings.js';
 
 /** One invalid row, for the summary a person reads. */
 export interface RowSample {
@@ -30,6 +37,12 @@ export const VALID: RowVerdict = Object.freeze({
   status: 'valid',
   errors: Object.freeze([]) as readonly string[],
   errorColumns: Object.freeze([]) as readonly number[],
+});
+
+/** The verdict of a valid row to a payee the register never paid (a first sheet: every row). Shared. */
+export const VALID_NEW_PAYEE: RowVerdict = Object.freeze({
+  ...VALID,
+  warnings: Object.freeze([NEW_PAYEE.message]) as readonly string[],
 });
 
 /** What `validate` learnt of the whole sheet. */
@@ -86,8 +99,13 @@ export class ValidationTally {
       return { status: 'skipped', errors: [row.totals.message], errorColumns: VALID.errorColumns };
     }
     const valid = row.issues.length === 0;
-    this.digest.add(row, valid, warnings);
-    const warned = warnings.length === 0 ? undefined : warnings.map((w) => w.message);
+    if (valid) this.digest.add(row, warnings);
+    const warned =
+      warnings.length === 0
+        ? undefined
+        : warnings === NEW_PAYEE_ONLY
+          ? VALID_NEW_PAYEE.warnings
+          : warnings.map((w) => w.message);
     if (warned !== undefined) this.warnings.add(row.raw.rowNumber, row.payout.reference, warnings);
     if (earlier !== undefined) {
       tally(this.summary, row, earlier.status, earlier.errors);
@@ -118,8 +136,10 @@ export class ValidationTally {
     const { beneficiary, recipient } = row.payout;
     const beneficiaryId = beneficiary.kind === 'existing' ? beneficiary.id : undefined;
     const recipientId = recipient.kind === 'existing' ? recipient.id : undefined;
-    if (valid && beneficiaryId === undefined && recipientId === undefined && warned === undefined)
-      return VALID;
+    if (valid && beneficiaryId === undefined && recipientId === undefined) {
+      if (warned === undefined) return VALID;
+      if (warnings === NEW_PAYEE_ONLY) return VALID_NEW_PAYEE;
+    }
     return {
       status,
       errors: messages,

@@ -30,6 +30,18 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** The list of a row without warnings: shared, never changed. */
 export const NO_WARNINGS: readonly RowWarning[] = Object.freeze([]);
 
+/**
+ * The warning of a payee the register has never paid. One text for every row (the row names
+ * the payee): a first sheet warns on each of its rows, which then share one string.
+ */
+export const NEW_PAYEE: RowWarning = Object.freeze({
+  signal: 'newPayee',
+  message: 'new payee: the register has no earlier payout to this payee',
+});
+
+/** The list of a row whose one warning is NEW_PAYEE: shared, never changed. */
+export const NEW_PAYEE_ONLY: readonly RowWarning[] = Object.freeze([NEW_PAYEE]);
+
 /** What the warnings read of a register scope. */
 export type HistoryReader = Pick<ScopeStore, 'fingerprint' | 'payeeHistory'>;
 
@@ -76,17 +88,17 @@ export class PayeeWarnings {
   of(row: PreparedRow): readonly RowWarning[] {
     const { payee, payout } = row;
     if (payee === undefined || row.issues.length > 0 || row.totals !== undefined) return NO_WARNINGS;
+    const hash = this.payeeHash(row);
+    const history = historyFor(hash === undefined ? undefined : this.histories.get(hash), this.batch);
+    const twins = row.sameAs !== undefined && row.sameAs.length > 0;
+    // Most rows of a first sheet: one shared list, nothing allocated.
+    if (history === undefined && !twins) return NEW_PAYEE_ONLY;
     const warnings: RowWarning[] = [];
     const amount = payout.amount;
     const currency = payout.currency ?? '';
     const name = payee.name;
-    const hash = this.payeeHash(row);
-    const history = historyFor(hash === undefined ? undefined : this.histories.get(hash), this.batch);
     if (history === undefined) {
-      warnings.push({
-        signal: 'newPayee',
-        message: `new payee: no earlier payout to ${name} is in the register`,
-      });
+      warnings.push(NEW_PAYEE);
     } else if (this.register !== undefined) {
       const details = detailsOf(payout, (canonical) => this.register!.fingerprint(canonical));
       // Another account than any the payee was paid to before; a payee with two accounts has both.
@@ -121,8 +133,8 @@ export class PayeeWarnings {
         });
       }
     }
-    if (row.sameAs !== undefined && row.sameAs.length > 0 && amount !== undefined) {
-      const others = row.sameAs;
+    if (twins && amount !== undefined) {
+      const others = row.sameAs ?? [];
       warnings.push({
         signal: 'possibleDuplicate',
         message: `possible duplicate: row${others.length === 1 ? '' : 's'} ${others.slice(0, 5).join(', ')}${others.length > 5 ? ' and more' : ''} of this sheet also pay${others.length === 1 ? 's' : ''} ${name} ${formatMinor(amount.minor)} ${currency}`,
