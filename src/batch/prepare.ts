@@ -344,5 +344,15 @@ export function openResultsFor(
     // PRODUCT.md: CSV results keep the sheet's encoding mark, a BOM only if the sheet had one.
     bom: prepared.sheet.dialect.bom ?? false,
     layout: prepared.sheet.layout,
+    // XLSX results keep the workbook's other sheets and the payout sheet's name.
+    ...(prepared.sheet.format === 'xlsx' && prepared.sheet.dialect.worksheet !== undefined
+      ? {
+          workbook: {
+            path: options.sheetPath,
+            sheet: prepared.sheet.dialect.worksheet,
+            sheets: prepared.sheet.worksheets ?? [prepared.sheet.dialect.worksheet],
+          },
+        }
+      : {}),
   });
 }

@@ -2,13 +2,14 @@ import { once } from 'node:events';
 import { type Stringifier, stringify } from 'csv-stringify';
 import type ExcelJS from 'exceljs';
 import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../columns/columns.js';
+import { SheetError } from '../errors.js';
 import { AtomicFile } from './atomic-file.js';
 import { neutraliseFormula } from './formula.js';
 import { canonicalColumnOf, isResultHeader } from './headers.js';
 import { MAX_CELL_CHARS } from './limits.js';
 import { checkResultsPath } from './results-path.js';
-import type { Cell, SheetFormat, SheetLayout } from './types.js';
-import { columnLetters } from './xlsx.js';
+import type { Cell, OpenedSheet, SheetFormat, SheetLayout } from './types.js';
+import { columnLetters, openXlsx } from './xlsx.js';
 
 export { neutraliseFormula, restoreFormula } from './formula.js';
 
@@ -69,6 +70,11 @@ export interface ResultsWriterOptions {
   textColumns?: readonly number[];
   /** XLSX only: the input's layout (widths, hidden columns, number formats) to keep. */
   layout?: SheetLayout;
+  /**
+   * XLSX only: the workbook the sheet was read from, the payout sheet's name and every
+   * worksheet's, in order: the results keep the other sheets, in place, and the sheet's name.
+   */
+  workbook?: { path: string; sheet: string; sheets: readonly string[] };
 }
 
 /** Statuses whose rows are marked in an XLSX results file (PRODUCT.md "Row statuses"). */
@@ -82,7 +88,63 @@ export async function openResultsWriter(opts: ResultsWriterOptions): Promise<Res
   if (opts.format !== 'xlsx') return new CsvResultsWriter(file, layout, opts);
   // exceljs costs ~30 MB of memory to load: only XLSX results pay for it.
   const excel = (await import('exceljs')).default;
-  return new XlsxResultsWriter(excel, file, layout, opts);
+  const workbook = new excel.stream.xlsx.WorkbookWriter({
+    stream: file.stream,
+    useStyles: true,
+    // Shared strings would keep every distinct text in memory until the end; inline strings
+    // keep memory flat on any number of rows.
+    useSharedStrings: false,
+  });
+  const source = opts.workbook;
+  const at = source ? source.sheets.indexOf(source.sheet) : -1;
+  try {
+    // The sheets before the payout sheet first: a streamed workbook writes its sheets in order.
+    if (source && at > 0)
+      for (const name of source.sheets.slice(0, at)) await copyWorksheet(workbook, source.path, name);
+  } catch (error) {
+    await file.abort();
+    throw error;
+  }
+  const after = source && at >= 0 ? source.sheets.slice(at + 1) : [];
+  return new XlsxResultsWriter(file, layout, opts, workbook, source?.sheet ?? 'Results', after);
+}
+
+/**
+ * Copies a worksheet of the input workbook into the results: its cells' values at their rows,
+ * its column widths and hidden columns (formulas arrive as the values they last showed).
+ */
+async function copyWorksheet(
+  workbook: ExcelJS.stream.xlsx.WorkbookWriter,
+  file: string,
+  name: string,
+): Promise<void> {
+  const target = workbook.addWorksheet(name);
+  let opened: OpenedSheet | undefined;
+  try {
+    opened = await openXlsx(file, { sheetName: name });
+  } catch (error) {
+    // An empty worksheet has no header row to open at: it stays empty.
+    if (!(error instanceof SheetError && /is empty/.test(error.message))) throw error;
+  }
+  if (opened !== undefined) {
+    try {
+      target.columns = (opened.layout?.columns ?? []).map((c) => ({
+        width: c?.width,
+        hidden: c?.hidden === true ? true : undefined,
+      }));
+      const header = target.getRow(opened.headerRowNumber ?? 1);
+      header.values = opened.headers.map((text) => (text === '' ? undefined : neutraliseFormula(text)));
+      header.commit();
+      for await (const raw of opened.rows) {
+        const row = target.getRow(raw.rowNumber);
+        row.values = raw.cells.map(xlsxValue);
+        row.commit();
+      }
+    } finally {
+      await opened.close?.();
+    }
+  }
+  target.commit();
 }
 
 /** Where each column of the results file comes from. */
@@ -288,23 +350,23 @@ class XlsxResultsWriter implements ResultsWriter {
   private readonly sheetLayout: SheetLayout | undefined;
   private formatsSeen = -1;
   private readonly canonical: (string | undefined)[];
+  /** The input workbook, whose other sheets the results keep. */
+  private readonly source: string | undefined;
 
   constructor(
-    excel: typeof ExcelJS,
     private readonly file: AtomicFile,
     private readonly layout: ResultsLayout,
     opts: ResultsWriterOptions,
+    workbook: ExcelJS.stream.xlsx.WorkbookWriter,
+    sheetName: string,
+    /** The input workbook's sheets after the payout sheet, copied once the results are written. */
+    private readonly sheetsAfter: readonly string[],
   ) {
     this.path = opts.path;
     this.drained = new Drain(file);
     this.sheetLayout = opts.layout;
-    this.workbook = new excel.stream.xlsx.WorkbookWriter({
-      stream: file.stream,
-      useStyles: true,
-      // Shared strings would keep every distinct text in memory until the end; inline strings
-      // keep memory flat on any number of rows.
-      useSharedStrings: false,
-    });
+    this.workbook = workbook;
+    this.source = opts.workbook?.path;
     const headers = layout.headers;
     const inputColumns = layout.kept.map((input) => opts.layout?.columns[input]);
     const widths = headers.map((header, out) => {
@@ -312,7 +374,7 @@ class XlsxResultsWriter implements ResultsWriter {
       if (out >= layout.kept.length) return RESULT_WIDTHS[header as ResultColumn];
       return input?.width ?? Math.min(60, Math.max(10, header.length + 2));
     });
-    this.sheet = this.workbook.addWorksheet('Results', { views: [resultsView(layout, widths)] });
+    this.sheet = this.workbook.addWorksheet(sheetName, { views: [resultsView(layout, widths)] });
     const textInputs = new Set(
       opts.textColumns ??
         opts.inputHeaders.flatMap((header, i) => {
@@ -397,6 +459,8 @@ class XlsxResultsWriter implements ResultsWriter {
   async commit(): Promise<void> {
     try {
       this.sheet.commit();
+      if (this.source !== undefined)
+        for (const name of this.sheetsAfter) await copyWorksheet(this.workbook, this.source, name);
       await Promise.race([this.workbook.commit(), this.file.failed]);
     } catch (error) {
       await this.file.abort();

@@ -8,6 +8,7 @@ import { BatchSummary } from '../../src/batch/summary.js';
 import { validateSheet } from '../../src/batch/validate.js';
 import { EXIT, GuardError, SheetError } from '../../src/errors.js';
 import type { CsvEncoding } from '../../src/sheet/csv.js';
+import { headerPredicate } from '../../src/sheet/headers.js';
 import { openSheet } from '../../src/sheet/open.js';
 import { withTempDir } from '../helpers/cli.js';
 
@@ -21,7 +22,8 @@ async function copied(dir: string, name: string): Promise<string> {
 
 /** The results file's rows: row number, status and errors. */
 async function results(file: string): Promise<[string, string, string, string][]> {
-  const sheet = await openSheet(file);
+  // The results keep the workbook's other sheets: the payout sheet is the one with its columns.
+  const sheet = await openSheet(file, { isHeaderRow: headerPredicate() });
   const at = (name: string) => sheet.headers.indexOf(name);
   const rows: [string, string, string, string][] = [];
   for await (const row of sheet.rows) {

@@ -87,7 +87,9 @@ describe('the XLSX results file of a laid-out sheet (fixture laid-out.xlsx, issu
       expect(result.code).toBe(1);
       const book = new ExcelJS.Workbook();
       await book.xlsx.readFile(path.join(dir, 'laid-out.results.xlsx'));
-      const results = book.getWorksheet('Results')!;
+      // The payout sheet keeps its own name.
+      expect(book.worksheets.map((w) => w.name)).toEqual(['Payouts']);
+      const results = book.getWorksheet('Payouts')!;
       const headers = (results.getRow(1).values as unknown[]).slice(1) as string[];
       const at = (name: string) => headers.indexOf(name) + 1;
       expect(headers).toHaveLength(39 + 8);
@@ -115,6 +117,48 @@ describe('the XLSX results file of a laid-out sheet (fixture laid-out.xlsx, issu
       for await (const row of fedBack.rows)
         nicknames.push(row.cells[fedBack.headers.indexOf('nickname')]!.text);
       expect(nicknames).toEqual(['Payroll 0', '-Foo', 'Payroll 0', 'Payroll 2']);
+    });
+  });
+});
+
+describe('the XLSX results of a workbook with other sheets', () => {
+  const samples = path.resolve(import.meta.dirname, '../../samples');
+  it('keeps every other sheet in its place, with its values and widths, and the payout sheet its name', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'november.xlsx');
+      const input = new ExcelJS.Workbook();
+      const notes = input.addWorksheet('Notes');
+      notes.columns = [{ width: 40 }, { width: 12 }];
+      notes.getCell('A1').value = 'Approved by';
+      notes.getCell('B1').value = 'M. Chen';
+      notes.getCell('A3').value = 'Budget';
+      notes.getCell('B3').value = 25000;
+      const source = new ExcelJS.Workbook();
+      await source.xlsx.readFile(path.join(samples, 'payouts-clean.xlsx'));
+      const payouts = input.addWorksheet('November payouts');
+      source.worksheets[0]!.eachRow((row, n) => {
+        payouts.getRow(n).values = row.values as ExcelJS.CellValue[];
+      });
+      const lookup = input.addWorksheet('Lookup');
+      lookup.getCell('A1').value = 'ACH';
+      lookup.getCell('A2').value = 'WIRE';
+      await input.xlsx.writeFile(sheet);
+
+      const result = await runCli(['validate', sheet, '--json']);
+      expect(result.code, result.stderr).toBe(0);
+      const book = new ExcelJS.Workbook();
+      await book.xlsx.readFile(path.join(dir, 'november.results.xlsx'));
+      expect(book.worksheets.map((w) => w.name)).toEqual(['Notes', 'November payouts', 'Lookup']);
+      const keptNotes = book.getWorksheet('Notes')!;
+      expect(keptNotes.getCell('A1').value).toBe('Approved by');
+      expect(keptNotes.getCell('B1').value).toBe('M. Chen');
+      expect(keptNotes.getCell('A2').value).toBeNull();
+      expect(keptNotes.getCell('B3').value).toBe(25000);
+      expect(keptNotes.getColumn(1).width).toBe(40);
+      expect(book.getWorksheet('Lookup')!.getCell('A2').value).toBe('WIRE');
+      const results = book.getWorksheet('November payouts')!;
+      expect(results.getRow(1).getCell(1).value).toBe('reference');
+      expect(results.rowCount).toBe(13);
     });
   });
 });
