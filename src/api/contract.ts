@@ -59,6 +59,13 @@ export const PATHS = {
   simulation: (id: string) => `/v1/simulations/${enc(id)}`,
   transactions: '/v1/transactions',
   transaction: (id: string) => `/v1/transactions/${enc(id)}`,
+  /**
+   * Assumed (SPEC.md does not show a search): the integrator's transactions created with this
+   * `reference`, newest first, as `{ data: Transaction[] }`. How `reconcile` settles a payout
+   * whose answer was lost: found, its transaction exists; none, it was never created.
+   */
+  transactionsByReference: (reference: string) =>
+    `/v1/transactions?reference=${encodeURIComponent(reference)}`,
 } as const;
 
 /** The sandbox's own inspection endpoint (PRODUCT.md "The sandbox"); not part of the service. */
@@ -315,6 +322,9 @@ export const TransactionSchema = z.looseObject({
   status: z.enum(TRANSACTION_STATUSES),
   failureReason: z.string().nullable().optional(),
 });
+
+/** GET /v1/transactions?reference=... (assumed): the transactions with that reference. */
+export const TransactionListSchema = z.looseObject({ data: z.array(TransactionSchema) });
 
 // ---------------------------------------------------------------------------------------------
 // Webhook secret encryption (EncryptedWebhookSecret above): the assumed scheme in one place, so

@@ -3,12 +3,14 @@
  * POST always carries an Idempotency-Key (PRODUCT.md "Never pay twice"): the same key on every
  * attempt and on every run of the batch, which makes retrying it safe.
  */
+import type { z } from 'zod';
 import { ServiceError } from '../errors.js';
 import {
   HEADERS,
   MESSAGES,
   PATHS,
   type Transaction,
+  TransactionListSchema,
   type TransactionRequest,
   TransactionSchema,
 } from './contract.js';
@@ -26,11 +28,16 @@ export interface CreatedTransaction {
   requestId: string | undefined;
 }
 
+/** A transaction of a list, as far as its schema checks it: id, status, failure reason. */
+export type FoundTransaction = z.infer<typeof TransactionSchema>;
+
 export interface TransactionsApi {
   /** POST /v1/transactions with an Idempotency-Key. */
   create(request: TransactionRequest, options: CreateTransactionOptions): Promise<CreatedTransaction>;
   /** GET /v1/transactions/{id}: the status check. */
   get(id: string, options?: CallOptions): Promise<Transaction>;
+  /** The transactions created with this reference, newest first (contract.ts, assumed). */
+  findByReference(reference: string, options?: CallOptions): Promise<FoundTransaction[]>;
 }
 
 /** The transaction endpoints over `http`. */
@@ -65,6 +72,19 @@ export function transactionsApi(http: HttpClient): TransactionsApi {
         auth: true,
         signal,
       }),
+
+    async findByReference(reference, { signal } = {}) {
+      const list = await http.requestAs<{ data: z.infer<typeof TransactionSchema>[] }>(
+        TransactionListSchema,
+        {
+          method: 'GET',
+          path: PATHS.transactionsByReference(reference),
+          auth: true,
+          signal,
+        },
+      );
+      return list.data;
+    },
   };
 }
 

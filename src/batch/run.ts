@@ -279,10 +279,10 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
  * nothing paid under it is paid again). An integrator with payouts under another spelling and
  * no declaration stops the run before anything is sent (PRODUCT.md: exit 2, both origins named).
  */
-async function scopeOf(
+export async function scopeOf(
   register: Register,
   reached: ScopeIdentity,
-  options: RunOptions,
+  options: Pick<RunOptions, 'origin'>,
 ): Promise<ScopeIdentity> {
   if (options.origin !== undefined) {
     if ('sameAs' in options.origin && options.origin.sameAs === reached.service) {
@@ -312,7 +312,7 @@ async function scopeOf(
  * The integrator id (GET /v1/integrators/me), after the token: refused credentials throw (exit
  * 3); undefined when the run was stopped, or the service stayed down past --max-outage, first.
  */
-async function whoAmI(client: PayoutsClient, signal: AbortSignal): Promise<string | undefined> {
+export async function whoAmI(client: PayoutsClient, signal: AbortSignal): Promise<string | undefined> {
   try {
     await client.tokens.getToken(signal);
     return (await client.integrators.me({ signal })).id;

@@ -82,6 +82,15 @@ function sheetOptions<T>(y: Argv<T>) {
     });
 }
 
+/** `--since DATE` as an ISO 8601 time: a day is its start, UTC. */
+function sinceOf(text: string): string {
+  const value = /^\d{4}-\d{2}-\d{2}$/.test(text.trim()) ? `${text.trim()}T00:00:00.000Z` : text.trim();
+  const time = Date.parse(value);
+  if (Number.isNaN(time))
+    throw new UsageError(`--since ${text} is not a date: use YYYY-MM-DD (or an ISO 8601 time)`);
+  return new Date(time).toISOString();
+}
+
 /** `--report PATH`, `--no-report` (false), or nothing (undefined): the command picks its default. */
 function reportOption(value: unknown, io: CliIo): string | false | undefined {
   if (value === false) return false;
@@ -197,7 +206,7 @@ function originOf(sameAs: string | undefined, separate: boolean | undefined): { 
 }
 
 /** The command names, for "did you mean" (suggest.ts). */
-const COMMANDS = ['validate', 'run', 'status', 'register', 'template', 'sandbox', 'webhooks'];
+const COMMANDS = ['validate', 'run', 'reconcile', 'status', 'register', 'template', 'sandbox', 'webhooks'];
 
 /**
  * Runs the payouts command line and resolves to its exit code. The CLI layer only parses
@@ -211,7 +220,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   // Commands load their modules when they run (validate need not load the HTTP client, the
   // sandbox or exceljs). Builders run synchronously, so what a builder needs is loaded first.
   const command = argv.find((a) => !a.startsWith('-'));
-  const connection = command === 'run' ? await import('./connection.js') : undefined;
+  const connection =
+    command === 'run' || command === 'reconcile' ? await import('./connection.js') : undefined;
   const webhooks = command === 'webhooks' ? await import('./webhooks.js') : undefined;
   const parser = yargs(argv)
     .scriptName('payouts')
@@ -361,6 +371,58 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       },
     )
     .command(
+      'reconcile [references..]',
+      'ask the service what became of every payout sent (submitted) or in doubt (unknown), and record it',
+      (y) =>
+        connection!
+          .connectionOptions(registerOption(y))
+          .positional('references', {
+            type: 'string',
+            array: true,
+            describe: 'payout references (default: all)',
+          })
+          .option('since', {
+            type: 'string',
+            describe: 'only payouts sent or changed since this date (YYYY-MM-DD, or an ISO 8601 time)',
+          })
+          .option('json', {
+            type: 'boolean',
+            default: false,
+            describe: 'print one JSON summary object on stdout',
+          })
+          .option('concurrency', { type: 'number', default: 4, describe: 'look-ups in flight at once' })
+          .option('rate', { type: 'number', default: 20, describe: 'requests per second' })
+          .option('max-outage', {
+            type: 'number',
+            default: BREAKER_DEFAULTS.maxOutageMs / 1000,
+            describe: 'seconds an outage of the service is waited through before reconcile stops with exit 6',
+          }),
+      async (args) => {
+        for (const [name, value] of [
+          ['--concurrency', args.concurrency],
+          ['--rate', args.rate],
+        ] as const) {
+          if (!Number.isFinite(value) || value <= 0)
+            throw new UsageError(`${name} must be a positive number, got ${value}`);
+        }
+        const since = args.since === undefined ? undefined : sinceOf(args.since);
+        const { reconcileCommand } = await import('./reconcile.js');
+        exitCode = await reconcileCommand(
+          {
+            connection: connection!.connectionFromArgs(args, io.env),
+            register: registerLocationText(args.register, io.env, io.cwd),
+            references: (args.references ?? []).map(String),
+            ...(since ? { since } : {}),
+            json: args.json,
+            concurrency: Math.floor(args.concurrency),
+            rate: args.rate,
+            maxOutageSeconds: args['max-outage'],
+          },
+          io,
+        );
+      },
+    )
+    .command(
       'status [references..]',
       'what the register knows: each reference, or the recent runs (no network)',
       (y) =>
@@ -473,7 +535,10 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       'receive and verify webhook events - set the callback URL - show, rotate and fetch the webhook secret',
       (y) => webhooks!.webhooksCommands(y, io, setExit),
     )
-    .demandCommand(1, 'name a command: validate, run, status, register, template, sandbox or webhooks')
+    .demandCommand(
+      1,
+      'name a command: validate, run, reconcile, status, register, template, sandbox or webhooks',
+    )
     .strict()
     .help()
     .alias('help', 'h')

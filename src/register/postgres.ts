@@ -53,6 +53,7 @@ import type {
   ScopeKey,
   ScopeStore,
   Settlement,
+  UnknownResolved,
 } from './types.js';
 
 type Client = pg.PoolClient;
@@ -1140,6 +1141,54 @@ class PostgresScope implements ScopeStore {
             SETTLEABLE,
           ],
         );
+      },
+      { standalone: true },
+    );
+  }
+
+  async payoutsIn(query: {
+    states: readonly PayoutState[];
+    since?: string;
+    after?: string;
+    limit: number;
+  }): Promise<PayoutRecord[]> {
+    return this.register.read(async (run) =>
+      (
+        (
+          await run(
+            `SELECT ${PAYOUT_WITH_RUN} WHERE p.scope_id = $1 AND p.state = ANY($2) AND p.reference > $3
+               AND ($4::timestamptz IS NULL OR COALESCE(p.paid_at, p.updated_at) >= $4::timestamptz)
+             ORDER BY p.reference LIMIT $5`,
+            [this.scope.id, query.states, query.after ?? '', query.since ?? null, query.limit],
+          )
+        ).rows as PayoutRow[]
+      ).map(payoutOf),
+    );
+  }
+
+  resolveUnknown(reference: string, found: UnknownResolved): Promise<boolean> {
+    return this.register.write(
+      async (query) => {
+        const changed =
+          'absent' in found
+            ? await query(
+                `UPDATE payouts.payouts SET state = 'refused', error = $1, updated_at = now()
+                 WHERE scope_id = $2 AND reference = $3 AND state = 'unknown'`,
+                [scrubForStorage(found.reason), this.scope.id, reference],
+              )
+            : await query(
+                `UPDATE payouts.payouts SET state = $1, transaction_id = $2, error = $3,
+                   paid_at = COALESCE(paid_at, now()), updated_at = now()
+                 WHERE scope_id = $4 AND reference = $5 AND state = 'unknown'`,
+                [
+                  found.state,
+                  found.transactionId,
+                  found.error === undefined ? null : scrubForStorage(found.error),
+                  this.scope.id,
+                  reference,
+                ],
+              );
+        return (changed.rowCount ?? 0) > 0;
       },
       { standalone: true },
     );

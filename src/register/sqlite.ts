@@ -52,6 +52,7 @@ import type {
   ScopeKey,
   ScopeStore,
   Settlement,
+  UnknownResolved,
 } from './types.js';
 
 type Db = InstanceType<typeof Database>;
@@ -1107,6 +1108,59 @@ class SqliteScope implements ScopeStore {
           reference,
           transactionId,
         );
+    });
+  }
+
+  async payoutsIn(query: {
+    states: readonly PayoutState[];
+    since?: string;
+    after?: string;
+    limit: number;
+  }): Promise<PayoutRecord[]> {
+    const page = this.db.prepare(
+      `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE scope_id = ? AND state IN (SELECT value FROM json_each(?))
+         AND reference > ? AND COALESCE(paid_at, updated_at) >= ? ORDER BY reference LIMIT ?`,
+    );
+    page.raw(true);
+    return this.register.read(() => {
+      const runs = this.runReader();
+      const cells = page.all(
+        this.scope.id,
+        JSON.stringify(query.states),
+        query.after ?? '',
+        query.since ?? '',
+        query.limit,
+      ) as PayoutCells[];
+      return cells.map((c) => payoutOf(c, runs));
+    });
+  }
+
+  resolveUnknown(reference: string, found: UnknownResolved): Promise<boolean> {
+    return this.register.write(() => {
+      const now = this.register.now();
+      const changed =
+        'absent' in found
+          ? this.db
+              .prepare(
+                `UPDATE payouts SET state = 'refused', error = ?, updated_at = ?
+                 WHERE scope_id = ? AND reference = ? AND state = 'unknown'`,
+              )
+              .run(scrubForStorage(found.reason), now, this.scope.id, reference)
+          : this.db
+              .prepare(
+                `UPDATE payouts SET state = ?, transaction_id = ?, error = ?, paid_at = COALESCE(paid_at, ?), updated_at = ?
+                 WHERE scope_id = ? AND reference = ? AND state = 'unknown'`,
+              )
+              .run(
+                found.state,
+                found.transactionId,
+                found.error === undefined ? null : scrubForStorage(found.error),
+                now,
+                now,
+                this.scope.id,
+                reference,
+              );
+      return changed.changes > 0;
     });
   }
 

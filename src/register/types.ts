@@ -208,11 +208,33 @@ export interface ScopeStore {
     state: 'completed' | 'failed',
     error?: string,
   ): Promise<void>;
+  /**
+   * The payouts `reconcile` asks the service about: in one of `states`, sent or changed since
+   * `since` (ISO 8601) when given, by reference after `after`, at most `limit`.
+   */
+  payoutsIn(query: {
+    states: readonly PayoutState[];
+    since?: string;
+    after?: string;
+    limit: number;
+  }): Promise<PayoutRecord[]>;
+  /**
+   * What `reconcile` learnt of a payout in doubt (`unknown`), whichever run left it: the
+   * transaction its reference created, in the state the service gives; or that none exists
+   * (then `refused`, sent again by the next run under its key). False when it was no longer
+   * `unknown` (a run took it meanwhile).
+   */
+  resolveUnknown(reference: string, found: UnknownResolved): Promise<boolean>;
   /** Gives back the claims of `runId` that sent nothing (a run stopped early). */
   release(runId: string): Promise<void>;
   /** The settling webhook event of each transaction, where one was recorded. */
   settledEvents(transactionIds: readonly string[]): Promise<Map<string, EventRecord>>;
 }
+
+/** What became of a payout in doubt: its transaction, or none at all. */
+export type UnknownResolved =
+  | { transactionId: string; state: 'submitted' | 'completed' | 'failed'; error?: string }
+  | { absent: true; reason: string };
 
 /** A run as `beginRun` records it: the lease and heartbeat are the store's to set. */
 export type NewRun = Omit<RunRecord, 'heartbeatAt' | 'finishedAt' | 'leaseExpiresAt' | 'leaseExpired'>;

@@ -24,6 +24,8 @@ export interface RouteRequest {
   method: string;
   /** Path without the query string. */
   path: string;
+  /** The query string's parameters. */
+  query: URLSearchParams;
   /** Path parameters in order, decoded. */
   params: readonly string[];
   headers: IncomingHttpHeaders;

@@ -97,6 +97,7 @@ export class RequestPipeline {
     const request: RouteRequest = {
       method,
       path,
+      query: new URLSearchParams((req.url ?? '').split('?')[1] ?? ''),
       params: plan.params!,
       headers: req.headers,
       rawBody: body.bytes,

@@ -37,7 +37,7 @@ export async function runCli(
 
 /** Commands that read or write the register. */
 export function usesRegister(args: readonly string[]): boolean {
-  return ['run', 'validate', 'status', 'webhooks'].includes(args[0] ?? '');
+  return ['run', 'validate', 'reconcile', 'status', 'webhooks'].includes(args[0] ?? '');
 }
 
 /** A temporary directory removed after the callback, whatever happens. */

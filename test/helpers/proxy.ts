@@ -19,7 +19,9 @@ export type ProxyAction =
   /** Answer it here; the service never sees it. */
   | { kind: 'answer'; status: number; body: unknown; headers?: Record<string, string> }
   /** Pass it on, let the service act, then cut the client's connection without the answer. */
-  | { kind: 'cut' };
+  | { kind: 'cut' }
+  /** Cut the client's connection at once: the service never sees the request. */
+  | { kind: 'drop' };
 
 export const FORWARD: ProxyAction = { kind: 'forward' };
 
@@ -39,6 +41,10 @@ export async function scriptedProxy(
       if (action.kind === 'answer') {
         res.writeHead(action.status, { 'content-type': 'application/json', ...action.headers });
         res.end(JSON.stringify(action.body));
+        return;
+      }
+      if (action.kind === 'drop') {
+        req.socket.destroy();
         return;
       }
       const send = () => {

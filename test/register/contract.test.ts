@@ -308,6 +308,59 @@ describe.each(stores)('the $name register', (kind) => {
     }
   });
 
+  it('lists the payouts to reconcile by state and time, a page at a time, and settles one in doubt once', async () => {
+    const register = await open();
+    try {
+      const self = remote('reconcile');
+      const store = await begin(register, self);
+      await claimAs(store, self, ['R-SENT', 'R-LOST', 'R-GONE', 'R-DONE', 'R-HELD']);
+      await store.update(self.runId, 'R-SENT', { state: 'sending' });
+      await store.update(self.runId, 'R-SENT', { state: 'submitted', transactionId: 'tx-sent' });
+      for (const reference of ['R-LOST', 'R-GONE']) {
+        await store.update(self.runId, reference, { state: 'sending' });
+        await store.update(self.runId, reference, { state: 'unknown', error: 'the connection was lost' });
+      }
+      await store.update(self.runId, 'R-DONE', { state: 'sending' });
+      await store.update(self.runId, 'R-DONE', { state: 'submitted', transactionId: 'tx-done' });
+      await store.settle('R-DONE', 'tx-done', 'completed');
+      await store.update(self.runId, 'R-HELD', { state: 'sending' });
+
+      const states = ['submitted', 'unknown'] as const;
+      // Other tests of this file share the register: their references sort before 'R-'.
+      const all = await store.payoutsIn({ states, after: 'R-', limit: 10 });
+      expect(all.map((p) => p.reference)).toEqual(['R-GONE', 'R-LOST', 'R-SENT']);
+      const first = await store.payoutsIn({ states, after: 'R-', limit: 2 });
+      const rest = await store.payoutsIn({ states, after: first.at(-1)!.reference, limit: 2 });
+      expect([...first, ...rest].map((p) => p.reference)).toEqual(['R-GONE', 'R-LOST', 'R-SENT']);
+      expect(await store.payoutsIn({ states, after: 'R-', since: '2999-01-01T00:00:00.000Z', limit: 10 })).toEqual(
+        [],
+      );
+
+      expect(await store.resolveUnknown('R-LOST', { transactionId: 'tx-lost', state: 'completed' })).toBe(
+        true,
+      );
+      expect(
+        await store.resolveUnknown('R-GONE', { absent: true, reason: 'no transaction for 123456789012' }),
+      ).toBe(true);
+      // Once settled, never again; and a payout a run holds (sending) is that run's.
+      expect(await store.resolveUnknown('R-LOST', { absent: true, reason: 'late' })).toBe(false);
+      expect(await store.resolveUnknown('R-HELD', { absent: true, reason: 'held' })).toBe(false);
+      const records = await store.lookup(['R-LOST', 'R-GONE', 'R-HELD']);
+      expect(records.get('R-LOST')).toMatchObject({
+        state: 'completed',
+        transactionId: 'tx-lost',
+        paidAt: expect.any(String),
+      });
+      expect(records.get('R-GONE')).toMatchObject({ state: 'refused', error: 'no transaction for ****9012' });
+      expect(records.get('R-HELD')?.state).toBe('sending');
+      expect((await store.payoutsIn({ states, after: 'R-', limit: 10 })).map((p) => p.reference)).toEqual([
+        'R-SENT',
+      ]);
+    } finally {
+      await register.close();
+    }
+  });
+
   it("keeps each payee's history: last payout, largest per currency, and what stood before", async () => {
     const [a, b] = [await open(), await open()];
     try {

@@ -18,6 +18,7 @@ import { ownSimulation } from './simulations.js';
 export const transactionRoutes: Route[] = [
   { method: 'POST', pattern: PATHS.transactions, auth: true, handler: createTransaction },
   { method: 'GET', pattern: PATHS.transaction(PARAM), auth: true, handler: getTransaction },
+  { method: 'GET', pattern: PATHS.transactions, auth: true, handler: findTransactions },
 ];
 
 /**
@@ -107,6 +108,19 @@ function getTransaction(request: AuthedRequest, sandbox: Sandbox): Reply {
     (r) => r.integratorId,
   );
   return { status: 200, body: record.transaction };
+}
+
+/** GET /v1/transactions?reference=R: the integrator's transactions with that reference, newest first. */
+function findTransactions(request: AuthedRequest, sandbox: Sandbox): Reply {
+  const reference = request.query.get('reference');
+  if (reference === null || reference === '') {
+    throw validationError(['reference is required to list transactions']);
+  }
+  const data = [...sandbox.state.transactions.values()]
+    .filter((r) => r.integratorId === request.integrator.id && r.transaction.reference === reference)
+    .map((r) => r.transaction)
+    .reverse();
+  return { status: 200, body: { data } };
 }
 
 /** PENDING → COMPLETED or FAILED after --settle-delay, then the event goes out. */

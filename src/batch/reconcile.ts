@@ -1,0 +1,248 @@
+/**
+ * `payouts reconcile` (PRODUCT.md): asks the service what became of every payout the register
+ * holds as `submitted` (its transaction's final state) or `unknown` (the transaction its
+ * reference created, or proof that none exists), and records it. Rate-controlled by the client,
+ * at most `concurrency` look-ups in flight, each recorded as it is learnt: a stopped reconcile
+ * is resumed by running it again.
+ */
+import pLimit from 'p-limit';
+import type { Logger } from 'pino';
+import { createClient, type PayoutsClient } from '../api/client.js';
+import { ServiceError } from '../errors.js';
+import { serviceOf } from '../register/identity.js';
+import { shownLocation } from '../register/location.js';
+import { openRegister } from '../register/open.js';
+import type { PayoutRecord, Register, ScopeStore, UnknownResolved } from '../register/types.js';
+import { parseAmount } from '../rows/money.js';
+import { type Connection, scopeOf, whoAmI } from './run.js';
+import { BatchSummary } from './summary.js';
+
+export interface ReconcileOptions {
+  connection: Connection;
+  /** Where the register lives (a file or a PostgreSQL URL). */
+  register: string;
+  /** Only these references (default: every `submitted` and `unknown` payout). */
+  references?: readonly string[];
+  /** Only payouts sent or changed since this moment (ISO 8601). */
+  since?: string;
+  concurrency: number;
+  rate?: number;
+  maxOutageSeconds?: number;
+  logger: Logger;
+  signal?: AbortSignal;
+  /** Replaces the client (tests). */
+  client?: PayoutsClient;
+}
+
+/** What reconcile learnt of a payout, as the summary lists it. */
+export type Outcome = 'completed' | 'failed' | 'pending' | 'unknown' | 'absent' | 'skipped';
+
+export interface ReconciledPayout {
+  reference: string;
+  outcome: Outcome;
+  amount: string;
+  currency: string;
+  transactionId?: string;
+  /** Why it failed, stays unknown, or was skipped. */
+  message?: string;
+}
+
+export interface ReconcileReport {
+  register: string;
+  service: string;
+  integratorId: string;
+  /** Count per outcome. */
+  counts: Record<Outcome, number>;
+  /** Amount per outcome and currency, in minor units. */
+  totals: Record<Outcome, Map<string, bigint>>;
+  /** Every payout that failed, stays unknown or was skipped, with why. */
+  attention: ReconciledPayout[];
+  interrupted: boolean;
+  /** The service stayed unavailable past --max-outage: what was not asked stays as it was. */
+  unavailable: boolean;
+}
+
+/** Payouts read from the register per page. */
+const PAGE = 500;
+
+/** Reconciles the register's payouts with the service. Throws for refused credentials (exit 3). */
+export async function reconcile(options: ReconcileOptions): Promise<ReconcileReport> {
+  const signal = options.signal ?? new AbortController().signal;
+  const client =
+    options.client ??
+    createClient({
+      ...options.connection,
+      rate: options.rate,
+      concurrency: options.concurrency,
+      logger: options.logger,
+      stopSignal: signal,
+      ...(options.maxOutageSeconds === undefined
+        ? {}
+        : { breaker: { maxOutageMs: options.maxOutageSeconds * 1000 } }),
+    });
+  let register: Register | undefined;
+  try {
+    register = await openRegister(options.register, { warn: (message) => options.logger.warn(message) });
+    const integratorId = await whoAmI(client, signal);
+    const service = serviceOf(options.connection.baseUrl);
+    const report: ReconcileReport = {
+      register: shownLocation(options.register),
+      service,
+      integratorId: integratorId ?? '',
+      counts: { completed: 0, failed: 0, pending: 0, unknown: 0, absent: 0, skipped: 0 },
+      totals: {
+        completed: new Map(),
+        failed: new Map(),
+        pending: new Map(),
+        unknown: new Map(),
+        absent: new Map(),
+        skipped: new Map(),
+      },
+      attention: [],
+      interrupted: false,
+      unavailable: false,
+    };
+    const stopped = () => signal.aborted || client.breaker.gaveUp;
+    if (integratorId !== undefined) {
+      const scope = await scopeOf(register, { service, integratorId }, {});
+      const store = await register.openScope(scope);
+      const note = (payout: PayoutRecord, outcome: Outcome, extra: Partial<ReconciledPayout> = {}) => {
+        const entry: ReconciledPayout = {
+          reference: payout.reference,
+          outcome,
+          amount: payout.details.amount,
+          currency: payout.details.currency,
+          ...(payout.transactionId ? { transactionId: payout.transactionId } : {}),
+          ...extra,
+        };
+        report.counts[outcome] += 1;
+        const minor = parseAmount(entry.amount);
+        if (minor.ok) BatchSummary.add(report.totals[outcome], entry.currency, minor.minor);
+        if (outcome === 'failed' || outcome === 'unknown' || outcome === 'skipped')
+          report.attention.push(entry);
+      };
+      const limit = pLimit(options.concurrency);
+      for await (const page of targets(store, options, note)) {
+        if (stopped()) break;
+        await Promise.all(
+          page.map((payout) =>
+            limit(async () => {
+              if (stopped()) return;
+              await settleOne(client, store, payout, note, signal);
+            }),
+          ),
+        );
+      }
+    }
+    report.interrupted = signal.aborted;
+    report.unavailable = client.breaker.gaveUp;
+    return report;
+  } finally {
+    await register?.close().catch(() => {});
+    if (!options.client) await client.close();
+  }
+}
+
+type Note = (payout: PayoutRecord, outcome: Outcome, extra?: Partial<ReconciledPayout>) => void;
+
+/** The payouts to ask about, a page at a time: those named, or every one in doubt or under way. */
+async function* targets(
+  store: ScopeStore,
+  options: ReconcileOptions,
+  note: Note,
+): AsyncGenerator<PayoutRecord[]> {
+  if (options.references !== undefined && options.references.length > 0) {
+    const found = await store.lookup(options.references);
+    const page: PayoutRecord[] = [];
+    for (const reference of options.references) {
+      const payout = found.get(reference);
+      if (payout === undefined) {
+        note(
+          {
+            reference,
+            details: { amount: '0.00', currency: '', rail: '', payee: '', payeeHint: '' },
+          } as PayoutRecord,
+          'skipped',
+          { message: 'not in the register of this service and integrator' },
+        );
+      } else if (payout.state === 'submitted' || payout.state === 'unknown') page.push(payout);
+      else if (payout.state === 'completed' || payout.state === 'failed') note(payout, payout.state);
+      else
+        note(payout, 'skipped', {
+          message: `nothing to ask the service: the register holds it as ${payout.state}`,
+        });
+    }
+    yield page;
+    return;
+  }
+  for (let after: string | undefined; ; ) {
+    const page = await store.payoutsIn({
+      states: ['submitted', 'unknown'],
+      ...(options.since ? { since: options.since } : {}),
+      ...(after !== undefined ? { after } : {}),
+      limit: PAGE,
+    });
+    if (page.length === 0) return;
+    yield page;
+    after = page.at(-1)!.reference;
+  }
+}
+
+/** Asks the service about one payout and records what it said. */
+async function settleOne(
+  client: PayoutsClient,
+  store: ScopeStore,
+  payout: PayoutRecord,
+  note: Note,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    if (payout.state === 'submitted' && payout.transactionId) {
+      const transaction = await client.transactions.get(payout.transactionId, { signal });
+      if (transaction.status === 'PENDING') return note(payout, 'pending');
+      const failed = transaction.status === 'FAILED';
+      const reason = failed ? (transaction.failureReason ?? 'the transaction failed') : undefined;
+      await store.settle(payout.reference, payout.transactionId, failed ? 'failed' : 'completed', reason);
+      return note(payout, failed ? 'failed' : 'completed', reason ? { message: reason } : {});
+    }
+    // In doubt: did its request create a transaction? The reference is on every transaction.
+    const found = (await client.transactions.findByReference(payout.reference, { signal }))[0];
+    const resolved: UnknownResolved =
+      found === undefined
+        ? {
+            absent: true,
+            reason:
+              'reconcile found no transaction for this reference on the service: it was never created, so the next run sends it again under the same Idempotency-Key',
+          }
+        : {
+            transactionId: found.id,
+            state:
+              found.status === 'PENDING'
+                ? 'submitted'
+                : found.status === 'COMPLETED'
+                  ? 'completed'
+                  : 'failed',
+            ...(found.status === 'FAILED' ? { error: found.failureReason ?? 'the transaction failed' } : {}),
+          };
+    if (!(await store.resolveUnknown(payout.reference, resolved))) {
+      return note(payout, 'skipped', {
+        message: 'a run took it up while reconcile asked: that run settles it',
+      });
+    }
+    if ('absent' in resolved) return note(payout, 'absent', { message: resolved.reason });
+    const outcome: Outcome = resolved.state === 'submitted' ? 'pending' : resolved.state;
+    return note(payout, outcome, {
+      transactionId: resolved.transactionId,
+      ...(resolved.error ? { message: resolved.error } : {}),
+    });
+  } catch (error) {
+    if (signal.aborted || client.breaker.gaveUp) return;
+    const message =
+      error instanceof ServiceError && error.status === 404
+        ? `the service does not know transaction ${payout.transactionId ?? ''}: ${error.message}`
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    note(payout, payout.state === 'unknown' ? 'unknown' : 'skipped', { message });
+  }
+}

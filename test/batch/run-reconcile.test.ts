@@ -1,0 +1,148 @@
+/**
+ * `payouts reconcile` against the sandbox (PRODUCT.md): the final state of payouts whose
+ * webhooks were missed, the transaction each `unknown` payout's reference created after the
+ * register was lost, and proof that none exists for one whose request never left. Each case
+ * checks the ledger: nothing is ever paid twice.
+ */
+import { copyFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { paymentsOf, runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
+import { FORWARD, scriptedProxy } from '../helpers/proxy.js';
+import { CLEAN_SAMPLE, sampleRows, writeSheet } from '../helpers/sheets.js';
+
+interface Reconciled {
+  counts: Record<string, number>;
+  totals: Record<string, Record<string, string>>;
+  attention: { reference: string; outcome: string; transactionId?: string; message?: string }[];
+  exitCode: number;
+}
+
+async function statesOf(
+  references: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<Map<string, { state: string; transactionId?: string }>> {
+  const status = await runCli(['status', ...references, '--json'], { env });
+  const { references: found } = JSON.parse(status.stdout) as {
+    references: { reference: string; state: string; transactionId?: string }[];
+  };
+  return new Map(found.map((r) => [r.reference, r]));
+}
+
+const REFERENCES = sampleRows().map((r) => r['reference']!);
+
+describe('payouts reconcile', () => {
+  it('records the final state of payouts whose webhooks were missed, lists the failure, and has nothing left to do after', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = path.join(dir, 'november.csv');
+    const rows = sampleRows();
+    // The sandbox fails a payment to a recipient whose name starts with FAIL.
+    rows[3] = { ...rows[3]!, individualName: 'FAIL Hans Weber' };
+    await writeSheet(sheet, rows);
+    const paid = await runAgainst(sb, sheet, ['--json', '--rate', '200']);
+    expect(paid.code, paid.stderr).toBe(0);
+    expect(summaryOf(paid).statuses).toMatchObject({ submitted: 12 });
+    await sb.whenIdle();
+    expect([...(await statesOf(REFERENCES)).values()].every((r) => r.state === 'submitted')).toBe(true);
+
+    const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: SANDBOX_ENV });
+    expect(settled.code, settled.stderr).toBe(1);
+    const report = JSON.parse(settled.stdout) as Reconciled;
+    expect(report.counts).toMatchObject({ completed: 11, failed: 1, pending: 0, unknown: 0, absent: 0 });
+    expect(report.totals['failed']).toEqual({ USD: '3200.00' });
+    expect(report.attention).toEqual([
+      {
+        reference: 'PAY-2026-11-0004',
+        outcome: 'failed',
+        amount: '3200.00',
+        currency: 'USD',
+        transactionId: paymentsOf(sb).find((t) => t.reference === 'PAY-2026-11-0004')!.id,
+        message: expect.stringContaining('The receiving bank rejected the payment'),
+      },
+    ]);
+    expect(settled.stderr).toMatch(
+      /11 completed - BRL 2,490\.90, COP 3,150,000\.00, MXN 19,200\.00, USD 21,705\.74/,
+    );
+    expect(settled.stderr).toContain('PAY-2026-11-0004 (failed transaction');
+
+    // status now knows every outcome, the ledger's.
+    const states = await statesOf(REFERENCES);
+    for (const t of paymentsOf(sb)) {
+      expect(states.get(t.reference!)).toMatchObject({
+        state: t.status === 'COMPLETED' ? 'completed' : 'failed',
+        transactionId: t.id,
+      });
+    }
+    // Nothing is left to ask about.
+    const again = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: SANDBOX_ENV });
+    expect(again.code, again.stderr).toBe(0);
+    expect(Object.values((JSON.parse(again.stdout) as Reconciled).counts).every((n) => n === 0)).toBe(true);
+    expect(paymentsOf(sb)).toHaveLength(12);
+  });
+
+  it('settles every unknown payout of a register that was lost, so nothing is paid twice', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = path.join(dir, 'november.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    expect((await runAgainst(sb, sheet, ['--json', '--rate', '200'])).code).toBe(0);
+
+    // The volume is lost: a new register re-sends each reference under its own key, with a
+    // new quote; the service refuses the key, and each payout is unknown.
+    const fresh = { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'new-register.db') };
+    const lost = await runAgainst(sb, sheet, ['--json', '--rate', '200'], fresh);
+    expect(lost.code, lost.stderr).toBe(1);
+    expect(summaryOf(lost).statuses).toMatchObject({ unknown: 12 });
+    expect(paymentsOf(sb)).toHaveLength(12);
+    await sb.whenIdle();
+
+    const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: fresh });
+    expect(settled.code, settled.stderr).toBe(0);
+    expect((JSON.parse(settled.stdout) as Reconciled).counts).toMatchObject({ completed: 12, unknown: 0 });
+    const states = await statesOf(REFERENCES, fresh);
+    for (const t of paymentsOf(sb))
+      expect(states.get(t.reference!)).toMatchObject({ state: 'completed', transactionId: t.id });
+
+    const rerun = await runAgainst(sb, sheet, ['--json', '--rate', '200'], fresh);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(summaryOf(rerun).statuses).toMatchObject({ skipped: 12 });
+    expect(paymentsOf(sb)).toHaveLength(12);
+  });
+
+  it('proves a payout in doubt was never created, and the next run pays it once', async () => {
+    const sb = await testSandbox();
+    const LOST = 'PAY-2026-11-0005';
+    // Every attempt at this row's transaction dies before it reaches the service.
+    let drop = true;
+    const proxy = await scriptedProxy(sb.url, ({ method, path: url, body }) =>
+      drop && method === 'POST' && url === '/v1/transactions' && body.includes(`"reference":"${LOST}"`)
+        ? { kind: 'drop' }
+        : FORWARD,
+    );
+    const dir = await testDir();
+    const sheet = path.join(dir, 'november.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const first = await runAgainst(proxy, sheet, ['--json', '--rate', '200']);
+    expect(first.code, first.stderr).toBe(1);
+    expect(summaryOf(first).statuses).toMatchObject({ submitted: 11, unknown: 1 });
+    expect(paymentsOf(sb).filter((t) => t.reference === LOST)).toHaveLength(0);
+
+    drop = false;
+    const settled = await runCli(['reconcile', LOST, '--base-url', proxy.url, '--json'], {
+      env: SANDBOX_ENV,
+    });
+    expect(settled.code, settled.stderr).toBe(0);
+    const report = JSON.parse(settled.stdout) as Reconciled;
+    expect(report.counts).toMatchObject({ absent: 1 });
+    expect((await statesOf([LOST])).get(LOST)).toMatchObject({ state: 'refused' });
+
+    // Without --retry-unknown: it is no longer in doubt.
+    const rerun = await runAgainst(proxy, sheet, ['--json', '--rate', '200']);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(summaryOf(rerun).statuses).toMatchObject({ submitted: 1, skipped: 11 });
+    expect(paymentsOf(sb).filter((t) => t.reference === LOST)).toHaveLength(1);
+    expect(paymentsOf(sb)).toHaveLength(12);
+  });
+});
