@@ -224,6 +224,11 @@ describe('payouts webhooks secret / rotate-secret / fetch-secret', () => {
     expect(fetched).toMatchObject({ code: 0, stdout: `${newSecret}\n` });
     expect((await run('fetch-secret', '--secret-file', 'fetched.secret')).code).toBe(0);
     expect(await readFile(path.join(dir, 'fetched.secret'), 'utf8')).toBe(`${newSecret}\n`);
+    // `secret` saves it the way its own hint says.
+    const saved = await run('secret', '--secret-file', 'current.secret');
+    expect(saved.code, saved.stderr).toBe(0);
+    expect(await readFile(path.join(dir, 'current.secret'), 'utf8')).toBe(`${newSecret}\n`);
+    expect(saved.stdout + saved.stderr).not.toContain(newSecret);
     // The same fingerprint for the same secret, whichever command shows it.
     expect((await run('secret')).stdout.split(' ')[1]).toBe(rotated.stdout.split(' ')[1]);
   });

@@ -1,16 +1,16 @@
-/** `payouts webhooks secret`: the current secret, masked with a fingerprint unless --reveal. */
+/** `payouts webhooks secret`: the current secret, masked with a fingerprint unless --reveal; --secret-file saves it. */
 import type { Argv } from 'yargs';
 import { connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { webhooksFetchSecretCommand } from './fetch-secret.js';
-import { secretOptionsOf, secretOutputOptions } from './integrator.js';
+import { secretFileOutput, secretOptionsOf } from './integrator.js';
 
 /** Declares `secret` on the `webhooks` builder; its handler passes the exit code to `setExit`. */
 export function secretCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) => void): Argv<T> {
   return y.command(
     'secret',
-    'show the current webhook secret: masked with a fingerprint, or itself with --reveal',
-    (c) => secretOutputOptions(connectionOptions(c)),
+    'show the current webhook secret: masked with a fingerprint, itself with --reveal, or saved with --secret-file',
+    (c) => secretFileOutput(connectionOptions(c)),
     async (args) => setExit(await webhooksFetchSecretCommand(secretOptionsOf(args, io), io)),
   );
 }
