@@ -35,6 +35,7 @@ import type {
 } from '../register/types.js';
 import { claimDecision, type RegisterVerdict, registerVerdict } from '../register/verdict.js';
 import type { SheetFormat } from '../sheet/types.js';
+import { checkEventsFile } from '../webhooks/events-file.js';
 import { transactionOutcomeOf } from '../webhooks/reconcile.js';
 import { BatchDigest } from './digest.js';
 import { earlierResult } from './earlier.js';
@@ -140,6 +141,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
   let run: RunHolder | undefined;
   try {
     if (options.controls) checkControlTotals(read.summary, options.controls);
+    if (options.eventsFile) await checkEventsFile(options.eventsFile);
     register = await openRegister(options.register, {
       ...(options.clock ? { clock } : {}),
       warn: (message) => logger.warn(message),

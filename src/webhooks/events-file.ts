@@ -61,6 +61,14 @@ export async function* readEvents(
 }
 
 /**
+ * Whether the events file can be read (a missing one reads as empty): `run --events` asks
+ * before anything is sent, so a file it cannot read stops it with nothing paid (exit 2).
+ */
+export async function checkEventsFile(file: string): Promise<void> {
+  for await (const _ of readEvents(file)) break;
+}
+
+/**
  * The events file cannot be read or written: a StorageError naming it, with the
  * errno in words, so that it is never taken for a bug (exit 70).
  */

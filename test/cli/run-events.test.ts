@@ -131,4 +131,22 @@ describe('payouts run --events', () => {
       }
     });
   });
+
+  it('reads an events file not written yet as one without events', async () => {
+    await withTempDir(async (dir) => {
+      const sandbox = await startSandbox({ port: 0 });
+      try {
+        const sheet = path.join(dir, 'spei.csv');
+        await writeFile(sheet, `${HEADER}\n${spei('R-1', 'Maria Ruiz')}\n`);
+        const events = path.join(dir, 'none.jsonl');
+        const result = await runCli(['run', sheet, '--base-url', sandbox.url, '--events', events, '--json'], {
+          env: ENV,
+        });
+        expect(result.code, result.stderr).toBe(0);
+        expect(JSON.parse(result.stdout).statuses.submitted).toBe(1);
+      } finally {
+        await sandbox.close();
+      }
+    });
+  });
 });

@@ -238,19 +238,19 @@ describe('payouts run --log-file on a disk that is full', () => {
   });
 });
 
-describe('payouts run --events: an events file that cannot be read after paying', () => {
-  it('is exit 6 naming the file, not a bug', async () => {
+describe('payouts run --events: an events file that cannot be read', () => {
+  it('is exit 2 naming the file, before anything is sent', async () => {
     const sb = await testSandbox();
     const dir = await testDir();
     const sheet = await sheetIn(dir);
     const events = path.join(dir, 'events');
     await mkdir(events); // a folder where the file should be: reading it fails with EISDIR
     const result = await runAgainst(sb, sheet, ['--events', events, '--json', '--log-format', 'json']);
-    expect(result.code).toBe(6);
-    expect(paymentsOf(sb)).toHaveLength(SAMPLE_ROWS);
+    expect(result.code).toBe(2);
+    expect(sb.ledger().requests.total).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({
       command: 'run',
-      exitCode: 6,
+      exitCode: 2,
       error: {
         code: 'STORAGE',
         errno: 'EISDIR',
