@@ -190,7 +190,8 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     // The error is a log record too, then the final one, so a JSON log always ends
     // with `run finished`; main.ts reportError then leaves stderr alone if it got both.
     const exitCode = exitCodeOfError(error);
-    logger.fatal(fatalFields(error, exitCode), fatalMessage(error));
+    // Text logs on the terminal: main.ts reportError prints the error itself, once.
+    if (jsonOnStderr || options.logFile) logger.fatal(fatalFields(error, exitCode), fatalMessage(error));
     logger.info(
       runFinishedFields({
         exitCode,
