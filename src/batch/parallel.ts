@@ -375,6 +375,7 @@ export class CheckingWorker {
     const summary = new BatchSummary();
     summary.rows = message.summary.rows;
     summary.groupedAmounts = message.summary.groupedAmounts;
+    summary.untotalledRows = message.summary.untotalledRows;
     summary.strayQuoteRow = message.summary.strayQuoteRow;
     summary.totalsRows.push(...message.summary.totalsRows);
     Object.assign(summary.byStatus, message.summary.byStatus);

@@ -40,6 +40,8 @@ export class BatchSummary {
   readonly validTotals = new Map<string, bigint>();
   /** Amounts read from a grouped form such as "1,250.00", which the summary reports. */
   groupedAmounts = 0;
+  /** Rows whose amount or currency could not be read: in no total, which the summary says. */
+  untotalledRows = 0;
   /** The first row whose quote inside an unquoted cell was read as a character (CSV). */
   strayQuoteRow: number | undefined = undefined;
   /** What each totals row said (totals-row.ts): not counted as rows, reported once. */

@@ -187,6 +187,7 @@ export function tally(
     summary.errorGroups.add(row.raw.rowNumber, messages);
   const { amount, currency } = row.payout;
   if (amount?.grouped) summary.groupedAmounts += 1;
+  if (!amount || !currency) summary.untotalledRows += 1;
   if (amount && currency) {
     BatchSummary.add(summary.sheetTotals, currency, amount.minor);
     if (status !== 'invalid') {

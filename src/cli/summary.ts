@@ -38,6 +38,7 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     totals: BatchSummary.formatTotals(summary.sheetTotals),
     validTotals: BatchSummary.formatTotals(summary.validTotals),
     groupedAmounts: summary.groupedAmounts,
+    untotalledRows: summary.untotalledRows,
     strayQuoteRow: summary.strayQuoteRow ?? null,
     totalsRows: summary.totalsRows,
     digest: facts.digest,
@@ -86,6 +87,12 @@ export function humanSummary(facts: SummaryFacts): string[] {
         `  ${currency} ${formatAmountForPeople(minor).padStart(18)} / ${formatAmountForPeople(valid)}`,
       );
     }
+  }
+  if (summary.untotalledRows > 0) {
+    const n = summary.untotalledRows;
+    lines.push(
+      `${n.toLocaleString('en-US')} row${n === 1 ? ' has' : 's have'} an amount or currency that could not be read: ${n === 1 ? 'it is' : 'they are'} in no total above (the results file marks ${n === 1 ? 'it' : 'them'})`,
+    );
   }
   for (const message of summary.totalsRows) lines.push(`Totals row: ${message}`);
   if (summary.strayQuoteRow !== undefined) {

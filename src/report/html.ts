@@ -160,6 +160,7 @@ function totalsSection(summary: BatchSummary, facts: ReportFacts): string {
       ? '<p class="ok">The control totals match.</p>'
       : '';
   return `<section><h2>Totals per currency</h2>
+${summary.untotalledRows > 0 ? `<p class="bad">${num(summary.untotalledRows)} row${summary.untotalledRows === 1 ? ' has' : 's have'} an amount or currency that could not be read: in no total below.</p>` : ''}
 ${currencies.length === 0 ? '<p class="note">No amount could be read.</p>' : `<table><thead><tr><th>Currency</th><th class="amount">All rows</th><th class="amount">Valid rows</th></tr></thead><tbody>${rows}</tbody></table>`}
 <h3>Control totals</h3>
 ${controls.length === 0 ? '<p class="note">None were given (--expect-count, --expect-total).</p>' : `<table><thead><tr><th>Control</th><th class="amount">Expected</th><th class="amount">In the sheet</th><th>Result</th></tr></thead><tbody>${controls.join('')}</tbody></table>`}

@@ -69,6 +69,21 @@ describe('payouts validate on the clean sample', () => {
 });
 
 describe('payouts validate on the sample with typical mistakes', () => {
+  it('says how many rows are in no total because their amount could not be read', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'mistakes.csv');
+      await copyFile(path.join(samples, 'payouts-mistakes.csv'), sheet);
+      const result = await runCli(['validate', sheet, '--json']);
+      const summary = JSON.parse(result.stdout);
+      // Row 3's amount "1,250" reads two ways: it is in neither total.
+      expect(summary.untotalledRows).toBeGreaterThanOrEqual(1);
+      const n = summary.untotalledRows as number;
+      expect(result.stderr).toContain(
+        `${n} row${n === 1 ? ' has' : 's have'} an amount or currency that could not be read`,
+      );
+    });
+  });
+
   it('marks each bad row invalid with every message, word for word, and exits 1', async () => {
     await withTempDir(async (dir) => {
       const sheet = path.join(dir, 'mistakes.csv');
