@@ -332,9 +332,9 @@ describe.each(stores)('the $name register', (kind) => {
       const first = await store.payoutsIn({ states, after: 'R-', limit: 2 });
       const rest = await store.payoutsIn({ states, after: first.at(-1)!.reference, limit: 2 });
       expect([...first, ...rest].map((p) => p.reference)).toEqual(['R-GONE', 'R-LOST', 'R-SENT']);
-      expect(await store.payoutsIn({ states, after: 'R-', since: '2999-01-01T00:00:00.000Z', limit: 10 })).toEqual(
-        [],
-      );
+      expect(
+        await store.payoutsIn({ states, after: 'R-', since: '2999-01-01T00:00:00.000Z', limit: 10 }),
+      ).toEqual([]);
 
       expect(await store.resolveUnknown('R-LOST', { transactionId: 'tx-lost', state: 'completed' })).toBe(
         true,
