@@ -179,6 +179,9 @@ export interface VerdictBatch {
   text: string;
 }
 
+/** In place of a count of warnings: the shared newPayee list (no row has this many warnings). */
+const NEW_PAYEE_WARNINGS = 0xffff;
+
 /** The start of VALID_NEW_PAYEE, shared like VALID's 0: no text is ever this long. */
 const NEW_PAYEE_START = 0xffffffff;
 
@@ -229,8 +232,12 @@ export class VerdictPacker {
       this.number(verdict.errorColumns.length);
       for (const column of verdict.errorColumns) this.number(column);
       const warnings = verdict.warnings ?? NO_TEXTS;
-      this.number(warnings.length);
-      for (const warning of warnings) this.string(warning);
+      // The one shared newPayee list (a first sheet's every row) as a mark, not its text.
+      if (warnings === VALID_NEW_PAYEE.warnings) this.number(NEW_PAYEE_WARNINGS);
+      else {
+        this.number(warnings.length);
+        for (const warning of warnings) this.string(warning);
+      }
       this.string(verdict.beneficiaryId ?? '');
       this.string(verdict.recipientId ?? '');
       this.string(verdict.simulationId ?? '');
@@ -472,7 +479,8 @@ export function verdictAt(batch: VerdictBatch, i: number): RowVerdict {
   for (let k = 0; k < errorColumns.length; k++) errorColumns[k] = number();
   const verdict: RowVerdict = { status, errors, errorColumns };
   const warnings = number();
-  if (warnings > 0) {
+  if (warnings === NEW_PAYEE_WARNINGS) verdict.warnings = VALID_NEW_PAYEE.warnings;
+  else if (warnings > 0) {
     const texts: string[] = new Array(warnings);
     for (let k = 0; k < warnings; k++) texts[k] = string();
     verdict.warnings = texts;

@@ -82,6 +82,18 @@ function sheetOptions<T>(y: Argv<T>) {
     });
 }
 
+/** `--concurrency N` and `--rate N` of run and reconcile: positive, the concurrency whole. */
+function checkPace(concurrency: number, rate: number): void {
+  for (const [name, value] of [
+    ['--concurrency', concurrency],
+    ['--rate', rate],
+  ] as const) {
+    if (!Number.isFinite(value) || value <= 0)
+      throw new UsageError(`${name} must be a positive number, got ${value}`);
+  }
+  if (!Number.isInteger(concurrency)) throw new UsageError('--concurrency must be a whole number');
+}
+
 /** `--since DATE` as an ISO 8601 time: a day is its start, UTC. */
 function sinceOf(text: string): string {
   const value = /^\d{4}-\d{2}-\d{2}$/.test(text.trim()) ? `${text.trim()}T00:00:00.000Z` : text.trim();
@@ -334,14 +346,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             '--checkpoint was replaced by the register, which knows every payout of every sheet: pass --register PATH (or set PAYOUTS_REGISTER), or leave it out to use the default',
           );
         }
-        for (const [name, value] of [
-          ['--concurrency', args.concurrency],
-          ['--rate', args.rate],
-        ] as const) {
-          if (!Number.isFinite(value) || value <= 0)
-            throw new UsageError(`${name} must be a positive number, got ${value}`);
-        }
-        if (!Number.isInteger(args.concurrency)) throw new UsageError('--concurrency must be a whole number');
+        checkPace(args.concurrency, args.rate);
         if (!Number.isFinite(args.wait) || args.wait < 0)
           throw new UsageError('--wait must be 0 or more seconds');
         if (!Number.isFinite(args['max-outage']) || args['max-outage'] < 0)
@@ -398,13 +403,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             describe: 'seconds an outage of the service is waited through before reconcile stops with exit 6',
           }),
       async (args) => {
-        for (const [name, value] of [
-          ['--concurrency', args.concurrency],
-          ['--rate', args.rate],
-        ] as const) {
-          if (!Number.isFinite(value) || value <= 0)
-            throw new UsageError(`${name} must be a positive number, got ${value}`);
-        }
+        checkPace(args.concurrency, args.rate);
         const since = args.since === undefined ? undefined : sinceOf(args.since);
         const { reconcileCommand } = await import('./reconcile.js');
         exitCode = await reconcileCommand(
@@ -414,7 +413,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
             references: (args.references ?? []).map(String),
             ...(since ? { since } : {}),
             json: args.json,
-            concurrency: Math.floor(args.concurrency),
+            concurrency: args.concurrency,
             rate: args.rate,
             maxOutageSeconds: args['max-outage'],
           },

@@ -4,7 +4,7 @@
  */
 import type { PayoutDetails } from '../../src/register/details.js';
 import { holderAlive, type Self } from '../../src/register/lease.js';
-import type { ClaimRequest, Register, ScopeStore } from '../../src/register/types.js';
+import type { ClaimRequest, PayeePayment, Register, ScopeStore } from '../../src/register/types.js';
 import { claimDecision, registerVerdict } from '../../src/register/verdict.js';
 
 /** The scope the register tests write to. */
@@ -57,4 +57,22 @@ export async function begin(register: Register, self: Self): Promise<ScopeStore>
     startedAt: new Date().toISOString(),
   });
   return store;
+}
+
+/** A payout to a payee as its history keeps it: USD by ACH, else SPEI, paid on 2026-10-25. */
+export function payeePayment(
+  reference: string,
+  amount: string,
+  account = 'acct-1',
+  currency = 'USD',
+): PayeePayment {
+  return {
+    account,
+    accountHint: `account ****${account.slice(-4)}`,
+    reference,
+    rail: currency === 'USD' ? 'ACH' : 'SPEI',
+    paidAt: '2026-10-25T10:00:00.000Z',
+    amount,
+    currency,
+  };
 }

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClaimLostError, RegisterError } from '../../src/errors.js';
 import type { Self } from '../../src/register/lease.js';
 import { type OpenOptions, openExistingRegister, openRegister } from '../../src/register/open.js';
-import { begin, claimAs, request, TEST_SCOPE } from '../helpers/claims.js';
+import { begin, claimAs, payeePayment, request, TEST_SCOPE } from '../helpers/claims.js';
 import { asAdmin, testDatabase } from '../helpers/postgres.js';
 
 const scope = TEST_SCOPE;
@@ -366,15 +366,7 @@ describe.each(stores)('the $name register', (kind) => {
     try {
       const sa = await a.openScope(scope);
       const sb = await b.openScope(scope);
-      const payment = (reference: string, amount: string, account = 'acct-1', currency = 'USD') => ({
-        account,
-        accountHint: `account ****${account.slice(-4)}`,
-        reference,
-        rail: currency === 'USD' ? 'ACH' : 'SPEI',
-        paidAt: '2026-10-25T10:00:00.000Z',
-        amount,
-        currency,
-      });
+      const payment = payeePayment;
       expect(await sa.payeeHistory(['payee-h'])).toEqual(new Map());
       await sa.recordPayment('payee-h', payment('H-1', '900.00'), 'october');
       // From another connection, one after the other: both count.

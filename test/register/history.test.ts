@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { historyFor, PAYEE_ACCOUNTS_KEPT, withPayment } from '../../src/register/rules.js';
-import type { PayeePayment } from '../../src/register/types.js';
-
-const paid = (reference: string, amount: string, account = 'acct-1', currency = 'USD'): PayeePayment => ({
-  account,
-  accountHint: `account ****${account.slice(-4)}`,
-  reference,
-  rail: currency === 'USD' ? 'ACH' : 'SPEI',
-  paidAt: '2026-10-25T10:00:00.000Z',
-  amount,
-  currency,
-});
+import { payeePayment as paid } from '../helpers/claims.js';
 
 describe("a payee's history (rules.ts withPayment, historyFor)", () => {
   it('starts with the first payout: the account paid and the largest amount', () => {

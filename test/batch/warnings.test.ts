@@ -1,0 +1,192 @@
+/**
+ * The approver's signals (warnings.ts), one table per signal, against a register's payee
+ * history held in memory: identity fingerprints are the plain text, so each case reads as what
+ * the register would hold.
+ */
+import { describe, expect, it } from 'vitest';
+import type { PreparedRow } from '../../src/batch/prepare.js';
+import { heldReason, NEW_PAYEE_ONLY, PayeeWarnings } from '../../src/batch/warnings.js';
+import { withPayment } from '../../src/register/rules.js';
+import type { PayeeHistory, PayeePayment } from '../../src/register/types.js';
+import type { PayoutRow } from '../../src/rows/types.js';
+
+const AS_OF = Date.parse('2026-12-20T12:00:00Z');
+const ANA = { key: 'name:ana lopez\nemail:ana@example.com', name: 'Ana Lopez' };
+
+/** A valid ACH row paying Ana `amount` USD to `account`. */
+function row(reference: string, amount: string, account = '000123456789', sameAs?: number[]): PreparedRow {
+  const [whole = '0', cents = '00'] = amount.split('.');
+  const payout: PayoutRow = {
+    rowNumber: 2,
+    reference,
+    amount: { minor: BigInt(whole) * 100n + BigInt(cents), text: amount },
+    currency: 'USD',
+    rail: 'ACH',
+    beneficiary: { kind: 'integrator' },
+    recipient: {
+      kind: 'new',
+      key: 'r',
+      request: {
+        individualName: 'Ana Lopez',
+        details: { accountNumber: account, routingNumber: '021000021' },
+      },
+    },
+    issues: [],
+  };
+  return {
+    raw: { rowNumber: 2, cells: [], problems: [] },
+    payout,
+    issues: [],
+    errorColumns: [],
+    payee: ANA,
+    ...(sameAs ? { sameAs } : {}),
+  };
+}
+
+/** The account fingerprint the store's key would give (plain text here). */
+const accountOf = (account: string) => `rail:ACH\nroutingNumber:021000021\naccountNumber:${account}`;
+
+function paid(reference: string, amount: string, paidAt: string, account = '000123456789'): PayeePayment {
+  return {
+    account: accountOf(account),
+    accountHint: `account ****${account.slice(-4)}`,
+    reference,
+    rail: 'ACH',
+    paidAt,
+    amount,
+    currency: 'USD',
+  };
+}
+
+/** Warnings of `r` with Ana's history made of `payments` (each of its own earlier batch). */
+async function warningsOf(r: PreparedRow, payments: PayeePayment[], batch?: string) {
+  let history: PayeeHistory | undefined;
+  payments.forEach((p, i) => {
+    history = withPayment(history, p, `batch-${i}`);
+  });
+  const store = {
+    fingerprint: (text: string) => (text.startsWith('payee:') ? text.slice(6) : text),
+    payeeHistory: async (keys: readonly string[]) =>
+      new Map(history && keys.includes(ANA.key) ? [[ANA.key, history]] : []),
+  };
+  const warnings = new PayeeWarnings(store, AS_OF, batch);
+  await warnings.load([r]);
+  return warnings.of(r);
+}
+
+const signals = (found: readonly { signal: string }[]) => found.map((w) => w.signal);
+
+describe('newPayee', () => {
+  it.each([
+    ['no history at all', [], ['newPayee']],
+    ['paid before', [paid('N-1', '20.00', '2026-10-01T10:00:00Z')], []],
+  ])('%s', async (_, history, expected) => {
+    expect(signals(await warningsOf(row('D-1', '50.00'), history))).toEqual(expected);
+  });
+
+  it('is one shared warning without a register: a first sheet allocates nothing per row', async () => {
+    const warnings = new PayeeWarnings(undefined, AS_OF);
+    expect(warnings.of(row('D-1', '50.00'))).toBe(NEW_PAYEE_ONLY);
+    expect(NEW_PAYEE_ONLY[0]!.message).toBe('new payee: the register has no earlier payout to this payee');
+  });
+
+  it('compares a resumed batch with what stood before it paid', async () => {
+    // The only payout is this batch's own (batch-0): before it, nothing.
+    expect(
+      signals(
+        await warningsOf(row('D-2', '50.00'), [paid('D-1', '50.00', '2026-12-20T10:00:00Z')], 'batch-0'),
+      ),
+    ).toEqual(['newPayee']);
+  });
+});
+
+describe('changedBankDetails', () => {
+  it.each([
+    ['the account last paid', '000123456789', [paid('N-1', '20.00', '2026-11-20T10:00:00Z')], []],
+    [
+      'another account',
+      '000999888777',
+      [paid('N-1', '20.00', '2026-11-20T10:00:00Z')],
+      ['changedBankDetails'],
+    ],
+    [
+      'a second account the payee was paid to before',
+      '000999888777',
+      [
+        paid('O-1', '20.00', '2026-10-20T10:00:00Z', '000999888777'),
+        paid('N-1', '20.00', '2026-11-20T10:00:00Z'),
+      ],
+      [],
+    ],
+  ])('%s', async (_, account, history, expected) => {
+    expect(signals(await warningsOf(row('D-1', '50.00', account), history))).toEqual(expected);
+  });
+
+  it('shows the last payout and both masked account endings, and holds the row', async () => {
+    const [warning] = await warningsOf(row('D-1', '50.00', '000999888777'), [
+      paid('N-1', '20.00', '2026-11-20T10:00:00Z'),
+    ]);
+    expect(warning!.message).toBe(
+      'bank details changed: Ana Lopez was last paid to account ****6789 on 2026-11-20 (reference N-1), this row pays account ****8777',
+    );
+    expect(heldReason([warning!])).toBe(
+      `held by --hold-changed-payees, not sent: ${warning!.message} - confirm the new bank details with the payee, then run again without --hold-changed-payees to pay it`,
+    );
+    expect(heldReason([])).toBeUndefined();
+  });
+});
+
+describe('possibleDuplicate', () => {
+  it.each([
+    [
+      'the same amount 20 days ago under another reference',
+      '50.00',
+      '2026-11-30T12:00:00Z',
+      'N-1',
+      ['possibleDuplicate'],
+    ],
+    ['the same amount exactly 45 days ago', '50.00', '2026-11-05T12:00:00Z', 'N-1', ['possibleDuplicate']],
+    ['the same amount 46 days ago', '50.00', '2026-11-04T12:00:00Z', 'N-1', []],
+    ['another amount', '50.01', '2026-11-30T12:00:00Z', 'N-1', []],
+    ['the same reference (this payout itself)', '50.00', '2026-11-30T12:00:00Z', 'D-1', []],
+  ])('%s', async (_, amount, paidAt, reference, expected) => {
+    expect(signals(await warningsOf(row('D-1', amount), [paid(reference, '50.00', paidAt)]))).toEqual(
+      expected,
+    );
+  });
+
+  it('names the earlier payout, or the other rows of the sheet', async () => {
+    const [register] = await warningsOf(row('D-1', '50.00'), [paid('N-1', '50.00', '2026-11-30T12:00:00Z')]);
+    expect(register!.message).toBe(
+      'possible duplicate: Ana Lopez was paid 50.00 USD on 2026-11-30 under reference N-1',
+    );
+    const inSheet = await warningsOf(row('D-1', '50.00', '000123456789', [7, 9]), []);
+    expect(inSheet.map((w) => w.message)).toEqual([
+      'new payee: the register has no earlier payout to this payee',
+      'possible duplicate: rows 7, 9 of this sheet also pay Ana Lopez 50.00 USD',
+    ]);
+  });
+});
+
+describe('unusualAmount', () => {
+  it.each([
+    ['more than 3 times the largest', '300.01', ['unusualAmount']],
+    ['exactly 3 times the largest', '300.00', []],
+    ['less', '99.00', []],
+  ])('%s', async (_, amount, expected) => {
+    const history = [
+      paid('N-1', '100.00', '2026-09-01T10:00:00Z'),
+      paid('N-2', '20.00', '2026-10-01T10:00:00Z'),
+    ];
+    expect(signals(await warningsOf(row('D-1', amount), history))).toEqual(expected);
+  });
+
+  it('says by how much, against the largest in that currency', async () => {
+    const [warning] = await warningsOf(row('D-1', '1000.00'), [
+      paid('N-1', '100.00', '2026-09-01T10:00:00Z'),
+    ]);
+    expect(warning!.message).toBe(
+      'unusual amount: 1000.00 USD is more than 3 times the largest earlier payout to Ana Lopez (100.00 USD)',
+    );
+  });
+});
