@@ -43,7 +43,7 @@ export const NEW_PAYEE: RowWarning = Object.freeze({
 export const NEW_PAYEE_ONLY: readonly RowWarning[] = Object.freeze([NEW_PAYEE]);
 
 /** What the warnings read of a register scope. */
-export type HistoryReader = Pick<ScopeStore, 'fingerprint' | 'payeeHistory'>;
+export type HistoryReader = Pick<ScopeStore, 'fingerprint' | 'payeeHistory' | 'hasPayeeHistory'>;
 
 /**
  * The warnings of valid rows, batch by batch: `load` reads the history of a batch's payees in
@@ -64,9 +64,16 @@ export class PayeeWarnings {
     private readonly batch?: string,
   ) {}
 
+  /** Whether the register has any payee history: asked once; none, and nothing is looked up. */
+  private anyHistory: Promise<boolean> | undefined;
+
   /** Reads the history of these rows' payees. */
   async load(rows: readonly PreparedRow[]): Promise<void> {
     if (this.register === undefined) return;
+    // A register from before the approver's warnings, or a first month: every payee is new,
+    // and a million rows need neither a keyed hash of their payee nor a look-up.
+    this.anyHistory ??= this.register.hasPayeeHistory();
+    if (!(await this.anyHistory)) return;
     const hashed = new Map<string, string>();
     for (const row of rows) {
       const key = row.payee?.key;
@@ -88,7 +95,8 @@ export class PayeeWarnings {
   of(row: PreparedRow): readonly RowWarning[] {
     const { payee, payout } = row;
     if (payee === undefined || row.issues.length > 0 || row.totals !== undefined) return NO_WARNINGS;
-    const hash = this.payeeHash(row);
+    // No history loaded (none in the register): no payee needs its keyed hash.
+    const hash = this.histories.size === 0 ? undefined : this.payeeHash(row);
     const history = historyFor(hash === undefined ? undefined : this.histories.get(hash), this.batch);
     const twins = row.sameAs !== undefined && row.sameAs.length > 0;
     // Most rows of a first sheet: one shared list, nothing allocated.

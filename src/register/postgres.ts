@@ -920,6 +920,14 @@ class PostgresScope implements ScopeStore {
     });
   }
 
+  async hasPayeeHistory(): Promise<boolean> {
+    return this.register.read(
+      async (query) =>
+        ((await query('SELECT 1 FROM payouts.payee_history WHERE scope_id = $1 LIMIT 1', [this.scope.id]))
+          .rowCount ?? 0) > 0,
+    );
+  }
+
   recordPayment(payee: string, payment: PayeePayment, batch: string): Promise<void> {
     // Read and written under the row's lock: two runs paying one payee both count.
     return this.register.write(async (query) => {

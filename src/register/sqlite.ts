@@ -915,6 +915,14 @@ class SqliteScope implements ScopeStore {
     return found;
   }
 
+  async hasPayeeHistory(): Promise<boolean> {
+    return this.register.read(
+      () =>
+        this.db.prepare('SELECT 1 FROM payee_history WHERE scope_id = ? LIMIT 1').get(this.scope.id) !==
+        undefined,
+    );
+  }
+
   recordPayment(payee: string, payment: PayeePayment, batch: string): Promise<void> {
     return this.register.write(() => {
       const held = this.db

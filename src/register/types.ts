@@ -175,6 +175,8 @@ export interface ScopeStore {
   rememberPayee(kind: 'beneficiary' | 'recipient', fingerprint: string, id: string): Promise<void>;
   /** The history of these payees (keyed hashes of their identity), where the register has one. */
   payeeHistory(payees: readonly string[]): Promise<Map<string, PayeeHistory>>;
+  /** Whether any payee of this scope has a history (none: every payee is new, nothing to look up). */
+  hasPayeeHistory(): Promise<boolean>;
   /** Adds a payout of `batch` (a sheet's tag) whose transaction was created to its payee's history. */
   recordPayment(payee: string, payment: PayeePayment, batch: string): Promise<void>;
   /** Records a run and gives it its first lease (in the store's time). */

@@ -68,6 +68,7 @@ async function warningsOf(r: PreparedRow, payments: PayeePayment[], batch?: stri
     fingerprint: (text: string) => (text.startsWith('payee:') ? text.slice(6) : text),
     payeeHistory: async (keys: readonly string[]) =>
       new Map(history && keys.includes(ANA.key) ? [[ANA.key, history]] : []),
+    hasPayeeHistory: async () => history !== undefined,
   };
   const warnings = new PayeeWarnings(store, AS_OF, batch);
   await warnings.load([r]);

@@ -368,6 +368,7 @@ describe.each(stores)('the $name register', (kind) => {
       const sb = await b.openScope(scope);
       const payment = payeePayment;
       expect(await sa.payeeHistory(['payee-h'])).toEqual(new Map());
+      const before = await sa.hasPayeeHistory();
       await sa.recordPayment('payee-h', payment('H-1', '900.00'), 'october');
       // From another connection, one after the other: both count.
       await sb.recordPayment('payee-h', payment('H-2', '120.50', 'acct-2'), 'november');
@@ -380,6 +381,12 @@ describe.each(stores)('the $name register', (kind) => {
         before: { accounts: [payment('H-1', '900.00')], largest: { USD: '900.00' } },
       });
       expect((await sb.payeeHistory(['payee-none'])).size).toBe(0);
+      expect(await sb.hasPayeeHistory()).toBe(true);
+      // Other tests of this file share the register, but none records a payment before this one.
+      expect(before).toBe(false);
+      expect(
+        await (await a.openScope({ ...scope, service: 'https://other.example' })).hasPayeeHistory(),
+      ).toBe(false);
       const entries = [];
       for await (const entry of a.entries()) if (entry.type === 'history') entries.push(entry);
       expect(entries).toEqual([
