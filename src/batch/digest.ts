@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { CANONICAL_COLUMNS, type ColumnIndex } from '../columns/columns.js';
 import type { PreparedRow } from './prepare.js';
-import type { RowWarning } from './warnings.js';
+import { NEW_PAYEE_ONLY, type RowWarning } from './warnings.js';
 
 /** Columns the digest takes from the payout itself, normalised (rail upper-case, amount x.yy). */
 const NORMALISED = new Set<string>(['reference', 'amount', 'currency', 'type']);
@@ -46,8 +46,12 @@ export class BatchDigest {
       this.pending = '';
     }
     if (warnings.length === 0) return;
-    for (const warning of warnings)
-      this.pendingWarnings += `${this.count}\x1f${warning.signal}\x1f${warning.message}\n`;
+    // The shared newPayee list (a first sheet's every row) by its signal alone: its text is fixed.
+    if (warnings === NEW_PAYEE_ONLY) this.pendingWarnings += `${this.count}\x1fnewPayee\n`;
+    else {
+      for (const warning of warnings)
+        this.pendingWarnings += `${this.count}\x1f${warning.signal}\x1f${warning.message}\n`;
+    }
     if (this.pendingWarnings.length >= PENDING_CHARS) {
       this.warnings.update(this.pendingWarnings);
       this.pendingWarnings = '';

@@ -45,6 +45,9 @@ function named(name: string, email: string | undefined, country: string | undefi
   return { key: `name:${key}\ncountry:${(country ?? '').trim().toUpperCase()}`, name: shown };
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+const NOT_ALPHANUMERIC = /[^a-z0-9]+/g;
+
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
@@ -54,6 +57,8 @@ function text(value: unknown): string | undefined {
  * make another payee ("José  Pérez-Ruiz" is "jose perez ruiz").
  */
 export function normaliseName(name: string): string {
+  // Most names are plain ASCII: no decomposition, no Unicode classes (a million rows call this).
+  if (ASCII.test(name)) return name.toLowerCase().replace(NOT_ALPHANUMERIC, ' ').trim();
   return name
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
