@@ -45,7 +45,7 @@ function named(name: string, email: string | undefined, country: string | undefi
   return { key: `name:${key}\ncountry:${(country ?? '').trim().toUpperCase()}`, name: shown };
 }
 
-const ASCII = /^[\x00-\x7f]*$/;
+const ASCII = /^[ -~]*$/;
 const NOT_ALPHANUMERIC = /[^a-z0-9]+/g;
 
 function text(value: unknown): string | undefined {
@@ -57,7 +57,7 @@ function text(value: unknown): string | undefined {
  * make another payee ("José  Pérez-Ruiz" is "jose perez ruiz").
  */
 export function normaliseName(name: string): string {
-  // Most names are plain ASCII: no decomposition, no Unicode classes (a million rows call this).
+  // Most names are plain printable ASCII: no decomposition, no Unicode classes (a million rows call this).
   if (ASCII.test(name)) return name.toLowerCase().replace(NOT_ALPHANUMERIC, ' ').trim();
   return name
     .normalize('NFKD')
