@@ -9,6 +9,7 @@ import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../api/client.js';
 import { ServiceError } from '../errors.js';
+import type { PayoutDetails } from '../register/details.js';
 import { serviceOf } from '../register/identity.js';
 import { shownLocation } from '../register/location.js';
 import { openRegister } from '../register/open.js';
@@ -40,8 +41,9 @@ export type Outcome = 'completed' | 'failed' | 'pending' | 'unknown' | 'absent' 
 export interface ReconciledPayout {
   reference: string;
   outcome: Outcome;
-  amount: string;
-  currency: string;
+  /** Absent for a reference the register does not hold. */
+  amount?: string;
+  currency?: string;
   transactionId?: string;
   /** Why it failed, stays unknown, or was skipped. */
   message?: string;
@@ -106,18 +108,18 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     if (integratorId !== undefined) {
       const scope = await scopeOf(register, { service, integratorId }, {});
       const store = await register.openScope(scope);
-      const note = (payout: PayoutRecord, outcome: Outcome, extra: Partial<ReconciledPayout> = {}) => {
+      const note: Note = (payout, outcome, extra = {}) => {
         const entry: ReconciledPayout = {
           reference: payout.reference,
           outcome,
-          amount: payout.details.amount,
-          currency: payout.details.currency,
+          ...(payout.details ? { amount: payout.details.amount, currency: payout.details.currency } : {}),
           ...(payout.transactionId ? { transactionId: payout.transactionId } : {}),
           ...extra,
         };
         report.counts[outcome] += 1;
-        const minor = parseAmount(entry.amount);
-        if (minor.ok) BatchSummary.add(report.totals[outcome], entry.currency, minor.minor);
+        const minor = entry.amount === undefined ? undefined : parseAmount(entry.amount);
+        if (minor?.ok && entry.currency)
+          BatchSummary.add(report.totals[outcome], entry.currency, minor.minor);
         if (outcome === 'failed' || outcome === 'unknown' || outcome === 'skipped')
           report.attention.push(entry);
       };
@@ -143,7 +145,14 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
   }
 }
 
-type Note = (payout: PayoutRecord, outcome: Outcome, extra?: Partial<ReconciledPayout>) => void;
+/** Records what became of a payout; one not in the register has a reference alone. */
+type Note = (
+  payout: Pick<PayoutRecord, 'reference' | 'transactionId'> & {
+    details?: Pick<PayoutDetails, 'amount' | 'currency'>;
+  },
+  outcome: Outcome,
+  extra?: Partial<ReconciledPayout>,
+) => void;
 
 /** The payouts to ask about, a page at a time: those named, or every one in doubt or under way. */
 async function* targets(
@@ -157,14 +166,7 @@ async function* targets(
     for (const reference of options.references) {
       const payout = found.get(reference);
       if (payout === undefined) {
-        note(
-          {
-            reference,
-            details: { amount: '0.00', currency: '', rail: '', payee: '', payeeHint: '' },
-          } as PayoutRecord,
-          'skipped',
-          { message: 'not in the register of this service and integrator' },
-        );
+        note({ reference }, 'skipped', { message: 'not in the register of this service and integrator' });
       } else if (payout.state === 'submitted' || payout.state === 'unknown') page.push(payout);
       else if (payout.state === 'completed' || payout.state === 'failed') note(payout, payout.state);
       else
