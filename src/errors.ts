@@ -174,6 +174,8 @@ export class ServiceError extends PayoutsError {
 export interface RateLimitErrorOptions extends PayoutsErrorOptions, RequestContext {
   /** What the last Retry-After asked for, in milliseconds. */
   retryAfterMs?: number;
+  /** How many 429 answers came (one that asked too long a wait is a single answer). */
+  throttled?: number;
 }
 
 /** The service kept answering 429 (or asked for a longer wait than we accept): nothing was done. */
@@ -182,6 +184,7 @@ export class RateLimitError extends PayoutsError {
   readonly path: string;
   readonly retryAfterMs: number | undefined;
   readonly attempts: number;
+  readonly throttled: number;
 
   constructor(message: string, options: RateLimitErrorOptions) {
     super('RATE_LIMIT', message, { status: 429, ...options });
@@ -189,6 +192,15 @@ export class RateLimitError extends PayoutsError {
     this.path = options.path;
     this.retryAfterMs = options.retryAfterMs;
     this.attempts = options.attempts ?? 1;
+    this.throttled = options.throttled ?? this.attempts;
+  }
+
+  /** The 429s in words: "kept answering" only when more than one came. */
+  get inWords(): string {
+    if (this.throttled > 1) return 'the service kept answering 429 Too Many Requests';
+    const wait =
+      this.retryAfterMs === undefined ? '' : ` asking to wait ${Math.ceil(this.retryAfterMs / 1000)} s`;
+    return `the service answered 429 Too Many Requests${wait}`;
   }
 }
 
@@ -233,8 +245,12 @@ export class InterruptedError extends PayoutsError {
  * stopped taking rows (PRODUCT.md exit 6: what was sent is recorded; run again later).
  */
 export class ServiceUnavailableError extends PayoutsError {
-  constructor(message: string, options?: PayoutsErrorOptions) {
+  /** What kept the service away, in words for the rows it stopped ("not sent: <reason>"). */
+  readonly reason: string;
+
+  constructor(message: string, options: PayoutsErrorOptions & { reason?: string } = {}) {
     super('UNAVAILABLE', message, options);
+    this.reason = redactSecrets(options.reason ?? message);
   }
 }
 

@@ -3,8 +3,12 @@
  * watching must not grind through every row while the service is down: after a run of failed
  * attempts (no answer, 5xx, 429) the circuit opens and requests wait; one probe at a time is let
  * through (half-open) after a growing pause; the first answer that is not a failure closes it.
- * An outage longer than `maxOutageMs` ends the wait: every waiting and later request fails with
- * ServiceUnavailableError, and the run stops taking rows (exit 6, "retry later").
+ * An outage is measured in time, not in failures: once `maxOutageMs` have passed since the first
+ * failure of an unbroken series, every waiting and later request fails with
+ * ServiceUnavailableError, and the run stops taking rows (exit 6, "retry later"). With each
+ * attempt bounded by its deadline (http.ts), that is at most `maxOutageMs` plus one deadline.
+ * A failure that no wait can mend (a 429 asking for longer than that, an identity endpoint that
+ * cannot issue tokens) gives up at once, with its own words (`giveUp`).
  *
  * Time is injected (STYLE.md); waits end on the caller's AbortSignal.
  */
@@ -54,6 +58,7 @@ export class CircuitBreaker {
   private openUntil = 0;
   private pauseMs: number;
   private outage = new AbortController();
+  private reason: string | undefined;
 
   constructor(options: CircuitBreakerOptions = {}) {
     const { clock, sleep, onChange, ...settings } = options;
@@ -100,6 +105,24 @@ export class CircuitBreaker {
     return this.current !== 'closed' || this.failures >= attempts;
   }
 
+  /** Why the breaker gave up, in words for a finance person; undefined while it has not. */
+  get gaveUpBecause(): string | undefined {
+    return this.current === 'gave-up' ? this.unavailable().message : undefined;
+  }
+
+  /**
+   * Ends the wait for the service at once: a failure no waiting can mend. `reason` says what
+   * failed (it becomes the run's message and, after "not sent: ", the unsent rows').
+   */
+  giveUp(reason: string): ServiceUnavailableError {
+    if (this.current !== 'gave-up') {
+      this.reason = reason;
+      this.outageSince ??= this.clock.now();
+      this.change('gave-up', this.clock.now());
+    }
+    return this.unavailable();
+  }
+
   /**
    * Resolves when an attempt may be sent: at once while closed, else when this caller is the
    * next probe. Rejects with ServiceUnavailableError once the breaker gave up, and with
@@ -111,6 +134,10 @@ export class CircuitBreaker {
       if (this.current === 'closed') return { probe: false };
       if (this.current === 'gave-up') throw this.unavailable();
       const now = this.clock.now();
+      if (this.outlasted(now)) {
+        this.change('gave-up', now);
+        throw this.unavailable();
+      }
       if (this.current === 'open' && now >= this.openUntil) {
         this.current = 'half-open';
         return { probe: true };
@@ -144,16 +171,21 @@ export class CircuitBreaker {
     if (verdict !== 'failure' || this.current === 'gave-up') return;
     this.failures += 1;
     this.outageSince ??= now;
+    if (this.outlasted(now)) {
+      this.change('gave-up', now);
+      return;
+    }
     if (ticket.probe && this.current === 'half-open') {
-      if (now - this.outageSince >= this.settings.maxOutageMs) {
-        this.change('gave-up', now);
-        return;
-      }
       this.pauseMs = Math.min(this.pauseMs * 2, this.settings.maxOpenMs);
       this.open(now);
       return;
     }
     if (this.current === 'closed' && this.failures >= this.settings.failureThreshold) this.open(now);
+  }
+
+  /** Whether the unbroken series of failures began `maxOutageMs` or more ago. */
+  private outlasted(now: number): boolean {
+    return this.outageSince !== undefined && now - this.outageSince >= this.settings.maxOutageMs;
   }
 
   private open(now: number): void {
@@ -171,8 +203,14 @@ export class CircuitBreaker {
 
   private unavailable(): ServiceUnavailableError {
     const seconds = Math.round(this.settings.maxOutageMs / 1000);
-    return new ServiceUnavailableError(
-      `the service stayed unreachable or unavailable for more than ${seconds} s (--max-outage) - run again later to resume`,
-    );
+    const reason =
+      this.reason ??
+      `the service stayed unreachable or unavailable for more than ${seconds} s (--max-outage) - run again later to resume`;
+    return new ServiceUnavailableError(reason, { reason });
+  }
+
+  /** `--max-outage` in milliseconds (a longer Retry-After gives up at once). */
+  get maxOutageMs(): number {
+    return this.settings.maxOutageMs;
   }
 }

@@ -5,9 +5,16 @@
  */
 import type { Dispatcher } from 'undici';
 import { type BeneficiariesApi, beneficiariesApi } from './beneficiaries.js';
-import { type BreakerSettings, CircuitBreaker } from './breaker.js';
+import { BREAKER_DEFAULTS, type BreakerSettings, CircuitBreaker } from './breaker.js';
 import type { Clock, Sleep } from './clock.js';
-import { type ApiLogger, createDispatcher, HttpClient, type RetryPolicy, type Timeouts } from './http.js';
+import {
+  type ApiLogger,
+  createDispatcher,
+  HttpClient,
+  type RetryPolicy,
+  requestDeadlineMs,
+  type Timeouts,
+} from './http.js';
 import { type IntegratorsApi, integratorsApi } from './integrators.js';
 import { RateLimiter } from './rate.js';
 import { type RecipientsApi, recipientsApi } from './recipients.js';
@@ -32,6 +39,8 @@ export interface ClientOptions {
   breaker?: Partial<BreakerSettings>;
   /** The run's stop signal: ends every wait, never a request already sent (http.ts). */
   stopSignal?: AbortSignal;
+  /** Aborted when a stopped run's grace is over: requests still under way are cut. */
+  abandonSignal?: AbortSignal;
   logger?: ApiLogger;
   clock?: Clock;
   sleep?: Sleep;
@@ -52,8 +61,10 @@ export interface PayoutsClient {
   limiter: RateLimiter;
   /** Open while the service is down; `gaveUp` once an outage outlasted `--max-outage`. */
   breaker: CircuitBreaker;
-  /** Closes the connection pools. */
+  /** Closes the connection pools, waiting for requests under way. */
   close(): Promise<void>;
+  /** Destroys the connection pools at once: requests under way are cut (a stop's grace is over). */
+  destroy(): Promise<void>;
 }
 
 /** Builds the client; throws ConfigError for a refused URL or missing credentials. */
@@ -72,13 +83,17 @@ export function createClient(options: ClientOptions): PayoutsClient {
   });
   // One worker holds one connection; a little headroom covers the token request.
   const connections = options.concurrency === undefined ? undefined : options.concurrency + 2;
-  const dispatcher = options.dispatcher ?? createDispatcher(options.timeouts, connections);
+  // Each attempt's deadline follows --max-outage, so that stalls too end within it.
+  const maxOutageMs = options.breaker?.maxOutageMs ?? BREAKER_DEFAULTS.maxOutageMs;
+  const timeouts = { deadlineMs: requestDeadlineMs(maxOutageMs), ...options.timeouts };
+  const dispatcher = options.dispatcher ?? createDispatcher(timeouts, connections);
   const shared = {
     dispatcher,
     limiter,
     breaker,
     stopSignal: options.stopSignal,
-    timeouts: options.timeouts,
+    abandonSignal: options.abandonSignal,
+    timeouts,
     retry: options.retry,
     logger: options.logger,
     random: options.random,
@@ -107,6 +122,10 @@ export function createClient(options: ClientOptions): PayoutsClient {
     async close() {
       limiter.close();
       if (!options.dispatcher) await dispatcher.close();
+    },
+    async destroy() {
+      limiter.close();
+      if (!options.dispatcher) await dispatcher.destroy();
     },
   };
 }

@@ -35,6 +35,11 @@ import {
 
 /** Connection timing. Keep-alive stays below a typical server idle timeout (Node's is 5 s). */
 export interface Timeouts {
+  /**
+   * The whole of one attempt: connect, headers and the complete body. A stalled or dribbling
+   * answer fails the attempt like a reset would (the request may have taken effect).
+   */
+  deadlineMs: number;
   connectMs: number;
   /** Waiting for the response headers after the request was sent. */
   headersMs: number;
@@ -46,12 +51,28 @@ export interface Timeouts {
 }
 
 export const TIMEOUT_DEFAULTS: Timeouts = {
+  deadlineMs: 20_000,
   connectMs: 10_000,
   headersMs: 30_000,
   bodyMs: 30_000,
   keepAliveMs: 4_000,
   keepAliveMaxMs: 10_000,
 };
+
+/**
+ * The one place an attempt's deadline is set: at most 20 s, and half of `--max-outage`, so
+ * that an outage made of stalled requests still ends within `--max-outage` plus one deadline
+ * (PRODUCT.md exit 6). Never under 1 s: a run that waits through no outage still needs answers.
+ */
+export function requestDeadlineMs(maxOutageMs: number): number {
+  return Math.max(1_000, Math.min(TIMEOUT_DEFAULTS.deadlineMs, Math.floor(maxOutageMs / 2)));
+}
+
+/** The error code of an attempt that outlived its deadline (retry.ts: it may have taken effect). */
+export const DEADLINE_CODE = 'PAYOUTS_DEADLINE';
+
+/** The error code of an attempt abandoned when a stopped run's grace ran out. */
+export const ABANDONED_CODE = 'PAYOUTS_ABANDONED';
 
 /** Bodies larger than this are refused: no answer of this service is anywhere near it. */
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -85,13 +106,12 @@ export interface TokenSource {
 export function createDispatcher(timeouts: Partial<Timeouts> = {}, connectionsPerOrigin?: number): Agent {
   const t = { ...TIMEOUT_DEFAULTS, ...timeouts };
   return new Agent({
-    connect: { timeout: t.connectMs },
-    headersTimeout: t.headersMs,
-    bodyTimeout: t.bodyMs,
+    connect: { timeout: Math.min(t.connectMs, t.deadlineMs) },
+    headersTimeout: Math.min(t.headersMs, t.deadlineMs),
+    bodyTimeout: Math.min(t.bodyMs, t.deadlineMs),
     keepAliveTimeout: t.keepAliveMs,
     keepAliveMaxTimeout: t.keepAliveMaxMs,
     connections: connectionsPerOrigin ?? null,
-    maxResponseSize: MAX_RESPONSE_BYTES,
   });
 }
 
@@ -140,6 +160,11 @@ export interface HttpClientOptions {
    * breaker, token), but never cuts a request already sent, whose answer the run records.
    */
   stopSignal?: AbortSignal;
+  /**
+   * Aborted when a stopped run's grace is over: every request still under way is cut, and
+   * counts as one that may have taken effect.
+   */
+  abandonSignal?: AbortSignal;
   tokens?: TokenSource;
   timeouts?: Partial<Timeouts>;
   retry?: Partial<RetryPolicy>;
@@ -148,6 +173,8 @@ export interface HttpClientOptions {
   sleep?: Sleep;
   random?: () => number;
   userAgent?: string;
+  /** Answers larger than this are not read (tests lower it). */
+  maxResponseBytes?: number;
 }
 
 export interface RequestOptions {
@@ -181,7 +208,15 @@ export interface ApiResponse {
 }
 
 type Attempt =
-  | { kind: 'response'; status: number; data: unknown; text: string; headers: ApiResponse['headers'] }
+  | {
+      kind: 'response';
+      status: number;
+      data: unknown;
+      text: string;
+      headers: ApiResponse['headers'];
+      /** Why the body could not be read although it came (too large). */
+      unreadable?: string;
+    }
   | { kind: 'network'; code: string; cause: unknown };
 
 /** The client core. One per base URL; several may share a dispatcher and a limiter. */
@@ -194,6 +229,7 @@ export class HttpClient {
   private readonly limiter: RateLimiter | undefined;
   private readonly breaker: CircuitBreaker | undefined;
   private readonly stopSignal: AbortSignal | undefined;
+  private readonly abandonSignal: AbortSignal | undefined;
   private readonly tokens: TokenSource | undefined;
   private readonly logger: ApiLogger | undefined;
   private readonly clock: Clock;
@@ -201,6 +237,7 @@ export class HttpClient {
   private readonly random: () => number;
   private readonly userAgent: string;
   private readonly prefix: string;
+  private readonly maxResponseBytes: number;
 
   constructor(options: HttpClientOptions) {
     this.baseUrl = parseServiceUrl(options.baseUrl, options.urlOption ?? '--base-url');
@@ -212,12 +249,14 @@ export class HttpClient {
     this.limiter = options.limiter;
     this.breaker = options.breaker;
     this.stopSignal = options.stopSignal;
+    this.abandonSignal = options.abandonSignal;
     this.tokens = options.tokens;
     this.logger = options.logger;
     this.clock = options.clock ?? systemClock;
     this.sleep = options.sleep ?? realSleep;
     this.random = options.random ?? Math.random;
     this.userAgent = options.userAgent ?? 'payouts';
+    this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   }
 
   /**
@@ -253,8 +292,8 @@ export class HttpClient {
 
       if (attempt.kind === 'network') {
         failures += 1;
-        const aborted = options.signal?.aborted === true;
-        const errorCode = aborted ? 'ABORTED' : attempt.code;
+        const aborted = options.signal?.aborted === true || attempt.code === ABANDONED_CODE;
+        const errorCode = options.signal?.aborted === true ? 'ABORTED' : attempt.code;
         // An abort mid-request leaves the same doubt as a reset: the service may have acted.
         const mayHaveTakenEffect = aborted || classifyNetworkError(errorCode).mayHaveTakenEffect;
         const retry = { ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, errorCode };
@@ -287,14 +326,14 @@ export class HttpClient {
       const { status, headers } = attempt;
       const requestId = header(headers, HEADERS.requestId);
       if (status >= 200 && status < 300) {
-        if (attempt.data === undefined && attempt.text.trim() !== '') {
+        if (attempt.unreadable !== undefined || (attempt.data === undefined && attempt.text.trim() !== '')) {
           throw new ServiceError({
             method,
             path,
             status,
             requestId,
             attempts,
-            serviceMessage: 'the answer is not JSON',
+            serviceMessage: attempt.unreadable ?? 'the answer is not JSON',
           });
         }
         this.logger?.debug({ method, path, status, requestId }, 'service answered');
@@ -317,6 +356,23 @@ export class HttpClient {
 
       const retryAfterMs = parseRetryAfter(header(headers, HEADERS.retryAfter), this.clock.now());
       const tooLong = retryAfterMs !== undefined && retryAfterMs > this.policy.maxRetryAfterMs;
+      // A 5xx's Retry-After is paced by the breaker; a 429's is a wait the service demands.
+      if (
+        status === 429 &&
+        this.breaker &&
+        retryAfterMs !== undefined &&
+        retryAfterMs > this.breaker.maxOutageMs
+      ) {
+        // A wait longer than --max-outage is an outage already: nothing is sent until it passes.
+        const seconds = Math.ceil(retryAfterMs / 1000);
+        const reason = `the service answered 429 Too Many Requests asking to wait ${seconds} s, longer than --max-outage (${Math.round(this.breaker.maxOutageMs / 1000)} s) - run again later to resume`;
+        this.breaker.giveUp(reason);
+        throw new ServiceUnavailableError(`${method} ${path} was not sent: ${reason}`, {
+          inDoubt,
+          reason,
+          requestId,
+        });
+      }
       if (status === 429) {
         throttles += 1;
         const retry = {
@@ -339,6 +395,7 @@ export class HttpClient {
           requestId,
           retryAfterMs,
           inDoubt,
+          throttled: throttles,
         });
       }
 
@@ -394,6 +451,11 @@ export class HttpClient {
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     if (options.idempotencyKey !== undefined)
       headers[HEADERS.idempotencyKey.toLowerCase()] = options.idempotencyKey;
+    // One deadline for the whole attempt (connect, headers, body): undici's own timeouts
+    // measure silence, which a dribbling answer never gives.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.timeouts.deadlineMs);
+    const signals = [deadline.signal, options.signal, this.abandonSignal].filter((s) => s !== undefined);
     try {
       const res = await this.dispatcher.request({
         origin: this.baseUrl.origin,
@@ -401,15 +463,26 @@ export class HttpClient {
         method: options.method,
         headers,
         body: payload?.text ?? null,
-        signal: options.signal ?? null,
-        headersTimeout: this.timeouts.headersMs,
-        bodyTimeout: this.timeouts.bodyMs,
+        signal: AbortSignal.any(signals),
+        headersTimeout: Math.min(this.timeouts.headersMs, this.timeouts.deadlineMs),
+        bodyTimeout: Math.min(this.timeouts.bodyMs, this.timeouts.deadlineMs),
       });
       // The body is read inside the try: a reset while reading it is a network failure too.
-      const text = await res.body.text();
-      return { kind: 'response', status: res.statusCode, text, data: parseJson(text), headers: res.headers };
+      const text = await readLimited(res.body, this.maxResponseBytes);
+      const base = { kind: 'response', status: res.statusCode, headers: res.headers } as const;
+      if (text === undefined) {
+        // An answer too large to read is still an answer: the request reached the service.
+        const unreadable = `the answer was larger than ${megabytes(this.maxResponseBytes)} and was not read`;
+        return { ...base, text: '', data: undefined, unreadable };
+      }
+      return { ...base, text, data: parseJson(text) };
     } catch (cause) {
+      if (options.signal?.aborted) return { kind: 'network', code: 'ABORTED', cause };
+      if (this.abandonSignal?.aborted) return { kind: 'network', code: ABANDONED_CODE, cause };
+      if (deadline.signal.aborted) return { kind: 'network', code: DEADLINE_CODE, cause };
       return { kind: 'network', code: errorCode(cause), cause };
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -426,6 +499,17 @@ export class HttpClient {
     try {
       return await this.wait(() => this.tokens!.getToken(signal), options, signal, inDoubt);
     } catch (err) {
+      if (this.breaker && (err instanceof ServiceError || err instanceof RateLimitError)) {
+        // The identity endpoint answered, but no token came of it (an unreadable answer, one
+        // that expires at once, a 5xx past its retries): no request of this run can be sent.
+        const reason = `the identity endpoint could not issue a token (${err.message}) - run again later to resume`;
+        this.breaker.giveUp(reason);
+        throw new ServiceUnavailableError(`${options.method} ${options.path} was not sent: ${reason}`, {
+          inDoubt,
+          reason,
+          cause: err,
+        });
+      }
       if (!(err instanceof NetworkError)) throw err;
       throw new NetworkError(`${options.method} ${options.path} was not sent: no token (${err.message})`, {
         method: options.method,
@@ -460,6 +544,7 @@ export class HttpClient {
         throw new ServiceUnavailableError(`${options.method} ${options.path} was not sent: ${err.message}`, {
           inDoubt,
           cause: err,
+          reason: err.reason,
         });
       }
       throw err;
@@ -564,6 +649,28 @@ function encodeBody(options: RequestOptions): EncodedBody | undefined {
   }
   if (options.body === undefined) return undefined;
   return { contentType: 'application/json', text: JSON.stringify(options.body) };
+}
+
+/**
+ * The body as text, or undefined once it grows past `limit` bytes (the rest is not read: the
+ * connection is dropped rather than drained).
+ */
+async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function megabytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.floor(bytes / (1024 * 1024))} MB` : `${bytes} bytes`;
 }
 
 function parseJson(text: string): unknown {

@@ -52,6 +52,8 @@ const IN_FLIGHT_CODES = new Set([
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
+  // http.ts: an attempt past its overall deadline (a stalled or dribbling answer).
+  'PAYOUTS_DEADLINE',
 ]);
 
 /** Codes raised before the request was written that another try cannot fix. */

@@ -3,7 +3,16 @@
  * Exit 2 means nothing was sent; once anything was sent the code is 0, 1, 5 or 6, whatever
  * ended the run, so a cron wrapper that retries on 6 and alerts on 1 does the right thing.
  */
-import { EXIT, EXIT_INTERNAL, PayoutsError, StorageError } from '../errors.js';
+import {
+  EXIT,
+  EXIT_INTERNAL,
+  NetworkError,
+  PayoutsError,
+  RateLimitError,
+  ServiceError,
+  ServiceUnavailableError,
+  StorageError,
+} from '../errors.js';
 
 export { EXIT_INTERNAL };
 
@@ -38,4 +47,26 @@ export function runExitCode(happened: RunHappening): number {
   if (happened.interrupted) return EXIT.interrupted;
   if (happened.unavailable || happened.storageFailed) return EXIT.unavailable;
   return happened.rowsOk ? EXIT.ok : EXIT.rowsNotOk;
+}
+
+/** TLS failures where the client refused the server's certificate (not a handshake cut short). */
+const CERTIFICATE_REFUSED = /CERT|UNABLE_TO_VERIFY|SELF_SIGNED/;
+
+/**
+ * What a failure to reach or understand the service means for a run (PRODUCT.md exit codes):
+ * `certificate` when the client refused the service's certificate (configuration: exit 2,
+ * nothing sent), `outage` for everything else that kept payouts from the service (DNS,
+ * refused, reset, TLS handshake, stall, an unreadable, invalid or oversized answer, a 429
+ * longer than --max-outage: exit 6, results written), undefined for any other error.
+ */
+export function serviceFailureOf(error: unknown): 'certificate' | 'outage' | undefined {
+  if (error instanceof NetworkError)
+    return CERTIFICATE_REFUSED.test(error.errorCode) ? 'certificate' : 'outage';
+  if (
+    error instanceof ServiceError ||
+    error instanceof RateLimitError ||
+    error instanceof ServiceUnavailableError
+  )
+    return 'outage';
+  return undefined;
 }

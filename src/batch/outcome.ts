@@ -4,6 +4,7 @@
  * never sent. Pure: the decision lives here so that it is table-tested on its own.
  */
 import { MESSAGES } from '../api/contract.js';
+import { ABANDONED_CODE, DEADLINE_CODE } from '../api/http.js';
 import { isIdempotencyConflict, isIdempotencyInProgress } from '../api/transactions.js';
 import {
   InterruptedError,
@@ -29,6 +30,11 @@ export const notSentInterrupted =
 
 /** A row the run did not send because the service's outage outlasted --max-outage. */
 export const notSentUnavailable = 'not sent: the service was unavailable - run again to resume';
+
+/** A row the run did not send because of `reason` (the breaker's words for the outage). */
+export function notSentBecause(reason: string | undefined): string {
+  return reason === undefined ? notSentUnavailable : `not sent: ${reason}`;
+}
 
 /**
  * How a failed transaction request ends the row: unknown when any of its attempts may have
@@ -59,7 +65,7 @@ export function transactionFailure(error: unknown): StepFailure {
   }
   if (error instanceof NetworkError && error.mayHaveTakenEffect) {
     return new StepFailure('unknown', [
-      `the connection was lost while the transaction was being sent (${error.errorCode}), so it may have been paid - run again with --retry-unknown to re-send it with the same Idempotency-Key`,
+      `${lostInWords(error.errorCode)}, so it may have been paid - run again with --retry-unknown to re-send it with the same Idempotency-Key`,
     ]);
   }
   if (error instanceof PayoutsError && error.inDoubt !== undefined && !provesNothingCreated(error)) {
@@ -82,6 +88,15 @@ function provesNothingCreated(error: PayoutsError): boolean {
   return !error.serviceErrors.some((m) => m.startsWith(MESSAGES.idempotencyConflictPrefix));
 }
 
+/** How a transaction request that may have left lost its answer. */
+function lostInWords(errorCode: string): string {
+  if (errorCode === DEADLINE_CODE)
+    return `no complete answer to the transaction request came within the request deadline (${errorCode})`;
+  if (errorCode === ABANDONED_CODE)
+    return `the run was stopped while the transaction was being sent and its answer was not awaited (${errorCode})`;
+  return `the connection was lost while the transaction was being sent (${errorCode})`;
+}
+
 function doubtText(inDoubt: string): string {
   return /^\d+$/.test(inDoubt) ? `the answer ${inDoubt}` : `no answer (${inDoubt})`;
 }
@@ -89,7 +104,7 @@ function doubtText(inDoubt: string): string {
 function lastAttemptText(error: PayoutsError): string {
   if (error instanceof ServiceUnavailableError) return 'the service stayed unavailable';
   if (error instanceof InterruptedError) return 'the run was stopped';
-  if (error instanceof RateLimitError) return 'the service kept answering 429 Too Many Requests';
+  if (error instanceof RateLimitError) return error.inWords;
   if (error instanceof NetworkError) return `the service could not be reached (${error.errorCode})`;
   if (error instanceof ServiceError) return `the service answered ${error.status}`;
   return 'the request failed';
@@ -113,9 +128,12 @@ export function asStepFailure(error: unknown): StepFailure {
   }
   if (error instanceof RateLimitError) {
     return new StepFailure('failed', [
-      `not sent: the service kept answering 429 Too Many Requests - nothing was paid, run again later (or lower --rate)`,
+      `not sent: ${error.inWords} - nothing was paid, run again later (or lower --rate)`,
     ]);
   }
+  // Cut when a stop's grace ran out, before this row's transaction left: nothing was paid.
+  if (error instanceof NetworkError && error.errorCode === ABANDONED_CODE)
+    return new StepFailure('skipped', [notSentInterrupted]);
   if (error instanceof NetworkError) {
     // Before the transaction, a broken connection pays nothing, but it may have created a
     // beneficiary or recipient: a re-run gets it back by its Idempotency-Key.
@@ -125,7 +143,8 @@ export function asStepFailure(error: unknown): StepFailure {
         : `not sent: the service could not be reached (${error.errorCode}) - nothing was paid for this row, run again to retry`,
     ]);
   }
-  if (error instanceof ServiceUnavailableError) return new StepFailure('skipped', [notSentUnavailable]);
+  if (error instanceof ServiceUnavailableError)
+    return new StepFailure('skipped', [notSentBecause(error.reason)]);
   if (error instanceof PayoutsError && error.code === 'INTERRUPTED')
     return new StepFailure('skipped', [notSentInterrupted]);
   throw error;

@@ -85,7 +85,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
   let register: Register | undefined;
   try {
     register = await openRegister(options.register, { warn: (message) => options.logger.warn(message) });
-    const integratorId = await whoAmI(client, signal);
+    const integratorId = await whoAmI(client, signal, options.connection);
     const service = serviceOf(options.connection.baseUrl);
     const report: ReconcileReport = {
       register: shownLocation(options.register),

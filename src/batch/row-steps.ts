@@ -19,6 +19,11 @@ export interface RowResult {
   recipientId?: string;
   simulationId?: string;
   transactionId?: string;
+  /**
+   * An error that ends the run although this row's result stands: the register failed to
+   * record an answer the service gave (the row is what the service said, not "not sent").
+   */
+  runError?: unknown;
 }
 
 /** How often an expired quote is replaced before the row is given up. */
@@ -189,24 +194,12 @@ export class RowSteps {
         beneficiaryId: result.beneficiaryId,
         recipientId: result.recipientId,
       });
+      let created: Awaited<ReturnType<PayoutsClient['transactions']['create']>>;
       try {
-        const created = await client.transactions.create(
+        created = await client.transactions.create(
           { simulationId, reference: payout.reference },
           { idempotencyKey: key },
         );
-        result.transactionId = created.transaction.id;
-        result.status = created.transaction.status === 'COMPLETED' ? 'completed' : 'submitted';
-        if (created.transaction.status === 'FAILED') {
-          result.status = 'failed';
-          result.errors = [created.transaction.failureReason ?? 'the transaction failed'];
-        }
-        await this.record(payout, {
-          state:
-            result.status === 'failed' ? 'failed' : result.status === 'completed' ? 'completed' : 'submitted',
-          transactionId: created.transaction.id,
-          error: result.status === 'failed' ? result.errors.join(' | ') : null,
-        });
-        return;
       } catch (error) {
         if (isSimulationExpired(error) && quote < MAX_REQUOTES) {
           simulationId = undefined;
@@ -214,12 +207,39 @@ export class RowSteps {
         }
         const failure = transactionFailure(error);
         // Unknown: it may have been paid. Failed: refused with no transaction, sent again next run.
-        await this.record(payout, {
+        await this.recordAnswer(result, payout, {
           state: failure.status === 'unknown' ? 'unknown' : 'refused',
           error: failure.messages.join(' | '),
         });
         throw failure;
       }
+      result.transactionId = created.transaction.id;
+      result.status = created.transaction.status === 'COMPLETED' ? 'completed' : 'submitted';
+      if (created.transaction.status === 'FAILED') {
+        result.status = 'failed';
+        result.errors = [created.transaction.failureReason ?? 'the transaction failed'];
+      }
+      await this.recordAnswer(result, payout, {
+        state:
+          result.status === 'failed' ? 'failed' : result.status === 'completed' ? 'completed' : 'submitted',
+        transactionId: created.transaction.id,
+        error: result.status === 'failed' ? result.errors.join(' | ') : null,
+      });
+      return;
+    }
+  }
+
+  /**
+   * Records what the transaction request came to. The service's answer is the row's truth
+   * whatever happens here: a register that cannot take it (a full disk) ends the run, but the
+   * row still shows its transaction id, or `unknown`, never "not sent". The register keeps the
+   * row `sending`, which the next run settles under the same Idempotency-Key.
+   */
+  private async recordAnswer(result: RowResult, payout: PayoutRow, change: PayoutChange): Promise<void> {
+    try {
+      await this.record(payout, change);
+    } catch (error) {
+      result.runError = error;
     }
   }
 

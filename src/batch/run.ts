@@ -15,6 +15,7 @@ import {
   ClaimLostError,
   ConfigError,
   GuardError,
+  type NetworkError,
   RegisterError,
   StorageError,
   UsageError,
@@ -39,9 +40,9 @@ import { checkEventsFile } from '../webhooks/events-file.js';
 import { transactionOutcomeOf } from '../webhooks/reconcile.js';
 import { BatchDigest } from './digest.js';
 import { earlierResult } from './earlier.js';
-import { runExitCode } from './exit-code.js';
+import { runExitCode, serviceFailureOf } from './exit-code.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
-import { notSentInterrupted, notSentUnavailable } from './outcome.js';
+import { notSentBecause, notSentInterrupted } from './outcome.js';
 import {
   type KnownRepeats,
   openResultsFor,
@@ -95,6 +96,10 @@ export interface RunOptions extends SheetOptions {
   logger: Logger;
   /** Aborted on SIGINT/SIGTERM/SIGHUP: stop taking rows, finish those under way, write results. */
   signal?: AbortSignal;
+  /** Aborted by a second signal: cut the requests under way now, without the grace. */
+  abandonSignal?: AbortSignal;
+  /** How long requests under way may take after `signal` before they are cut (tests shorten it). */
+  stopGraceMs?: number;
   /** `--max-outage S`: how long an outage of the service is waited through (breaker.ts). */
   maxOutageSeconds?: number;
   /** Progress as rows finish: done of total valid rows. */
@@ -119,6 +124,8 @@ export interface RunReport {
   interrupted: boolean;
   /** The service stayed unavailable past --max-outage: rows not sent are `skipped` (exit 6). */
   unavailable: boolean;
+  /** What kept the service away, in words (the breaker's), when `unavailable`. */
+  unavailableReason?: string;
   /** Whether any request for a row left (the exit code can then no longer be 2, 3 or 4). */
   sent: boolean;
   /** The approver's warnings (warnings.ts), as the digest covers them. */
@@ -134,6 +141,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
   const { logger } = options;
   const signal = options.signal ?? new AbortController().signal;
   const clock = options.clock ?? systemClock;
+  const grace = new StopGrace(signal, options.abandonSignal, options.stopGraceMs ?? STOP_GRACE_MS);
   // Pass 1: the one read of the sheet; the guards see every row before any is sent.
   const read = await readOnce(options);
   let register: Register | undefined;
@@ -167,6 +175,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         logger,
         clock: options.clock,
         stopSignal: signal,
+        abandonSignal: grace.abandoned,
         ...(options.maxOutageSeconds === undefined
           ? {}
           : { breaker: { maxOutageMs: options.maxOutageSeconds * 1000 } }),
@@ -174,11 +183,16 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     const { breaker } = client;
     // Credentials first: refused ones end the run (exit 3) before any row is touched. Then who
     // we are to the service: the register's scope.
-    const integratorId = await whoAmI(client, signal);
+    const integratorId = await whoAmI(client, signal, options.connection);
     if (integratorId === undefined) {
-      // Stopped, or the service down past --max-outage, before the first row: the results
-      // file still says why no row was sent (every row `skipped`, exit 5 or 6).
-      const how = { interrupted: signal.aborted, unavailable: breaker.gaveUp, sent: false };
+      // Stopped, or the service out of reach, before the first row: the results file still
+      // says why no row was sent (every row `skipped`, exit 5 or 6).
+      const how = {
+        interrupted: signal.aborted,
+        unavailable: breaker.gaveUp,
+        unavailableReason: breaker.gaveUpBecause,
+        sent: false,
+      };
       const written = await writeResults(options, read, new Map(), how);
       return report(options, written, { ...how, digest: read.digest, warnings: new WarningTally() });
     }
@@ -244,6 +258,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     const stop: StopReason = {
       interrupted: signal.aborted,
       unavailable,
+      unavailableReason: breaker.gaveUpBecause,
       stoppedBy: sent.fatal,
       store,
       runId: run.self.runId,
@@ -261,6 +276,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     return report(options, written, {
       interrupted: signal.aborted,
       unavailable,
+      unavailableReason: breaker.gaveUpBecause,
       sent: run.sentAnything,
       runId: run.self.runId,
       ...approval,
@@ -270,8 +286,48 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
   } finally {
     await run?.close().catch(() => {});
     await register?.close().catch(() => {});
-    if (!options.client) await client?.close();
+    // After a stop the pool is destroyed, not closed: closing would wait for a stalled answer.
+    if (!options.client) await (signal.aborted ? client?.destroy() : client?.close());
+    grace.dispose();
     await read.snapshot.dispose();
+  }
+}
+
+/**
+ * A stop (SIGINT, SIGTERM, SIGHUP) lets requests under way finish for this long, then cuts
+ * them, so that the run writes its results and ends within 10 s whatever is in flight
+ * (PRODUCT.md exit 5); the rest of the 10 s is for the results file and the register.
+ */
+export const STOP_GRACE_MS = 7_000;
+
+/** The grace after a stop: `abandoned` aborts when it is over, or at once on a second signal. */
+class StopGrace {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly start = () => {
+    this.timer ??= setTimeout(() => this.controller.abort(), this.graceMs);
+  };
+  private readonly now = () => this.controller.abort();
+
+  constructor(
+    private readonly stop: AbortSignal,
+    private readonly abandon: AbortSignal | undefined,
+    private readonly graceMs: number,
+  ) {
+    if (stop.aborted) this.start();
+    else stop.addEventListener('abort', this.start, { once: true });
+    if (abandon?.aborted) this.now();
+    else abandon?.addEventListener('abort', this.now, { once: true });
+  }
+
+  get abandoned(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.stop.removeEventListener('abort', this.start);
+    this.abandon?.removeEventListener('abort', this.now);
   }
 }
 
@@ -314,13 +370,33 @@ export async function scopeOf(
  * The integrator id (GET /v1/integrators/me), after the token: refused credentials throw (exit
  * 3); undefined when the run was stopped, or the service stayed down past --max-outage, first.
  */
-export async function whoAmI(client: PayoutsClient, signal: AbortSignal): Promise<string | undefined> {
+export async function whoAmI(
+  client: PayoutsClient,
+  signal: AbortSignal,
+  connection: Pick<Connection, 'baseUrl' | 'authUrl'>,
+): Promise<string | undefined> {
+  const unreachable = (error: unknown, url: string, what: string): undefined => {
+    if (signal.aborted || client.breaker.gaveUp) return undefined;
+    const kind = serviceFailureOf(error);
+    if (kind === 'certificate') {
+      throw new ConfigError(
+        `the certificate of ${new URL(url).origin} was refused (${(error as NetworkError).errorCode}): check the URL, or add the issuing authority with NODE_EXTRA_CA_CERTS. Nothing was sent`,
+      );
+    }
+    if (kind === undefined) throw error;
+    // Before the first row, an outage is one run error: every row `skipped` with it (exit 6).
+    client.breaker.giveUp(`${what} (${(error as Error).message}) - run again later to resume`);
+    return undefined;
+  };
   try {
     await client.tokens.getToken(signal);
+  } catch (error) {
+    return unreachable(error, connection.authUrl, 'the identity endpoint could not issue a token');
+  }
+  try {
     return (await client.integrators.me({ signal })).id;
   } catch (error) {
-    if (signal.aborted || client.breaker.gaveUp) return undefined;
-    throw error;
+    return unreachable(error, connection.baseUrl, 'the service could not be reached or understood');
   }
 }
 
@@ -330,6 +406,7 @@ function report(
   how: {
     interrupted: boolean;
     unavailable: boolean;
+    unavailableReason?: string | undefined;
     sent: boolean;
     runId?: string;
     digest: string;
@@ -349,6 +426,7 @@ function report(
     samples: written.samples,
     interrupted: how.interrupted,
     unavailable: how.unavailable,
+    ...(how.unavailableReason === undefined ? {} : { unavailableReason: how.unavailableReason }),
     sent: how.sent,
   };
 }
@@ -667,7 +745,9 @@ async function sendRows(
         try {
           run.sentAnything = true;
           const result = await steps.process(row.payout, resend);
-          if (result.status === 'submitted' || result.status === 'completed') {
+          // The register failed after the service answered: the row keeps that answer, the run ends.
+          if (result.runError !== undefined) fatal ??= { error: result.runError };
+          else if (result.status === 'submitted' || result.status === 'completed') {
             await rememberPayment(
               options,
               run.store,
@@ -777,6 +857,8 @@ interface StopReason {
   interrupted?: boolean;
   /** The service stayed unavailable past --max-outage: rows not reached were not sent. */
   unavailable?: boolean;
+  /** Why, in words, for the rows it stopped. */
+  unavailableReason?: string | undefined;
   /** An error that ended the run early. */
   stoppedBy?: unknown;
   /** The register scope, once open, and this run. */
@@ -820,14 +902,18 @@ async function unfinishedResults(references: string[], stop: StopReason): Promis
     } else if (stop.interrupted) {
       unfinished.set(reference, interruptedResult);
     } else {
-      unfinished.set(reference, stop.unavailable ? unavailableResult : missingResult);
+      unfinished.set(
+        reference,
+        stop.unavailable
+          ? { status: 'skipped', errors: [notSentBecause(stop.unavailableReason)] }
+          : missingResult,
+      );
     }
   }
   return unfinished;
 }
 
 const interruptedResult: RowResult = { status: 'skipped', errors: [notSentInterrupted] };
-const unavailableResult: RowResult = { status: 'skipped', errors: [notSentUnavailable] };
 
 // A valid row the send pass never reached without an interruption cannot happen.
 const missingResult: RowResult = {

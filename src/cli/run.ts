@@ -73,7 +73,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     },
   });
   const stop = options.signal
-    ? { signal: options.signal, dispose: () => {} }
+    ? { signal: options.signal, abandon: undefined, dispose: () => {} }
     : stopOnSignals(logger.warn.bind(logger));
   let sandbox: SandboxHandle | undefined;
   let throwaway: string | undefined;
@@ -110,6 +110,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
       connection,
       logger,
       signal: stop.signal,
+      abandonSignal: stop.abandon,
       warnedReferences: options.json,
       onProgress: (done, total) => progress.update(done, total),
     });
@@ -155,7 +156,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     const ending = report.interrupted
       ? 'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume'
       : report.unavailable
-        ? 'payouts: the service stayed unavailable past --max-outage: rows under way finished, the rest were not sent (skipped) - run again later to resume'
+        ? `payouts: stopped early: ${report.unavailableReason ?? 'the service stayed unavailable past --max-outage - run again later to resume'} (rows under way finished, the rest were not sent: skipped)`
         : undefined;
     // With JSON logs on stderr, stderr holds JSON records only: the human summary is one.
     if (jsonOnStderr)
@@ -212,17 +213,26 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
 }
 
 /**
- * SIGINT/SIGTERM/SIGHUP: the first stops taking new rows and ends
- * every wait (rate limiter, backoff, Retry-After, breaker) while the requests already sent
- * finish and the results are written; a second one ends the process at once (the register
- * already holds every intent, so the rows in flight become `unknown`, never paid twice).
- * SIGHUP is a closed terminal or session: a cron job's run must not die of it unrecorded.
+ * SIGINT/SIGTERM/SIGHUP: the first stops taking new rows and ends every wait (rate limiter,
+ * backoff, Retry-After, breaker) while the requests already sent get a grace to finish
+ * (batch/run.ts STOP_GRACE_MS), then the results are written. A second one cuts the requests
+ * under way at once (their rows `unknown` where a transaction may have left: the register
+ * holds every intent, so nothing is paid twice), writes the results if it can in a moment,
+ * and ends the process. SIGHUP is a closed terminal or session: a cron job's run must not die
+ * of it unrecorded.
  */
-function stopOnSignals(warn: (obj: object, msg: string) => void): { signal: AbortSignal; dispose(): void } {
+function stopOnSignals(warn: (obj: object, msg: string) => void): {
+  signal: AbortSignal;
+  abandon: AbortSignal;
+  dispose(): void;
+} {
   const controller = new AbortController();
+  const now = new AbortController();
   const onSignal = (name: NodeJS.Signals) => {
     if (controller.signal.aborted) {
-      process.exit(EXIT.interrupted);
+      now.abort();
+      setTimeout(() => process.exit(EXIT.interrupted), SECOND_SIGNAL_MS).unref();
+      return;
     }
     warn(
       { signal: name },
@@ -233,10 +243,14 @@ function stopOnSignals(warn: (obj: object, msg: string) => void): { signal: Abor
   for (const name of STOP_SIGNALS) process.on(name, onSignal);
   return {
     signal: controller.signal,
+    abandon: now.signal,
     dispose() {
       for (const name of STOP_SIGNALS) process.off(name, onSignal);
     },
   };
 }
+
+/** After a second signal, the moment left to write the results before the process ends. */
+const SECOND_SIGNAL_MS = 1_500;
 
 const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];

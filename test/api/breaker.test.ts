@@ -74,11 +74,44 @@ describe('CircuitBreaker', () => {
       probesAt.push(time.now() - start);
       b.record(ticket, 'failure');
     }
-    // Pauses of 1, 2, 4, 4 s: the probe at 11 s finds the outage older than 10 s.
-    expect(probesAt).toEqual([1_000, 3_000, 7_000, 11_000]);
+    // Pauses of 1, 2, 4 s: the wait for the probe due at 11 s ends at 10 s, when the outage
+    // reaches --max-outage: time, not the count of failures, decides.
+    expect(probesAt).toEqual([1_000, 3_000, 7_000]);
+    expect(time.now() - start).toBe(10_000);
     expect(changes.at(-1)).toBe('gave-up');
     expect(b.gaveUp).toBe(true);
     await expect(b.admit()).rejects.toBeInstanceOf(ServiceUnavailableError);
+  });
+
+  it('gives up on elapsed time when failures are too sparse to open the circuit', () => {
+    // A failure every 6 s (stalled requests, each failing at its deadline) stays below the
+    // threshold of 3 in a row for 12 s: the series, not the count, is what gives up.
+    const { b, time } = breaker({ failureThreshold: 8 });
+    b.record(plain, 'failure');
+    time.advance(6_000);
+    b.record(plain, 'failure');
+    expect(b.gaveUp).toBe(false);
+    b.record(plain, 'success');
+    time.advance(6_000);
+    b.record(plain, 'failure');
+    time.advance(6_000);
+    b.record(plain, 'failure');
+    expect(b.gaveUp).toBe(false);
+    time.advance(4_000);
+    b.record(plain, 'failure');
+    expect(b.state).toBe('gave-up');
+  });
+
+  it('gives up at once with its own words for a failure no wait mends', async () => {
+    const { b, changes } = breaker();
+    const error = b.giveUp('the identity endpoint gave a token that expires at once');
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(changes).toEqual(['gave-up']);
+    expect(b.gaveUpBecause).toBe('the identity endpoint gave a token that expires at once');
+    await expect(b.admit()).rejects.toThrow('the identity endpoint gave a token that expires at once');
+    // The first reason stands.
+    b.giveUp('something else');
+    expect(b.gaveUpBecause).toBe('the identity endpoint gave a token that expires at once');
   });
 
   it('a probe that tells nothing lets the next caller probe at once', async () => {

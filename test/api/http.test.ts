@@ -355,6 +355,80 @@ describe('HttpClient network failures', () => {
     expect(server.count('/v1/tx')).toBe(1);
   });
 
+  it('a body dribbled one byte at a time ends at the overall deadline, then is retried under its key', async () => {
+    const dribble: Handler = (exchange) => {
+      const { res, index } = exchange;
+      if (index > 0) return ok({ id: 'tx-1' })(exchange);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Never silent for long (undici's body timeout never fires), never finished in time.
+      const timer = setInterval(() => res.write(' '), 20);
+      res.on('close', () => clearInterval(timer));
+    };
+    const { http, server } = await setup(
+      { '/v1/tx': dribble },
+      { timeouts: { deadlineMs: 300, bodyMs: 10_000 } },
+    );
+    const started = Date.now();
+    const answer = await http.request({
+      method: 'POST',
+      path: '/v1/tx',
+      body: {},
+      idempotencyKey: 'k-d',
+      auth: true,
+    });
+    expect(answer.data).toEqual({ id: 'tx-1' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(
+      server.received.filter((r) => r.path === '/v1/tx').map((r) => r.headers['idempotency-key']),
+    ).toEqual(['k-d', 'k-d']);
+  });
+
+  it('a stalled keyed POST past every attempt is a NetworkError that may have taken effect', async () => {
+    const { http, server } = await setup(
+      { '/v1/tx': slow(5_000, ok({ id: 'late' })) },
+      { timeouts: { deadlineMs: 100 }, retry: { maxAttempts: 2 } },
+    );
+    const err = (await rejection(
+      http.request({ method: 'POST', path: '/v1/tx', body: {}, idempotencyKey: 'k-s', auth: true }),
+    )) as NetworkError;
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(err.errorCode).toBe('PAYOUTS_DEADLINE');
+    expect(err.mayHaveTakenEffect).toBe(true);
+    expect(server.count('/v1/tx')).toBe(2);
+  });
+
+  it('an answer larger than the limit is an answer that could not be read, with its status', async () => {
+    const big: Handler = ({ res }) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"id":"${'x'.repeat(4096)}"}`);
+    };
+    const { http } = await setup({ '/v1/integrators/me': big }, { maxResponseBytes: 1024 });
+    const err = (await rejection(
+      http.request({ method: 'GET', path: '/v1/integrators/me', auth: true }),
+    )) as ServiceError;
+    expect(err).toBeInstanceOf(ServiceError);
+    expect(err.status).toBe(200);
+    expect(err.message).toContain('the answer was larger than 1024 bytes and was not read');
+  });
+
+  it('an abandoned request (a stop past its grace) may have taken effect and is not retried', async () => {
+    const abandon = new AbortController();
+    const { http, server } = await setup(
+      { '/v1/tx': slow(5_000, ok({ id: 'late' })) },
+      { abandonSignal: abandon.signal },
+    );
+    const pending = rejection(
+      http.request({ method: 'POST', path: '/v1/tx', body: {}, idempotencyKey: 'k-a', auth: true }),
+    );
+    while (server.count('/v1/tx') === 0) await new Promise((r) => setTimeout(r, 10));
+    abandon.abort();
+    const err = (await pending) as NetworkError;
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(err.errorCode).toBe('PAYOUTS_ABANDONED');
+    expect(err.mayHaveTakenEffect).toBe(true);
+    expect(server.count('/v1/tx')).toBe(1);
+  });
+
   it('connection refused: never sent, so retried even for a POST, and reported as not taken effect', async () => {
     const { server: s } = await setup({});
     const url = s.url;

@@ -134,7 +134,9 @@ describe('HttpClient with a circuit breaker', () => {
     expect((next as ServiceUnavailableError).inDoubt).toBeUndefined();
     expect(transactionFailure(next)).toMatchObject({
       status: 'skipped',
-      messages: ['not sent: the service was unavailable - run again to resume'],
+      messages: [
+        'not sent: the service stayed unreachable or unavailable for more than 20 s (--max-outage) - run again later to resume',
+      ],
     });
     expect(server.count('/v1/tx')).toBe(before);
   });
@@ -201,5 +203,49 @@ describe('the run stop signal ends every wait', () => {
     expect(err).toBeInstanceOf(InterruptedError);
     expect(err.inDoubt).toBeDefined();
     expect(transactionFailure(err).status).toBe('unknown');
+  });
+});
+
+describe('failures no wait can mend end the run at once, in their own words', () => {
+  it('a 429 asking for a day, longer than --max-outage: the breaker gives up, nothing is retried', async () => {
+    const breaker = new CircuitBreaker({ maxOutageMs: 30_000 });
+    const { server, http } = await client(
+      {
+        '/v1/tx': fail(429, 'slow down', { 'retry-after': '86400' }),
+      },
+      { breaker },
+    );
+    const err = (await rejection(http.request(tx))) as ServiceUnavailableError;
+    expect(err).toBeInstanceOf(ServiceUnavailableError);
+    expect(err.reason).toBe(
+      'the service answered 429 Too Many Requests asking to wait 86400 s, longer than --max-outage (30 s) - run again later to resume',
+    );
+    expect(server.count('/v1/tx')).toBe(1);
+    expect(breaker.gaveUp).toBe(true);
+    expect(transactionFailure(err)).toMatchObject({
+      status: 'skipped',
+      messages: [`not sent: ${err.reason}`],
+    });
+  });
+
+  it('a token that expires at once: one run error, the request that needed it "not sent"', async () => {
+    const breaker = new CircuitBreaker({ maxOutageMs: 30_000 });
+    const { server, http } = await client(
+      {
+        [TOKEN_PATH]: ok({ access_token: 'tok', token_type: 'Bearer', expires_in: 0 }),
+        '/v1/tx': ok({ id: 'tx-1' }, 201),
+      },
+      { breaker },
+    );
+    const err = (await rejection(http.request(tx))) as ServiceUnavailableError;
+    expect(err).toBeInstanceOf(ServiceUnavailableError);
+    expect(err.reason).toMatch(
+      /^the identity endpoint could not issue a token \(POST \/auth\/realms\/service\/protocol\/openid-connect\/token answered 200: unexpected answer: expires_in: .+\) - run again later to resume$/,
+    );
+    expect(server.count('/v1/tx')).toBe(0);
+    expect(breaker.gaveUpBecause).toBe(err.reason);
+    const row = transactionFailure(err);
+    expect(row.status).toBe('skipped');
+    expect(row.messages[0]).toMatch(/^not sent: the identity endpoint could not issue a token/);
   });
 });

@@ -55,16 +55,37 @@ describe('transactionFailure', () => {
     ],
     [
       'kept answering 429',
-      new RateLimitError('429', { ...where }),
+      new RateLimitError('429', { ...where, attempts: 12 }),
       'failed',
       'not sent: the service kept answering 429 Too Many Requests - nothing was paid, run again later (or lower --rate)',
     ],
+    [
+      'one 429 asking for a day',
+      new RateLimitError('429', { ...where, retryAfterMs: 86_400_000 }),
+      'failed',
+      'not sent: the service answered 429 Too Many Requests asking to wait 86400 s - nothing was paid, run again later (or lower --rate)',
+    ],
+    [
+      'a stalled answer past the request deadline',
+      network('PAYOUTS_DEADLINE', true),
+      'unknown',
+      'no complete answer to the transaction request came within the request deadline (PAYOUTS_DEADLINE), so it may have been paid - run again with --retry-unknown to re-send it with the same Idempotency-Key',
+    ],
+    [
+      'abandoned when a stop outlived its grace',
+      network('PAYOUTS_ABANDONED', true),
+      'unknown',
+      'the run was stopped while the transaction was being sent and its answer was not awaited (PAYOUTS_ABANDONED), so it may have been paid - run again with --retry-unknown to re-send it with the same Idempotency-Key',
+    ],
     ['interrupted before sending', new InterruptedError('stopped'), 'skipped', notSentInterrupted],
     [
-      'the service gave out before the first attempt',
-      new ServiceUnavailableError('down'),
+      'the service gave out before the first attempt: its reason on the row',
+      new ServiceUnavailableError('POST /v1/transactions was not sent: down', {
+        reason:
+          'the service stayed unreachable or unavailable for more than 30 s (--max-outage) - run again later to resume',
+      }),
       'skipped',
-      'not sent: the service was unavailable - run again to resume',
+      'not sent: the service stayed unreachable or unavailable for more than 30 s (--max-outage) - run again later to resume',
     ],
     // Issue 9, item 2: the most severe attempt decides.
     [
@@ -75,7 +96,7 @@ describe('transactionFailure', () => {
     ],
     [
       'kept answering 429 after a 502',
-      new RateLimitError('429', { ...where, inDoubt: '502' }),
+      new RateLimitError('429', { ...where, inDoubt: '502', attempts: 6, throttled: 5 }),
       'unknown',
       'an earlier attempt of the transaction request got the answer 502 and may have taken effect, then the service kept answering 429 Too Many Requests - run again with --retry-unknown to re-send it with the same Idempotency-Key',
     ],
