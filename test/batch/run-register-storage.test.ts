@@ -10,7 +10,14 @@ import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../../src/errors.js';
 import { openSqliteRegister as openRegister } from '../../src/register/sqlite.js';
-import { paymentsOf, runAgainst, SANDBOX_ENV, testDir, testSandbox } from '../helpers/payouts.js';
+import {
+  expectOnePaymentPerRow,
+  paymentsOf,
+  runAgainst,
+  SANDBOX_ENV,
+  testDir,
+  testSandbox,
+} from '../helpers/payouts.js';
 import { CLEAN_SAMPLE, generateRows, readCsv, writeSheet } from '../helpers/sheets.js';
 
 const canMount = process.getuid?.() === 0 && process.platform === 'linux';
@@ -121,16 +128,45 @@ describe('payouts run when the register cannot be used', () => {
         `the register ${register} cannot be written: no space left on the device (the disk is full)`,
       );
       expect(result.stderr).not.toMatch(/internal error|\n\s+at /);
-      const paid = paymentsOf(sb).length;
-      expect(paid).toBeGreaterThan(0);
-      expect(paid).toBeLessThan(rows.length);
-      // The results file was written: every row, those paid submitted (or unknown, in doubt).
+      const payments = paymentsOf(sb);
+      expect(payments.length).toBeGreaterThan(0);
+      expect(payments.length).toBeLessThan(rows.length);
+      // The results file was written, every row, and never contradicts the ledger: a paid
+      // row is submitted with its transaction id (or unknown), "not sent" only if unpaid.
       const results = await readCsv(path.join(dir, 'filling.results.csv'));
       expect(results).toHaveLength(rows.length);
-      expect(results.filter((r) => r['result.status'] === 'submitted').length).toBeLessThanOrEqual(paid);
+      const paid = new Map(payments.map((t) => [t.reference, t.id]));
+      for (const row of results) {
+        const reference = row['reference']!;
+        if (paid.has(reference)) {
+          expect(['submitted', 'unknown'], `${reference}: ${row['result.errors']}`).toContain(
+            row['result.status'],
+          );
+          if (row['result.status'] === 'submitted')
+            expect(row['result.transactionId']).toBe(paid.get(reference));
+        } else {
+          expect(row['result.status'], reference).toBe('skipped');
+          expect(row['result.errors']).toMatch(/^not sent: /);
+        }
+      }
       const summary = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as { exitCode?: number };
       expect(summary.exitCode).toBe(EXIT.unavailable);
       expect(await readFile(sheet, 'utf8')).toContain('FULL-000001');
+
+      // Space freed: the next run settles what was in doubt under the same keys and pays the
+      // rest, each row once.
+      execFileSync('mount', ['-o', 'remount,size=16m', state], { stdio: 'ignore' });
+      const again = await runAgainst(
+        sb,
+        sheet,
+        ['--json', '--retry-unknown', '--rate', '2000', '--concurrency', '8'],
+        {
+          ...SANDBOX_ENV,
+          PAYOUTS_REGISTER: register,
+        },
+      );
+      expect(again.code, again.stderr).toBe(EXIT.ok);
+      await expectOnePaymentPerRow(sb, rows);
     },
   );
 });
