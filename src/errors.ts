@@ -286,7 +286,8 @@ export class StorageError extends PayoutsError {
   readonly afterSending: boolean;
 
   constructor(
-    private readonly plainMessage: string,
+    /** The message without the errno in words (what crosses threads). */
+    readonly plainMessage: string,
     private readonly options: StorageErrorOptions,
   ) {
     const errno = options.errno ?? errnoOf(options.cause);

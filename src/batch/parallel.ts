@@ -14,7 +14,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { ColumnIndex } from '../columns/columns.js';
-import { type ErrorCode, PayoutsError, SheetError } from '../errors.js';
+import { type ErrorCode, PayoutsError, RegisterError, SheetError, StorageError } from '../errors.js';
 import type { ScopeInfo } from '../register/types.js';
 import type { SheetNumbers } from '../rows/money.js';
 import { type Cell, EMPTY_CELL, type RawRow } from '../sheet/types.js';
@@ -314,6 +314,8 @@ export interface ErrorDescription {
   file?: string;
   message: string;
   stack?: string;
+  /** A storage failure's own facts (its exit code is 2 or 6 by them), and whether the register's. */
+  storage?: { plainMessage: string; path: string; errno?: string; afterSending: boolean; register: boolean };
 }
 
 export function describeError(error: unknown): ErrorDescription {
@@ -321,6 +323,15 @@ export function describeError(error: unknown): ErrorDescription {
     const prefix = `${error.file}: `;
     const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
     return { code: error.code, file: error.file, message };
+  }
+  if (error instanceof StorageError) {
+    const { plainMessage, path, errno, afterSending } = error;
+    const register = error instanceof RegisterError;
+    return {
+      code: error.code,
+      message: error.message,
+      storage: { plainMessage, path, afterSending, register, ...(errno === undefined ? {} : { errno }) },
+    };
   }
   if (error instanceof PayoutsError) return { code: error.code, message: error.message };
   if (error instanceof Error) return { message: error.message, stack: error.stack };
@@ -330,6 +341,12 @@ export function describeError(error: unknown): ErrorDescription {
 export function rebuildError(description: ErrorDescription): Error {
   const { code, file, message } = description;
   if (code === 'SHEET' && file !== undefined) return new SheetError(file, message);
+  const storage = description.storage;
+  if (storage !== undefined) {
+    const Kind = storage.register ? RegisterError : StorageError;
+    const { plainMessage, ...facts } = storage;
+    return new Kind(plainMessage, facts);
+  }
   if (code !== undefined) return new PayoutsError(code, message);
   const error = new Error(message);
   if (description.stack !== undefined) error.stack = description.stack;

@@ -13,12 +13,13 @@
  * live run's lease short), else by the wall clock.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
 import type { Clock } from '../api/clock.js';
 import { systemClock } from '../api/clock.js';
 import { errnoOf, RegisterError, scrubForStorage } from '../errors.js';
+import { makeFolderSync } from '../folders.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
 import { bootId, LEASE, uptimeMs } from './lease.js';
@@ -92,9 +93,12 @@ export function openSqliteRegister(path: string, options: OpenRegisterOptions = 
   const readonly = options.readonly ?? false;
   const fail = (what: string, cause: unknown) =>
     new RegisterError(`the register ${path} ${what}`, { path, cause });
+  // `run` opens to write: an existing register in a folder it cannot write is one it cannot write.
+  const unopened = (cause: unknown) =>
+    fail(!readonly && isReadonlyDirectory(cause) ? 'cannot be written' : 'cannot be opened', cause);
   if (!readonly) {
     try {
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      makeFolderSync(dirname(path), 0o700);
       // Created here first so that it is private (0600); SQLite gives its -wal and -shm the same mode.
       closeSync(openSync(path, 'a', 0o600));
     } catch (cause) {
@@ -112,7 +116,7 @@ export function openSqliteRegister(path: string, options: OpenRegisterOptions = 
       if (readonly) statSync(path);
       db = new Database(location, readonly ? { readonly: true, fileMustExist: true } : {});
     } catch (cause) {
-      throw fail('cannot be opened', cause);
+      throw unopened(cause);
     }
     try {
       db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? REGISTER_DEFAULTS.busyTimeoutMs}`);
@@ -126,7 +130,7 @@ export function openSqliteRegister(path: string, options: OpenRegisterOptions = 
       }
     } catch (cause) {
       db.close();
-      throw cause instanceof RegisterError ? cause : fail('cannot be opened', cause);
+      throw cause instanceof RegisterError ? cause : unopened(cause);
     }
     return db;
   };

@@ -1,8 +1,9 @@
-import { access, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { access, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../columns/columns.js';
 import { RAILS, type Rail } from '../columns/rails.js';
+import { makeFolder } from '../folders.js';
 import { columnHelp, columnsForRails, railsDescription } from './column-help.js';
 
 /** One template: the file stem and the rails it covers. */
@@ -51,7 +52,7 @@ export async function existingPaths(paths: readonly string[]): Promise<string[]>
 
 /** Writes `<name>.csv` and `<name>.xlsx` for each spec into `dir`; returns the paths written. */
 export async function writeTemplates(dir: string, specs: readonly TemplateSpec[]): Promise<string[]> {
-  await mkdir(dir, { recursive: true });
+  await makeFolder(dir);
   const written: string[] = [];
   for (const spec of specs) {
     const columns = columnsForRails(spec.rails);

@@ -48,7 +48,7 @@ export class AtomicFile {
     try {
       await Promise.race([once(stream, 'open'), file.failed]);
     } catch (error) {
-      await rm(tempPath, { force: true });
+      await removeQuietly(tempPath);
       throw error;
     }
     return file;
@@ -71,7 +71,7 @@ export class AtomicFile {
       if (this.error !== undefined) throw this.wrap(this.error);
       await rename(this.tempPath, this.target);
     } catch (error) {
-      await rm(this.tempPath, { force: true });
+      await removeQuietly(this.tempPath);
       throw error instanceof StorageError ? error : this.wrap(error as Error);
     }
     await syncDirectory(path.dirname(this.target));
@@ -86,7 +86,7 @@ export class AtomicFile {
       this.stream.destroy();
       await closed;
     }
-    await rm(this.tempPath, { force: true });
+    await removeQuietly(this.tempPath);
   }
 
   // A file error is the environment's (disk full, read-only or missing directory), never a bug:
@@ -108,8 +108,9 @@ export function resultsFileError(target: string, cause: unknown): StorageError {
 function adviceFor(errno: string | undefined): string {
   switch (errno) {
     case 'ENOENT':
-    case 'ENOTDIR':
       return 'its folder does not exist: create it, or write elsewhere with --out PATH, then run again';
+    case 'ENOTDIR':
+      return 'a part of its path is a file, not a folder: write elsewhere with --out PATH, then run again';
     case 'EACCES':
     case 'EPERM':
     case 'EROFS':
@@ -135,9 +136,17 @@ async function removeStaleTemps(dir: string, prefix: string): Promise<void> {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(/^(\d+)-[0-9a-f]+$/.exec(name.slice(prefix.length))?.[1]);
     if (Number.isInteger(pid) && pid !== process.pid && !isRunning(pid)) {
-      await rm(path.join(dir, name), { force: true });
+      await removeQuietly(path.join(dir, name));
     }
   }
+}
+
+/**
+ * Removes a temporary file if it is there. A path that cannot hold one (a folder that is a
+ * file: ENOTDIR) has nothing to remove; the error that matters is the one being reported.
+ */
+async function removeQuietly(file: string): Promise<void> {
+  await rm(file, { force: true }).catch(() => {});
 }
 
 function isRunning(pid: number): boolean {

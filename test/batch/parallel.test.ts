@@ -3,8 +3,16 @@
  * worker, and the verdicts it sends back, each packed and read back as they were.
  */
 import { describe, expect, it } from 'vitest';
-import { packRows, unpackRows, VerdictPacker, verdictAt } from '../../src/batch/parallel.js';
+import {
+  describeError,
+  packRows,
+  rebuildError,
+  unpackRows,
+  VerdictPacker,
+  verdictAt,
+} from '../../src/batch/parallel.js';
 import { type RowVerdict, VALID } from '../../src/batch/verdicts.js';
+import { EXIT, RegisterError, SheetError, StorageError } from '../../src/errors.js';
 import { EMPTY_CELL, type RawRow } from '../../src/sheet/types.js';
 
 const verdicts: RowVerdict[] = [
@@ -110,5 +118,36 @@ describe('the rows a validate worker is sent', () => {
   it('are CSV cells: text or empty, nothing the worker would read back as another kind', () => {
     const row: RawRow = { rowNumber: 2, cells: [{ text: '45000', kind: 'number' }], problems: [] };
     expect(() => packRows([row])).toThrow('a number cell cannot cross to the validation worker');
+  });
+});
+
+describe('an error from the worker thread', () => {
+  const crossed = (error: unknown) => rebuildError(structuredClone(describeError(error)));
+
+  it('a register error keeps its class, words and exit code (2 before sending, 6 after)', () => {
+    const error = new RegisterError('the register /data/register.db cannot be opened', {
+      path: '/data/register.db',
+      errno: 'SQLITE_BUSY',
+    });
+    const back = crossed(error);
+    expect(back).toBeInstanceOf(RegisterError);
+    expect(back.message).toBe(error.message);
+    expect((back as RegisterError).errno).toBe('SQLITE_BUSY');
+    expect((back as RegisterError).exitCode).toBe(EXIT.usage);
+    expect((crossed(error.sent()) as RegisterError).exitCode).toBe(EXIT.unavailable);
+  });
+
+  it('a results file error stays a storage error, a sheet error names its file', () => {
+    const storage = crossed(
+      new StorageError('cannot write the results file out.csv', { path: 'out.csv', errno: 'ENOSPC' }),
+    );
+    expect(storage).toBeInstanceOf(StorageError);
+    expect(storage).not.toBeInstanceOf(RegisterError);
+    expect(storage.message).toBe(
+      'cannot write the results file out.csv: no space left on the device (the disk is full) (ENOSPC)',
+    );
+    const sheet = crossed(new SheetError('payouts.csv', 'row 3: not UTF-8'));
+    expect(sheet).toBeInstanceOf(SheetError);
+    expect(sheet.message).toBe('payouts.csv: row 3: not UTF-8');
   });
 });
