@@ -37,6 +37,11 @@ export function runExitCode(happened: RunHappening): number {
   const { error, sent } = happened;
   if (error !== undefined) {
     if (!(error instanceof PayoutsError)) return EXIT_INTERNAL;
+    // Kept from the service, before or after sending: an outage (a refused certificate is
+    // configuration, and nothing was sent over it).
+    const failure = serviceFailureOf(error);
+    if (failure === 'certificate' && !sent) return EXIT.usage;
+    if (failure !== undefined) return EXIT.unavailable;
     if (!sent) return error.exitCode;
     if (error instanceof StorageError) return error.sent().exitCode;
     // After sending, refused credentials, a refused guard or a lost claim still leave rows to
@@ -48,6 +53,9 @@ export function runExitCode(happened: RunHappening): number {
   if (happened.unavailable || happened.storageFailed) return EXIT.unavailable;
   return happened.rowsOk ? EXIT.ok : EXIT.rowsNotOk;
 }
+
+/** Answers in which the service understood a request and refused it. */
+const REFUSALS = new Set([400, 409, 422]);
 
 /** TLS failures where the client refused the server's certificate (not a handshake cut short). */
 const CERTIFICATE_REFUSED = /CERT|UNABLE_TO_VERIFY|SELF_SIGNED/;
@@ -62,11 +70,8 @@ const CERTIFICATE_REFUSED = /CERT|UNABLE_TO_VERIFY|SELF_SIGNED/;
 export function serviceFailureOf(error: unknown): 'certificate' | 'outage' | undefined {
   if (error instanceof NetworkError)
     return CERTIFICATE_REFUSED.test(error.errorCode) ? 'certificate' : 'outage';
-  if (
-    error instanceof ServiceError ||
-    error instanceof RateLimitError ||
-    error instanceof ServiceUnavailableError
-  )
-    return 'outage';
+  if (error instanceof RateLimitError || error instanceof ServiceUnavailableError) return 'outage';
+  // The service understood the request and refused it in words (400, 409, 422): not an outage.
+  if (error instanceof ServiceError) return REFUSALS.has(error.status) ? undefined : 'outage';
   return undefined;
 }

@@ -17,6 +17,7 @@ import {
   GuardError,
   type NetworkError,
   RegisterError,
+  ServiceError,
   StorageError,
   UsageError,
 } from '../errors.js';
@@ -383,7 +384,8 @@ export async function whoAmI(
         `the certificate of ${new URL(url).origin} was refused (${(error as NetworkError).errorCode}): check the URL, or add the issuing authority with NODE_EXTRA_CA_CERTS. Nothing was sent`,
       );
     }
-    if (kind === undefined) throw error;
+    // Any answer but refused credentials is one these two calls cannot act on: an outage too.
+    if (kind === undefined && !(error instanceof ServiceError)) throw error;
     // Before the first row, an outage is one run error: every row `skipped` with it (exit 6).
     client.breaker.giveUp(`${what} (${(error as Error).message}) - run again later to resume`);
     return undefined;

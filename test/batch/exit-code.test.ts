@@ -1,18 +1,32 @@
 /** The exit code of a run as a table (PRODUCT.md "Exit codes"; batch/exit-code.ts). */
 import { describe, expect, it } from 'vitest';
-import { EXIT_INTERNAL, type RunHappening, runExitCode } from '../../src/batch/exit-code.js';
+import {
+  EXIT_INTERNAL,
+  type RunHappening,
+  runExitCode,
+  serviceFailureOf,
+} from '../../src/batch/exit-code.js';
 import {
   AuthError,
   ClaimLostError,
   ConfigError,
   GuardError,
   InterruptedError,
+  NetworkError,
+  RateLimitError,
   RegisterError,
+  ServiceError,
   ServiceUnavailableError,
   SheetError,
   StorageError,
   UsageError,
 } from '../../src/errors.js';
+
+const where = { method: 'GET', path: '/v1/integrators/me' };
+const network = (errorCode: string) =>
+  new NetworkError(`no answer (${errorCode})`, { ...where, errorCode, mayHaveTakenEffect: false });
+const answered = (status: number, serviceMessage: string) =>
+  new ServiceError({ ...where, status, serviceMessage });
 
 const disk = () =>
   new StorageError('the results file /out/r.csv cannot be written', { path: '/out/r.csv', errno: 'ENOSPC' });
@@ -58,10 +72,53 @@ describe('runExitCode', () => {
       },
       6,
     ],
+    // Whatever keeps payouts from reaching or understanding the service is an outage: 6.
+    ['DNS failure before sending', { sent: false, error: network('ENOTFOUND') }, 6],
+    ['connection refused before sending', { sent: false, error: network('ECONNREFUSED') }, 6],
+    ['a reset before sending', { sent: false, error: network('ECONNRESET') }, 6],
+    ['a TLS handshake cut short', { sent: false, error: network('ERR_SSL_WRONG_VERSION_NUMBER') }, 6],
+    ['a stalled answer past its deadline', { sent: false, error: network('PAYOUTS_DEADLINE') }, 6],
+    ['an unreadable answer', { sent: false, error: answered(200, 'the answer is not JSON') }, 6],
+    [
+      'an oversized answer',
+      { sent: false, error: answered(200, 'the answer was larger than 16 MB and was not read') },
+      6,
+    ],
+    ['a 5xx past its retries', { sent: false, error: answered(503, 'down') }, 6],
+    ['429 past the throttle budget', { sent: false, error: new RateLimitError('429', { ...where }) }, 6],
+    ['a reset after sending', { sent: true, error: network('ECONNRESET') }, 6],
+    // A certificate the client refuses is configuration: 2, nothing sent.
+    ['a certificate refused', { sent: false, error: network('DEPTH_ZERO_SELF_SIGNED_CERT') }, 2],
+    ['an expired certificate', { sent: false, error: network('CERT_HAS_EXPIRED') }, 2],
+    ['a certificate of another host', { sent: false, error: network('ERR_TLS_CERT_ALTNAME_INVALID') }, 2],
     ['a bug', { sent: false, error: new TypeError('x is undefined') }, EXIT_INTERNAL],
     ['a bug after sending', { sent: true, error: new TypeError('x is undefined') }, EXIT_INTERNAL],
   ];
   it.each(table)('%s: exit %i', (_name, happened, code) => {
     expect(runExitCode(happened)).toBe(code);
+  });
+});
+
+describe('serviceFailureOf', () => {
+  it.each([
+    ['ENOTFOUND', 'outage'],
+    ['EAI_AGAIN', 'outage'],
+    ['EPROTO', 'outage'],
+    ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'certificate'],
+    ['SELF_SIGNED_CERT_IN_CHAIN', 'certificate'],
+  ] as const)('%s is %s', (code, kind) => {
+    expect(serviceFailureOf(network(code))).toBe(kind);
+  });
+
+  it('an answer that refuses a request in words is not an outage', () => {
+    expect(serviceFailureOf(answered(400, 'invalid url'))).toBeUndefined();
+    expect(serviceFailureOf(answered(422, 'key already used'))).toBeUndefined();
+    expect(serviceFailureOf(answered(404, 'Not Found'))).toBe('outage');
+  });
+
+  it('refused credentials, a guard and a bug are not the service being out of reach', () => {
+    expect(serviceFailureOf(new AuthError('refused'))).toBeUndefined();
+    expect(serviceFailureOf(new GuardError('totals'))).toBeUndefined();
+    expect(serviceFailureOf(new TypeError('bug'))).toBeUndefined();
   });
 });
