@@ -110,6 +110,10 @@ describe('slow: signals under hard throttling', { timeout: 90_000 }, () => {
     const exit = await run.exited;
     expect(Date.now() - sentAt).toBeLessThan(3_000);
     expect(exit.code).toBe(EXIT.interrupted);
+    // Cut at once, yet the results and the summary were written in the moment left.
+    const summary = JSON.parse(exit.stdout.trim().split('\n').at(-1) ?? '{}') as RunSummary;
+    expect(summary.interrupted).toBe(true);
+    expect(await readCsv(summary.results)).toHaveLength(40);
   });
 });
 

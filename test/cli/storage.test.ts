@@ -4,7 +4,7 @@
  * exit 70, never a stack trace, never a results file half written.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { StorageError } from '../../src/errors.js';
@@ -169,6 +169,25 @@ describe('payouts run: storage failures', () => {
       exitCode: 2,
       error: { code: 'STORAGE', errno: 'ENOENT', path: out },
     });
+  });
+
+  it('a results folder that is a file: exit 2 naming it, nothing paid, never exit 70', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = await sheetIn(dir);
+    await writeFile(path.join(dir, 'afile'), 'x');
+    const out = path.join(dir, 'afile', 'results.csv');
+    for (const command of ['validate', 'run'] as const) {
+      const result =
+        command === 'run'
+          ? await runAgainst(sb, sheet, ['--out', out, '--log-format', 'text'])
+          : await runCli(['validate', sheet, '--out', out, '--no-report']);
+      expect(result.code, `${command}: ${result.stderr}`).toBe(2);
+      expect(errorLine(result)).toBe(
+        `payouts: cannot write the results file ${out} (a part of its path is a file, not a folder: write elsewhere with --out PATH, then run again): a part of the path is not a directory (ENOTDIR)`,
+      );
+    }
+    expect(paymentsOf(sb)).toHaveLength(0);
   });
 
   it('a log file that cannot be opened: exit 2, nothing paid, no crash', async () => {
@@ -337,6 +356,69 @@ describe('files payouts writes are private (mode 0600)', () => {
     expect(await modeOf(summary.results)).toBe(0o600);
     expect(await modeOf(log)).toBe(0o600);
   });
+});
+
+/** Runs the CLI as the unprivileged user nobody (root reads and writes past any mode bits). */
+const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+
+describe('a register in a folder this user cannot write', () => {
+  it.skipIf(process.getuid?.() !== 0 || process.platform !== 'linux')(
+    'is read by status and validate; run says it cannot be written (exit 2), nothing sent',
+    async () => {
+      const sb = await testSandbox();
+      const dir = await testDir();
+      await chmod(dir, 0o755);
+      const sheet = await sheetIn(dir);
+      await chmod(sheet, 0o644);
+      const folder = path.join(dir, 'state');
+      await mkdir(folder);
+      const register = path.join(folder, 'register.db');
+      const paid = await spawnCli(['run', sheet, '--base-url', sb.url, '--json'], {
+        ...SANDBOX_ENV,
+        PAYOUTS_REGISTER: register,
+      }).exited;
+      expect(paid.code, paid.stderr).toBe(0);
+      const out = path.join(dir, 'out');
+      await mkdir(out);
+      await chown(out, 65534, 65534);
+      // The register is the user's own file, in a folder the user cannot write.
+      await chown(register, 65534, 65534);
+      await chmod(folder, 0o555);
+
+      const status = await spawnCli(['status', '--register', register, '--json'], {}, asNobody).exited;
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout).runs).toHaveLength(1);
+      const validate = await spawnCli(
+        [
+          'validate',
+          sheet,
+          '--register',
+          register,
+          '--base-url',
+          sb.url,
+          '--json',
+          '--no-report',
+          '--out',
+          path.join(out, 'v.csv'),
+        ],
+        {},
+        asNobody,
+      ).exited;
+      expect(validate.code, validate.stderr).toBe(0);
+      expect(JSON.parse(validate.stdout).statuses).toMatchObject({ skipped: SAMPLE_ROWS });
+      const run = await spawnCli(
+        ['run', sheet, '--base-url', sb.url, '--log-format', 'text', '--out', path.join(out, 'r.csv')],
+        { ...SANDBOX_ENV, PAYOUTS_REGISTER: register },
+        asNobody,
+      ).exited;
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain(
+        `payouts: the register ${register} cannot be written: its folder is read-only for this user (SQLite needs to write beside it)`,
+      );
+      expect(paymentsOf(sb)).toHaveLength(SAMPLE_ROWS);
+      expect(sb.ledger().requests.total).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe('a register on a read-only file system', () => {
