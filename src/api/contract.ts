@@ -267,6 +267,11 @@ export const MESSAGES = {
   idempotencyConflictPrefix: 'Idempotency-Key has already been used with a different request',
   /** 409: the first request with this key has not finished; retry the same request later. */
   idempotencyInProgressPrefix: 'A request with this Idempotency-Key is still in progress',
+  /**
+   * Assumed (SPEC.md 3, states not shown): a 422 whose message contains this says a payee in
+   * the request (a recipient's beneficiary) was deleted on the service.
+   */
+  payeeDeletedFragment: 'has been deleted',
 } as const;
 
 // ---------------------------------------------------------------------------------------------

@@ -93,6 +93,23 @@ export function isSimulationExpired(err: unknown): err is ServiceError {
   return serviceMessageStarts(err, 422, MESSAGES.simulationExpiredPrefix);
 }
 
+/**
+ * What a refused recipient creation or quote says of the payee ids it named: `beneficiary`
+ * when the beneficiary is gone (a 404 creating a recipient for it; a 422 saying it was
+ * deleted), `recipient` when the recipient is (a 404 quoting for it); undefined otherwise.
+ * docs/api-assumptions.md "States".
+ */
+export function payeeGone(
+  err: unknown,
+  step: 'recipient' | 'simulation',
+): 'beneficiary' | 'recipient' | undefined {
+  if (!(err instanceof ServiceError)) return undefined;
+  if (err.status === 404) return step === 'recipient' ? 'beneficiary' : 'recipient';
+  if (err.status === 422 && err.serviceErrors.some((m) => m.includes(MESSAGES.payeeDeletedFragment)))
+    return 'beneficiary';
+  return undefined;
+}
+
 /** A 422 saying the simulation already paid for another transaction. */
 export function isSimulationUsed(err: unknown): err is ServiceError {
   return serviceMessageStarts(err, 422, MESSAGES.simulationUsedPrefix);

@@ -4,7 +4,7 @@
  * durable before its request leaves (PRODUCT.md "Never pay twice: the register").
  */
 import type { PayoutsClient } from '../api/client.js';
-import { isSimulationExpired } from '../api/transactions.js';
+import { isSimulationExpired, payeeGone } from '../api/transactions.js';
 import { creationKey, type ScopeIdentity, transactionKey as transactionKeyOf } from '../register/identity.js';
 import type { PayoutChange, PayoutRecord, ScopeStore } from '../register/types.js';
 import type { PayoutRow } from '../rows/types.js';
@@ -24,6 +24,28 @@ export interface RowResult {
    * record an answer the service gave (the row is what the service said, not "not sent").
    */
   runError?: unknown;
+}
+
+/** The payee ids of a row that the service no longer knows, to be created anew. */
+interface Replacing {
+  beneficiary?: string;
+  recipient?: string;
+}
+
+/**
+ * A remembered payee id the service no longer knows (deleted, or a service that forgot it): the
+ * row creates it anew once. Thrown before any transaction request left for the row.
+ */
+class PayeeGone extends Error {
+  constructor(
+    readonly kind: 'beneficiary' | 'recipient',
+    readonly id: string,
+    override readonly cause: unknown,
+    /** The recipient of a gone beneficiary: it goes with it. */
+    readonly recipientId?: string,
+  ) {
+    super(`${kind} ${id} is gone`);
+  }
 }
 
 /** How often an expired quote is replaced before the row is given up. */
@@ -92,54 +114,97 @@ export class RowSteps {
    */
   async process(payout: PayoutRow, resend?: PayoutRecord): Promise<RowResult> {
     const result: RowResult = { status: 'failed', errors: [] };
-    let sending = false;
-    try {
-      this.stopIfInterrupted();
-      result.beneficiaryId = await this.beneficiary(payout);
-      this.stopIfInterrupted();
-      result.recipientId = await this.recipient(payout, result.beneficiaryId);
-      this.stopIfInterrupted();
-      sending = true;
-      await this.transaction(payout, result, resend?.simulationId);
-      return result;
-    } catch (error) {
-      const failure = asStepFailure(error);
-      // Refused before its transaction was sent: nothing was paid, so the next run sends it
-      // again. An interrupted row keeps its bare claim, which the run gives back at the end.
-      if (!sending && failure.status === 'failed') {
-        await this.record(payout, {
-          state: 'refused',
-          error: failure.messages.join(' | '),
-          beneficiaryId: result.beneficiaryId,
-          recipientId: result.recipientId,
-        });
+    // Payee ids the service no longer knows, each replaced once in this row (never a loop).
+    const replacing: Replacing = {};
+    const notes: string[] = [];
+    for (;;) {
+      let sending = false;
+      try {
+        this.stopIfInterrupted();
+        result.beneficiaryId = await this.beneficiary(payout, replacing.beneficiary);
+        this.stopIfInterrupted();
+        result.recipientId = await this.recipient(payout, result.beneficiaryId, replacing.recipient);
+        this.stopIfInterrupted();
+        sending = true;
+        await this.transaction(payout, result, resend?.simulationId);
+        return notes.length > 0 ? { ...result, errors: [...notes, ...result.errors] } : result;
+      } catch (error) {
+        if (error instanceof PayeeGone && this.renew(payout, error, replacing)) {
+          notes.push(
+            `the ${error.kind} ${error.id} that the register remembered for this payee no longer exists on the service (deleted), so it was created anew`,
+          );
+          continue;
+        }
+        const failure = asStepFailure(error instanceof PayeeGone ? error.cause : error);
+        // Refused before its transaction was sent: nothing was paid, so the next run sends it
+        // again. An interrupted row keeps its bare claim, which the run gives back at the end.
+        if ((!sending || error instanceof PayeeGone) && failure.status === 'failed') {
+          await this.record(payout, {
+            state: 'refused',
+            error: failure.messages.join(' | '),
+            beneficiaryId: result.beneficiaryId,
+            recipientId: result.recipientId,
+          });
+        }
+        return { ...result, status: failure.status, errors: [...notes, ...failure.messages] };
       }
-      return { ...result, status: failure.status, errors: failure.messages };
     }
   }
 
-  private async beneficiary(payout: PayoutRow): Promise<string | undefined> {
+  /**
+   * Marks the payee ids a PayeeGone names for replacement: the gone one, and for a gone
+   * beneficiary its recipient too (a recipient belongs to one beneficiary). False when that
+   * was done before for this row, or when the id came from the sheet (the sheet must change).
+   */
+  private renew(payout: PayoutRow, gone: PayeeGone, replacing: Replacing): boolean {
+    if (replacing[gone.kind] !== undefined) return false;
+    const ref = gone.kind === 'beneficiary' ? payout.beneficiary : payout.recipient;
+    if (ref.kind !== 'new') return false;
+    if (gone.kind === 'beneficiary') {
+      replacing.beneficiary = gone.id;
+      if (gone.recipientId !== undefined && payout.recipient.kind === 'new')
+        replacing.recipient ??= gone.recipientId;
+    } else {
+      replacing.recipient = gone.id;
+    }
+    return true;
+  }
+
+  private async beneficiary(payout: PayoutRow, replacing?: string): Promise<string | undefined> {
     const ref = payout.beneficiary;
     if (ref.kind === 'existing') return ref.id;
     if (ref.kind !== 'new') return undefined;
-    return this.created('beneficiary', ref.key, (idempotencyKey) =>
-      this.options.client.beneficiaries.create(ref.request, { idempotencyKey }),
+    return this.created(
+      'beneficiary',
+      ref.key,
+      (idempotencyKey) => this.options.client.beneficiaries.create(ref.request, { idempotencyKey }),
+      { replacing },
     );
   }
 
-  private async recipient(payout: PayoutRow, beneficiaryId: string | undefined): Promise<string> {
+  private async recipient(
+    payout: PayoutRow,
+    beneficiaryId: string | undefined,
+    replacing?: string,
+  ): Promise<string> {
     const ref = payout.recipient;
     if (ref.kind === 'existing') return ref.id;
     // A new beneficiary's id exists only now: the mapped request has none. The creation key
     // covers that id too: were the beneficiary ever created twice (a key the service released
     // with no answer), the same key must not carry two different requests.
     const request = payout.beneficiary.kind === 'new' ? { ...ref.request, beneficiaryId } : ref.request;
-    return this.created(
-      'recipient',
-      ref.key,
-      (idempotencyKey) => this.options.client.recipients.create(request, { idempotencyKey }),
-      beneficiaryId,
-    );
+    try {
+      return await this.created(
+        'recipient',
+        ref.key,
+        (idempotencyKey) => this.options.client.recipients.create(request, { idempotencyKey }),
+        { beneficiaryId, replacing },
+      );
+    } catch (error) {
+      if (beneficiaryId !== undefined && payeeGone(error, 'recipient') === 'beneficiary')
+        throw new PayeeGone('beneficiary', beneficiaryId, error);
+      throw error;
+    }
   }
 
   /**
@@ -152,18 +217,25 @@ export class RowSteps {
     kind: 'beneficiary' | 'recipient',
     key: string,
     create: (idempotencyKey: string) => Promise<{ id: string }>,
-    beneficiaryId?: string,
+    options: { beneficiaryId?: string | undefined; replacing?: string | undefined } = {},
   ): Promise<string> {
     const { store, scope } = this.options;
+    const { beneficiaryId, replacing } = options;
     const fingerprint = store.fingerprint(`${kind}\n${key}`);
     const known = this.prefetched.has(fingerprint)
       ? this.prefetched.get(fingerprint)
       : (await store.payees(kind, [fingerprint])).get(fingerprint);
-    if (known) return known;
+    // A replaced id is not known any more; one replaced meanwhile by another row is.
+    if (known && known !== replacing) return known;
+    // Replacing a deleted one, the key names it: the old key would get the deleted record back.
+    const dedupe = [key, beneficiaryId, replacing === undefined ? undefined : `replaces ${replacing}`]
+      .filter((part) => part !== undefined)
+      .join('\n');
     const once = kind === 'beneficiary' ? this.beneficiaries : this.recipients;
-    return once.run(key, async () => {
-      const record = await create(creationKey(scope, kind, beneficiaryId ? `${key}\n${beneficiaryId}` : key));
+    return once.run(dedupe, async () => {
+      const record = await create(creationKey(scope, kind, dedupe));
       await store.rememberPayee(kind, fingerprint, record.id);
+      if (replacing !== undefined) this.prefetched.set(fingerprint, record.id);
       return record.id;
     });
   }
@@ -180,12 +252,7 @@ export class RowSteps {
     for (let quote = 0; ; quote += 1) {
       if (simulationId === undefined) {
         this.stopIfInterrupted();
-        const simulation = await client.simulations.create({
-          recipientId: result.recipientId!,
-          amount: payout.amount!.text,
-          currency: payout.currency!,
-        });
-        simulationId = simulation.id;
+        simulationId = await this.quote(payout, result);
       }
       result.simulationId = simulationId;
       await this.record(payout, {
@@ -240,6 +307,24 @@ export class RowSteps {
       await this.record(payout, change);
     } catch (error) {
       result.runError = error;
+    }
+  }
+
+  /** A new simulation for the row; a payee the service no longer knows is a PayeeGone. */
+  private async quote(payout: PayoutRow, result: RowResult): Promise<string> {
+    try {
+      const simulation = await this.options.client.simulations.create({
+        recipientId: result.recipientId!,
+        amount: payout.amount!.text,
+        currency: payout.currency!,
+      });
+      return simulation.id;
+    } catch (error) {
+      const gone = payeeGone(error, 'simulation');
+      if (gone === 'recipient') throw new PayeeGone('recipient', result.recipientId!, error);
+      if (gone === 'beneficiary' && result.beneficiaryId !== undefined)
+        throw new PayeeGone('beneficiary', result.beneficiaryId, error, result.recipientId);
+      throw error;
     }
   }
 

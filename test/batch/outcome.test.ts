@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MESSAGES } from '../../src/api/contract.js';
+import { payeeGone } from '../../src/api/transactions.js';
 import {
   asStepFailure,
   notSentInterrupted,
@@ -197,5 +198,38 @@ describe('asStepFailure', () => {
     const auth = new AuthError('refused');
     expect(() => asStepFailure(auth)).toThrow(auth);
     expect(() => asStepFailure(new TypeError('bug'))).toThrow(TypeError);
+  });
+});
+
+describe('payeeGone', () => {
+  const at = (path: string, status: number, message: string) =>
+    new ServiceError({ method: 'POST', path, status, serviceMessage: message });
+  it.each([
+    [
+      'a recipient for an unknown beneficiary',
+      at('/v1/recipients', 404, 'Beneficiary b-1 not found'),
+      'recipient',
+      'beneficiary',
+    ],
+    [
+      'a quote for an unknown recipient',
+      at('/v1/simulations', 404, 'Recipient r-1 not found'),
+      'simulation',
+      'recipient',
+    ],
+    [
+      'a quote for a deleted beneficiary',
+      at(
+        '/v1/simulations',
+        422,
+        'Beneficiary b-1 of recipient r-1 has been deleted - nothing can be paid to it',
+      ),
+      'simulation',
+      'beneficiary',
+    ],
+    ['an expired quote', at('/v1/simulations', 422, 'Simulation has expired'), 'simulation', undefined],
+    ['a validation refusal', at('/v1/recipients', 400, 'iban is invalid'), 'recipient', undefined],
+  ] as const)('%s', (_name, error, step, gone) => {
+    expect(payeeGone(error, step)).toBe(gone);
   });
 });
