@@ -17,6 +17,7 @@ import type { PayoutRecord, Register, ScopeStore, UnknownResolved } from '../reg
 import { parseAmount } from '../rows/money.js';
 import { type Connection, scopeOf, whoAmI } from './run.js';
 import { BatchSummary } from './summary.js';
+import { askTransaction } from './wait.js';
 
 export interface ReconcileOptions {
   connection: Connection;
@@ -200,12 +201,11 @@ async function settleOne(
 ): Promise<void> {
   try {
     if (payout.state === 'submitted' && payout.transactionId) {
-      const transaction = await client.transactions.get(payout.transactionId, { signal });
-      if (transaction.status === 'PENDING') return note(payout, 'pending');
-      const failed = transaction.status === 'FAILED';
-      const reason = failed ? (transaction.failureReason ?? 'the transaction failed') : undefined;
-      await store.settle(payout.reference, payout.transactionId, failed ? 'failed' : 'completed', reason);
-      return note(payout, failed ? 'failed' : 'completed', reason ? { message: reason } : {});
+      const now = await askTransaction(client, payout.transactionId, signal);
+      if (now.state === 'pending') return note(payout, 'pending');
+      const reason = now.state === 'failed' ? now.reason : undefined;
+      await store.settle(payout.reference, payout.transactionId, now.state, reason);
+      return note(payout, now.state, reason ? { message: reason } : {});
     }
     // In doubt: did its request create a transaction? The reference is on every transaction.
     const found = (await client.transactions.findByReference(payout.reference, { signal }))[0];

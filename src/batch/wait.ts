@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { PayoutsClient } from '../api/client.js';
-import { realSleep } from '../api/clock.js';
+import { type Clock, realSleep, type Sleep, systemClock } from '../api/clock.js';
 import { PayoutsError } from '../errors.js';
 import { readTransactionOutcomes } from '../webhooks/reconcile.js';
 import type { RowResult } from './row-steps.js';
@@ -16,6 +16,30 @@ export interface WaitOptions {
   signal: AbortSignal;
   /** Pause between rounds of status checks (ms). */
   pollMs?: number;
+  /** Time (tests drive it); the wall clock by default. */
+  clock?: Clock;
+  sleep?: Sleep;
+}
+
+/** What the service says of a transaction now: still pending, or its final state. */
+export type TransactionState =
+  | { state: 'pending' }
+  | { state: 'completed' }
+  | { state: 'failed'; reason: string };
+
+/**
+ * Asks the service for one transaction's state: the one status check `run --wait` and
+ * `payouts reconcile` share.
+ */
+export async function askTransaction(
+  client: PayoutsClient,
+  transactionId: string,
+  signal?: AbortSignal,
+): Promise<TransactionState> {
+  const transaction = await client.transactions.get(transactionId, signal ? { signal } : {});
+  if (transaction.status === 'PENDING') return { state: 'pending' };
+  if (transaction.status === 'COMPLETED') return { state: 'completed' };
+  return { state: 'failed', reason: transaction.failureReason ?? 'the transaction failed' };
 }
 
 /**
@@ -29,21 +53,22 @@ export async function awaitOutcomes(
   results: Map<string, SentRow>,
   options: WaitOptions,
 ): Promise<void> {
-  const deadline = Date.now() + options.seconds * 1000;
+  const clock = options.clock ?? systemClock;
+  const sleep = options.sleep ?? realSleep;
+  const deadline = clock.now() + options.seconds * 1000;
   const pollMs = options.pollMs ?? 500;
   let pending = [...results.entries()].filter(([, r]) => r.status === 'submitted' && r.transactionId);
-  while (pending.length > 0 && Date.now() < deadline && !options.signal.aborted) {
+  while (pending.length > 0 && clock.now() < deadline && !options.signal.aborted) {
     const still: typeof pending = [];
     for (const [reference, result] of pending) {
       try {
-        const transaction = await client.transactions.get(result.transactionId!);
-        if (transaction.status === 'PENDING') {
+        const now = await askTransaction(client, result.transactionId!, options.signal);
+        if (now.state === 'pending') {
           still.push([reference, result]);
           continue;
         }
-        result.status = transaction.status === 'COMPLETED' ? 'completed' : 'failed';
-        if (result.status === 'failed')
-          result.errors = [transaction.failureReason ?? 'the transaction failed'];
+        result.status = now.state;
+        if (now.state === 'failed') result.errors = [now.reason];
         await settle(reference, result);
       } catch (error) {
         // A status check that fails leaves the row `submitted`: the transaction exists.
@@ -53,7 +78,10 @@ export async function awaitOutcomes(
       }
     }
     pending = still;
-    if (pending.length > 0) await realSleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
+    if (pending.length > 0) {
+      // A stop ends the pause at once; the rows still pending stay submitted.
+      await sleep(Math.min(pollMs, Math.max(0, deadline - clock.now())), options.signal).catch(() => {});
+    }
   }
   if (pending.length > 0) {
     options.logger.info(
