@@ -111,6 +111,49 @@ describe('payouts reconcile', () => {
     expect(paymentsOf(sb)).toHaveLength(12);
   });
 
+  it('settles the payouts a register restored from an older copy forgot, so nothing is paid twice', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const register = path.join(dir, 'register.db');
+    const restoredAt = path.join(dir, 'restored.db');
+    const before = { ...SANDBOX_ENV, PAYOUTS_REGISTER: register };
+    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: restoredAt };
+    const rows = sampleRows();
+    // The first half is paid and backed up; the second half is paid after the backup.
+    const first = path.join(dir, 'first.csv');
+    await writeSheet(first, rows.slice(0, 6));
+    expect((await runAgainst(sb, first, ['--json', '--rate', '200'], before)).code).toBe(0);
+    const backup = path.join(dir, 'backup.db');
+    const copied = await runCli(['register', 'copy', '--from', register, '--to', backup], { env: {} });
+    expect(copied.code, copied.stderr).toBe(0);
+    const sheet = path.join(dir, 'november.csv');
+    await writeSheet(sheet, rows);
+    const paid = await runAgainst(sb, sheet, ['--json', '--rate', '200'], before);
+    expect(summaryOf(paid).statuses).toMatchObject({ skipped: 6, submitted: 6 });
+    expect(paymentsOf(sb)).toHaveLength(12);
+    await sb.whenIdle();
+
+    // The register is restored from the backup: it knows the first six, not the last six.
+    const back = await runCli(['register', 'copy', '--from', backup, '--to', restoredAt], { env: {} });
+    expect(back.code, back.stderr).toBe(0);
+    const restored = await runAgainst(sb, sheet, ['--json', '--rate', '200'], env);
+    expect(restored.code, restored.stderr).toBe(1);
+    expect(summaryOf(restored).statuses).toMatchObject({ skipped: 6, unknown: 6 });
+    expect(paymentsOf(sb)).toHaveLength(12);
+
+    const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env });
+    expect(settled.code, settled.stderr).toBe(0);
+    // The six it held as submitted and the six in doubt: every one completed.
+    expect((JSON.parse(settled.stdout) as Reconciled).counts).toMatchObject({ completed: 12, unknown: 0 });
+    const states = await statesOf(REFERENCES, env);
+    for (const t of paymentsOf(sb))
+      expect(states.get(t.reference!)).toMatchObject({ state: 'completed', transactionId: t.id });
+    const rerun = await runAgainst(sb, sheet, ['--json', '--rate', '200', '--retry-unknown'], env);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(summaryOf(rerun).statuses).toMatchObject({ skipped: 12 });
+    expect(paymentsOf(sb)).toHaveLength(12);
+  });
+
   it('proves a payout in doubt was never created, and the next run pays it once', async () => {
     const sb = await testSandbox();
     const LOST = 'PAY-2026-11-0005';
