@@ -2,7 +2,7 @@
  * `payouts run`: read the sheet once, check the batch guards, then pay its valid rows with
  * bounded concurrency under a rate limit, each reference claimed in the register before it is
  * sent, and write the results file from what was read. PRODUCT.md "Never pay twice: the
- * register"; issues 4 and 7.
+ * register".
  */
 import path from 'node:path';
 import pLimit from 'p-limit';

@@ -37,7 +37,7 @@ function extensionsFor(sheetPath: string, format: SheetFormat): string[] {
 }
 
 /**
- * Refuses a results path that cannot be right (PRODUCT.md `--out`, issues 7 and 8): one whose
+ * Refuses a results path that cannot be right (PRODUCT.md `--out`): one whose
  * extension is not the sheet's format (XLSX bytes in `x.csv`), or one that is the sheet itself,
  * however it is spelled: relative, through a symbolic link, as a hard link, or in another case
  * (a case-insensitive disk would write over the sheet). Throws UsageError (exit 2).
