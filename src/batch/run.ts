@@ -4,38 +4,25 @@
  * sent, and write the results file from what was read. PRODUCT.md "Never pay twice: the
  * register".
  */
-import path from 'node:path';
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../api/client.js';
 import { type Clock, systemClock } from '../api/clock.js';
-import type { RateLimiter } from '../api/rate.js';
 import type { Credentials } from '../api/token.js';
 import {
-  ClaimLostError,
   ConfigError,
   GuardError,
   type NetworkError,
-  RegisterError,
   ServiceError,
   StorageError,
   UsageError,
 } from '../errors.js';
 import { chooseScope } from '../register/choose.js';
-import { detailsOf, type PayoutDetails } from '../register/details.js';
-import { type ScopeIdentity, serviceOf, transactionKey } from '../register/identity.js';
-import { holderAlive, LEASE, markLive, newSelf, type Self } from '../register/lease.js';
+import type { PayoutDetails } from '../register/details.js';
+import { type ScopeIdentity, serviceOf } from '../register/identity.js';
 import { shownLocation } from '../register/location.js';
 import { openRegister } from '../register/open.js';
-import { holderText } from '../register/rules.js';
-import type {
-  ClaimRequest,
-  OriginDeclaration,
-  PayoutRecord,
-  Register,
-  ScopeStore,
-} from '../register/types.js';
-import { claimDecision, type RegisterVerdict, registerVerdict } from '../register/verdict.js';
+import type { OriginDeclaration, Register, ScopeStore } from '../register/types.js';
 import type { SheetFormat } from '../sheet/types.js';
 import { checkEventsFile } from '../webhooks/events-file.js';
 import { transactionOutcomeOf } from '../webhooks/reconcile.js';
@@ -43,24 +30,18 @@ import { BatchDigest } from './digest.js';
 import { earlierResult } from './earlier.js';
 import { runExitCode, serviceFailureOf } from './exit-code.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
-import { notSentBecause, notSentInterrupted } from './outcome.js';
-import {
-  type KnownRepeats,
-  openResultsFor,
-  type PreparedRow,
-  type PreparedSheet,
-  prepareSheet,
-  RowChecker,
-  type SheetOptions,
-  sheetNumbers,
-} from './prepare.js';
+import type { PreparedRow, SheetOptions } from './prepare.js';
+import { type ReadSheet, readOnce, replay, replayBatches } from './read-once.js';
 import { type RowResult, RowSteps } from './row-steps.js';
-import { RowSnapshot } from './snapshot.js';
-import { BatchSummary } from './summary.js';
-import { totalsRowGuard } from './totals-row.js';
-import { type RowSample, tally } from './validate.js';
+import { RunHolder } from './run-holder.js';
+import { type SentRow, type StopReason, writeResults } from './run-results.js';
+import { STOP_GRACE_MS, StopGrace } from './stop-grace.js';
+import type { BatchSummary } from './summary.js';
+import type { RowSample } from './validate.js';
 import { applyWebhookOutcomes, awaitOutcomes, type Settle } from './wait.js';
 import { heldReason, PayeeWarnings, WarningTally } from './warnings.js';
+
+export { STOP_GRACE_MS };
 
 /** Where the service is and who we are to it (PRODUCT.md `--base-url`, `--auth-url`, env). */
 export interface Connection {
@@ -295,44 +276,6 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
 }
 
 /**
- * A stop (SIGINT, SIGTERM, SIGHUP) lets requests under way finish for this long, then cuts
- * them, so that the run writes its results and ends within 10 s whatever is in flight
- * (PRODUCT.md exit 5); the rest of the 10 s is for the results file and the register.
- */
-export const STOP_GRACE_MS = 7_000;
-
-/** The grace after a stop: `abandoned` aborts when it is over, or at once on a second signal. */
-class StopGrace {
-  private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  private readonly start = () => {
-    this.timer ??= setTimeout(() => this.controller.abort(), this.graceMs);
-  };
-  private readonly now = () => this.controller.abort();
-
-  constructor(
-    private readonly stop: AbortSignal,
-    private readonly abandon: AbortSignal | undefined,
-    private readonly graceMs: number,
-  ) {
-    if (stop.aborted) this.start();
-    else stop.addEventListener('abort', this.start, { once: true });
-    if (abandon?.aborted) this.now();
-    else abandon?.addEventListener('abort', this.now, { once: true });
-  }
-
-  get abandoned(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  dispose(): void {
-    clearTimeout(this.timer);
-    this.stop.removeEventListener('abort', this.start);
-    this.abandon?.removeEventListener('abort', this.now);
-  }
-}
-
-/**
  * The register scope of this run: the service as its URL is spelt, unless the operator
  * declared that spelling the same service as another (then the other's scope and keys, so
  * nothing paid under it is paid again). An integrator with payouts under another spelling and
@@ -438,119 +381,6 @@ function afterSending(error: unknown): unknown {
   return error instanceof StorageError ? error.sent() : error;
 }
 
-/** What pass 1 read: the rows (replayable), the counts and totals, the digest. */
-interface ReadSheet {
-  prepared: PreparedSheet;
-  snapshot: RowSnapshot;
-  summary: BatchSummary;
-  /** The digest of the rows alone (the batch digest covers their warnings too: judgeBatch). */
-  digest: string;
-  /** The sheet's tag (digest.ts): names this batch's payouts in the payee history. */
-  tag: string;
-  validRows: number;
-  /** References used by more than one row (every row with one is invalid), and payments. */
-  known: KnownRepeats;
-}
-
-/** Pass 1: reads the sheet once into a snapshot while counting, totalling and hashing its rows. */
-async function readOnce(options: RunOptions): Promise<ReadSheet> {
-  const prepared = await prepareSheet(options);
-  // An unusable results path (missing or read-only folder) is found before anything
-  // is sent, not after every row was paid.
-  try {
-    await (await openResultsFor(prepared, options)).abort();
-  } catch (error) {
-    await prepared.sheet.close?.();
-    throw error;
-  }
-  const snapshot = await RowSnapshot.create();
-  try {
-    let count = new SheetCount(prepared.header.index);
-    for await (const row of prepared.rows) {
-      const writing = snapshot.add(row.raw);
-      if (writing) await writing;
-      count.add(row);
-    }
-    await snapshot.seal();
-    // A totals row that does not match the rows above it refuses the batch (exit 4).
-    const mismatch = totalsRowGuard(prepared.totalsMismatches());
-    if (mismatch !== undefined) throw mismatch;
-    const known = { references: prepared.repeats(), payments: prepared.duplicates() };
-    if (known.references.size > 0) {
-      // Every row sharing a reference is invalid, the first too, and none is hashed: counted
-      // again from the snapshot, knowing them (only a sheet with a repeated reference pays).
-      count = new SheetCount(prepared.header.index);
-      for await (const row of replay(options, { prepared, snapshot, known })) count.add(row);
-    }
-    const { summary } = count;
-    return {
-      prepared,
-      snapshot,
-      summary,
-      ...count.digest.finish(),
-      validRows: summary.byStatus.valid,
-      known,
-    };
-  } catch (error) {
-    await snapshot.dispose();
-    throw error;
-  }
-}
-
-/** Counts, totals and hashes the rows of pass 1 (the totals row is no payout: never hashed). */
-class SheetCount {
-  readonly summary = new BatchSummary();
-  readonly digest: BatchDigest;
-
-  constructor(index: PreparedSheet['header']['index']) {
-    this.digest = new BatchDigest(index);
-  }
-
-  add(row: PreparedRow): void {
-    if (row.totals !== undefined) {
-      tally(this.summary, row, 'skipped');
-      return;
-    }
-    const valid = row.issues.length === 0;
-    tally(this.summary, row, valid ? 'valid' : 'invalid');
-    if (valid) this.digest.add(row);
-  }
-}
-
-/**
- * The rows pass 1 read, mapped and checked again (the same code gives the same rows), the first
- * row of a repeated reference refused as its repeats are.
- */
-async function* replay(
-  options: RunOptions,
-  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'known'> & { summary?: BatchSummary },
-): AsyncGenerator<PreparedRow> {
-  const checker = new RowChecker(
-    options.sheetPath,
-    read.prepared.header.index,
-    sheetNumbers(read.prepared.sheet),
-    read.known,
-    read.summary?.rows,
-  );
-  for await (const raw of read.snapshot.rows()) yield checker.check(raw);
-}
-
-/** The rows of `replay` a few hundred at a time: the payees' history is read once per batch. */
-async function* replayBatches(
-  options: RunOptions,
-  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'known'> & { summary?: BatchSummary },
-): AsyncGenerator<PreparedRow[]> {
-  let batch: PreparedRow[] = [];
-  for await (const row of replay(options, read)) {
-    batch.push(row);
-    if (batch.length === 512) {
-      yield batch;
-      batch = [];
-    }
-  }
-  if (batch.length > 0) yield batch;
-}
-
 /** `--approve DIGEST`: the batch digest must be the one approved (exit 4, nothing sent). */
 function checkApproval(approved: string, digest: string): void {
   if (approved.trim().toLowerCase() === digest) return;
@@ -583,106 +413,6 @@ async function judgeBatch(
   }
   return { digest: digest.finish().digest, warnings: tally };
 }
-
-/**
- * This run in the register: its record, its heartbeat (so other runs know its claims are
- * held), and whether anything that may move money has left yet.
- */
-class RunHolder {
-  readonly self: Self = newSelf();
-  sentAnything = false;
-  private timer: NodeJS.Timeout | undefined;
-  private finished = false;
-
-  private constructor(
-    readonly store: ScopeStore,
-    private readonly retryUnknown: boolean,
-  ) {}
-
-  static async start(
-    store: ScopeStore,
-    options: RunOptions,
-    digest: string,
-    clock: Clock,
-    limiter: Pick<RateLimiter, 'share'>,
-  ): Promise<RunHolder> {
-    const holder = new RunHolder(store, options.retryUnknown ?? false);
-    const { self } = holder;
-    await store.beginRun({
-      id: self.runId,
-      sheet: path.basename(options.sheetPath),
-      digest,
-      host: self.host,
-      pid: self.pid,
-      ...(self.machine ? { machine: self.machine } : {}),
-      ...(self.processStart ? { processStart: self.processStart } : {}),
-      startedAt: new Date(clock.now()).toISOString(),
-    });
-    markLive(self.runId, true);
-    // Each heartbeat renews the lease and re-reads how many runs share the integrator's --rate.
-    const beat = () =>
-      store.heartbeat(self.runId).then(
-        ({ liveRuns }) => limiter.share(liveRuns),
-        () => {},
-      );
-    await beat();
-    holder.timer = setInterval(beat, LEASE.heartbeatMs);
-    holder.timer.unref();
-    return holder;
-  }
-
-  /**
-   * Claims the rows in one transaction and returns the register's verdict on each: two runs
-   * never both hold one reference, and an abandoned send becomes `unknown`.
-   */
-  async claim(rows: readonly PreparedRow[]): Promise<Map<string, Claimed>> {
-    const requests: ClaimRequest[] = [];
-    const byReference = new Map<string, Claimed>();
-    const scope = this.store.scope;
-    for (const row of rows) {
-      const details = detailsOf(row.payout, (canonical) => this.store.fingerprint(canonical));
-      const reference = row.payout.reference;
-      requests.push({ reference, details, idempotencyKey: transactionKey(scope, reference) });
-      byReference.set(reference, { verdict: { kind: 'send' }, row, details });
-    }
-    await this.store.claim(this.self.runId, requests, (request, record: PayoutRecord | undefined) => {
-      const verdict = registerVerdict(record, request.details, {
-        holderAlive: holderAlive(record?.run, this.self),
-        retryUnknown: this.retryUnknown,
-      });
-      byReference.get(request.reference)!.verdict = verdict;
-      return claimDecision(verdict, record);
-    });
-    return byReference;
-  }
-
-  async finish(summary: BatchSummary, exitCode: number | undefined): Promise<void> {
-    await this.store.finishRun(this.self.runId, {
-      rows: summary.rows,
-      statuses: summary.statusCounts(),
-      ...(exitCode === undefined ? {} : { exitCode }),
-    });
-    this.finished = true;
-  }
-
-  /** Stops the heartbeat and gives back claims that sent nothing. */
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    markLive(this.self.runId, false);
-    await this.store.release(this.self.runId);
-    if (!this.finished) await this.store.finishRun(this.self.runId, {});
-  }
-}
-
-/** A row the register has given its verdict on. */
-interface Claimed {
-  verdict: RegisterVerdict;
-  row: PreparedRow;
-  details: PayoutDetails;
-}
-
-/** A row's result with its sheet row number. */
-type SentRow = RowResult & { rowNumber: number };
 
 /**
  * Rows claimed in one register transaction: a few times the concurrency, taken just ahead of
@@ -852,142 +582,4 @@ function logRow(logger: Logger, row: PreparedRow, result: RowResult): void {
   if (result.status === 'failed' || result.status === 'unknown')
     logger.warn({ ...fields, errors: result.errors }, 'row not paid');
   else logger.debug({ ...fields, transactionId: result.transactionId }, 'row done');
-}
-
-interface StopReason {
-  /** SIGINT/SIGTERM/SIGHUP: rows not reached were not sent. */
-  interrupted?: boolean;
-  /** The service stayed unavailable past --max-outage: rows not reached were not sent. */
-  unavailable?: boolean;
-  /** Why, in words, for the rows it stopped. */
-  unavailableReason?: string | undefined;
-  /** An error that ended the run early. */
-  stoppedBy?: unknown;
-  /** The register scope, once open, and this run. */
-  store?: ScopeStore;
-  runId?: string;
-  /** When the approver's warnings were judged (none before the register scope was open). */
-  asOf?: number;
-}
-
-/** The result of a valid row the send pass did not finish, from what the register knows. */
-async function unfinishedResults(references: string[], stop: StopReason): Promise<Map<string, RowResult>> {
-  const unfinished = new Map<string, RowResult>();
-  if (references.length === 0) return unfinished;
-  const why = stop.stoppedBy instanceof Error ? stop.stoppedBy.message : String(stop.stoppedBy);
-  let records = new Map<string, PayoutRecord>();
-  if (stop.stoppedBy !== undefined && stop.store && !(stop.stoppedBy instanceof RegisterError)) {
-    records = await stop.store.lookup(references).catch(() => new Map<string, PayoutRecord>());
-  }
-  for (const reference of references) {
-    const record = records.get(reference);
-    if (stop.stoppedBy !== undefined) {
-      unfinished.set(
-        reference,
-        record !== undefined &&
-          record.runId === stop.runId &&
-          (record.state === 'sending' || record.state === 'unknown')
-          ? {
-              status: 'unknown',
-              simulationId: record.simulationId,
-              errors: [
-                `the run stopped (${why}) while this row's transaction was being sent, so run again with --retry-unknown to settle it with the same Idempotency-Key`,
-              ],
-            }
-          : stop.stoppedBy instanceof ClaimLostError && record !== undefined && record.runId !== stop.runId
-            ? { status: 'skipped', errors: [`not sent by this run: ${holderText(stop.runId ?? '', record)}`] }
-            : {
-                status: 'skipped',
-                errors: [`not sent: the run stopped (${why}) before this row was paid, run again to send it`],
-              },
-      );
-    } else if (stop.interrupted) {
-      unfinished.set(reference, interruptedResult);
-    } else {
-      unfinished.set(
-        reference,
-        stop.unavailable
-          ? { status: 'skipped', errors: [notSentBecause(stop.unavailableReason)] }
-          : missingResult,
-      );
-    }
-  }
-  return unfinished;
-}
-
-const interruptedResult: RowResult = { status: 'skipped', errors: [notSentInterrupted] };
-
-// A valid row the send pass never reached without an interruption cannot happen.
-const missingResult: RowResult = {
-  status: 'unknown',
-  errors: ['this row was not reached by the send pass (a bug in payouts), run again to send it'],
-};
-
-async function writeResults(
-  options: RunOptions,
-  read: ReadSheet,
-  results: Map<string, SentRow>,
-  stop: StopReason,
-) {
-  // The valid rows that got no result, settled in one register look-up.
-  const missing: string[] = [];
-  for await (const row of replay(options, read)) {
-    if (row.issues.length === 0 && row.totals === undefined && !results.has(row.payout.reference))
-      missing.push(row.payout.reference);
-  }
-  const unfinished = await unfinishedResults(missing, stop);
-  const writer = await openResultsFor(read.prepared, options);
-  const resultsPath = writer.path;
-  const summary = new BatchSummary();
-  const samples: RowSample[] = [];
-  // Before the register scope was open there is no payee history to judge by: no warnings then.
-  const warnings =
-    stop.store && stop.asOf !== undefined ? new PayeeWarnings(stop.store, stop.asOf, read.tag) : undefined;
-  try {
-    for await (const batch of replayBatches(options, read)) {
-      await warnings?.load(batch);
-      for (const row of batch) {
-        const result: RowResult =
-          row.totals !== undefined
-            ? { status: 'skipped', errors: [row.totals.message] }
-            : row.issues.length > 0
-              ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
-              : (results.get(row.payout.reference) ?? unfinished.get(row.payout.reference) ?? missingResult);
-        tally(summary, row, result.status);
-        if (
-          (result.status === 'invalid' || result.status === 'failed' || result.status === 'unknown') &&
-          samples.length < 20
-        ) {
-          samples.push({
-            rowNumber: row.raw.rowNumber,
-            reference: row.payout.reference,
-            messages: result.errors,
-          });
-        }
-        await writer.write({
-          cells: row.raw.cells,
-          rowNumber: row.raw.rowNumber,
-          status: result.status,
-          errors: result.errors,
-          errorColumns: result.status === 'invalid' ? row.errorColumns : [],
-          warnings: warnings?.of(row).map((w) => w.message),
-          beneficiaryId: result.beneficiaryId,
-          recipientId: result.recipientId,
-          simulationId: result.simulationId,
-          transactionId: result.transactionId,
-        });
-      }
-    }
-    await writer.commit();
-  } catch (error) {
-    await writer.abort();
-    throw error;
-  }
-  return {
-    format: read.prepared.sheet.format,
-    resultsPath,
-    summary,
-    samples,
-    unknownColumns: read.prepared.header.unknown,
-  };
 }

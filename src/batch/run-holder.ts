@@ -1,0 +1,111 @@
+/**
+ * This run in the register: its record and lease, its heartbeat, its claims, and whether
+ * anything that may move money has left yet.
+ */
+import path from 'node:path';
+import type { Clock } from '../api/clock.js';
+import type { RateLimiter } from '../api/rate.js';
+import { detailsOf, type PayoutDetails } from '../register/details.js';
+import { transactionKey } from '../register/identity.js';
+import { holderAlive, LEASE, markLive, newSelf, type Self } from '../register/lease.js';
+import type { ClaimRequest, PayoutRecord, ScopeStore } from '../register/types.js';
+import { claimDecision, type RegisterVerdict, registerVerdict } from '../register/verdict.js';
+import type { PreparedRow } from './prepare.js';
+import type { BatchSummary } from './summary.js';
+
+/**
+ * This run in the register: its record, its heartbeat (so other runs know its claims are
+ * held), and whether anything that may move money has left yet.
+ */
+export class RunHolder {
+  readonly self: Self = newSelf();
+  sentAnything = false;
+  private timer: NodeJS.Timeout | undefined;
+  private finished = false;
+
+  private constructor(
+    readonly store: ScopeStore,
+    private readonly retryUnknown: boolean,
+  ) {}
+
+  static async start(
+    store: ScopeStore,
+    options: { sheetPath: string; retryUnknown?: boolean },
+    digest: string,
+    clock: Clock,
+    limiter: Pick<RateLimiter, 'share'>,
+  ): Promise<RunHolder> {
+    const holder = new RunHolder(store, options.retryUnknown ?? false);
+    const { self } = holder;
+    await store.beginRun({
+      id: self.runId,
+      sheet: path.basename(options.sheetPath),
+      digest,
+      host: self.host,
+      pid: self.pid,
+      ...(self.machine ? { machine: self.machine } : {}),
+      ...(self.processStart ? { processStart: self.processStart } : {}),
+      startedAt: new Date(clock.now()).toISOString(),
+    });
+    markLive(self.runId, true);
+    // Each heartbeat renews the lease and re-reads how many runs share the integrator's --rate.
+    const beat = () =>
+      store.heartbeat(self.runId).then(
+        ({ liveRuns }) => limiter.share(liveRuns),
+        () => {},
+      );
+    await beat();
+    holder.timer = setInterval(beat, LEASE.heartbeatMs);
+    holder.timer.unref();
+    return holder;
+  }
+
+  /**
+   * Claims the rows in one transaction and returns the register's verdict on each: two runs
+   * never both hold one reference, and an abandoned send becomes `unknown`.
+   */
+  async claim(rows: readonly PreparedRow[]): Promise<Map<string, Claimed>> {
+    const requests: ClaimRequest[] = [];
+    const byReference = new Map<string, Claimed>();
+    const scope = this.store.scope;
+    for (const row of rows) {
+      const details = detailsOf(row.payout, (canonical) => this.store.fingerprint(canonical));
+      const reference = row.payout.reference;
+      requests.push({ reference, details, idempotencyKey: transactionKey(scope, reference) });
+      byReference.set(reference, { verdict: { kind: 'send' }, row, details });
+    }
+    await this.store.claim(this.self.runId, requests, (request, record: PayoutRecord | undefined) => {
+      const verdict = registerVerdict(record, request.details, {
+        holderAlive: holderAlive(record?.run, this.self),
+        retryUnknown: this.retryUnknown,
+      });
+      byReference.get(request.reference)!.verdict = verdict;
+      return claimDecision(verdict, record);
+    });
+    return byReference;
+  }
+
+  async finish(summary: BatchSummary, exitCode: number | undefined): Promise<void> {
+    await this.store.finishRun(this.self.runId, {
+      rows: summary.rows,
+      statuses: summary.statusCounts(),
+      ...(exitCode === undefined ? {} : { exitCode }),
+    });
+    this.finished = true;
+  }
+
+  /** Stops the heartbeat and gives back claims that sent nothing. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    markLive(this.self.runId, false);
+    await this.store.release(this.self.runId);
+    if (!this.finished) await this.store.finishRun(this.self.runId, {});
+  }
+}
+
+/** A row the register has given its verdict on. */
+export interface Claimed {
+  verdict: RegisterVerdict;
+  row: PreparedRow;
+  details: PayoutDetails;
+}

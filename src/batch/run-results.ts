@@ -1,0 +1,157 @@
+/**
+ * Pass 3 of `payouts run`: the results file, in sheet order, from what pass 1 read and the
+ * rows' outcomes; a valid row the send pass did not finish gets its result from the register
+ * (sent and in doubt: `unknown`; never reached: `skipped` with the reason).
+ */
+import { ClaimLostError, RegisterError } from '../errors.js';
+import { holderText } from '../register/rules.js';
+import type { PayoutRecord, ScopeStore } from '../register/types.js';
+import { notSentBecause, notSentInterrupted } from './outcome.js';
+import { openResultsFor } from './prepare.js';
+import { type ReadOptions, type ReadSheet, replay, replayBatches } from './read-once.js';
+import type { RowResult } from './row-steps.js';
+import { BatchSummary } from './summary.js';
+import { type RowSample, tally } from './validate.js';
+import { PayeeWarnings } from './warnings.js';
+
+/** A row's result with its sheet row number. */
+export type SentRow = RowResult & { rowNumber: number };
+
+/** Why the send pass ended before every valid row had a result. */
+export interface StopReason {
+  /** SIGINT/SIGTERM/SIGHUP: rows not reached were not sent. */
+  interrupted?: boolean;
+  /** The service stayed unavailable past --max-outage: rows not reached were not sent. */
+  unavailable?: boolean;
+  /** Why, in words, for the rows it stopped. */
+  unavailableReason?: string | undefined;
+  /** An error that ended the run early. */
+  stoppedBy?: unknown;
+  /** The register scope, once open, and this run. */
+  store?: ScopeStore;
+  runId?: string;
+  /** When the approver's warnings were judged (none before the register scope was open). */
+  asOf?: number;
+}
+
+/** The result of a valid row the send pass did not finish, from what the register knows. */
+async function unfinishedResults(references: string[], stop: StopReason): Promise<Map<string, RowResult>> {
+  const unfinished = new Map<string, RowResult>();
+  if (references.length === 0) return unfinished;
+  const why = stop.stoppedBy instanceof Error ? stop.stoppedBy.message : String(stop.stoppedBy);
+  let records = new Map<string, PayoutRecord>();
+  if (stop.stoppedBy !== undefined && stop.store && !(stop.stoppedBy instanceof RegisterError)) {
+    records = await stop.store.lookup(references).catch(() => new Map<string, PayoutRecord>());
+  }
+  for (const reference of references) {
+    const record = records.get(reference);
+    if (stop.stoppedBy !== undefined) {
+      unfinished.set(
+        reference,
+        record !== undefined &&
+          record.runId === stop.runId &&
+          (record.state === 'sending' || record.state === 'unknown')
+          ? {
+              status: 'unknown',
+              simulationId: record.simulationId,
+              errors: [
+                `the run stopped (${why}) while this row's transaction was being sent, so run again with --retry-unknown to settle it with the same Idempotency-Key`,
+              ],
+            }
+          : stop.stoppedBy instanceof ClaimLostError && record !== undefined && record.runId !== stop.runId
+            ? { status: 'skipped', errors: [`not sent by this run: ${holderText(stop.runId ?? '', record)}`] }
+            : {
+                status: 'skipped',
+                errors: [`not sent: the run stopped (${why}) before this row was paid, run again to send it`],
+              },
+      );
+    } else if (stop.interrupted) {
+      unfinished.set(reference, interruptedResult);
+    } else {
+      unfinished.set(
+        reference,
+        stop.unavailable
+          ? { status: 'skipped', errors: [notSentBecause(stop.unavailableReason)] }
+          : missingResult,
+      );
+    }
+  }
+  return unfinished;
+}
+
+const interruptedResult: RowResult = { status: 'skipped', errors: [notSentInterrupted] };
+
+// A valid row the send pass never reached without an interruption cannot happen.
+const missingResult: RowResult = {
+  status: 'unknown',
+  errors: ['this row was not reached by the send pass (a bug in payouts), run again to send it'],
+};
+
+export async function writeResults(
+  options: ReadOptions,
+  read: ReadSheet,
+  results: Map<string, SentRow>,
+  stop: StopReason,
+) {
+  // The valid rows that got no result, settled in one register look-up.
+  const missing: string[] = [];
+  for await (const row of replay(options, read)) {
+    if (row.issues.length === 0 && row.totals === undefined && !results.has(row.payout.reference))
+      missing.push(row.payout.reference);
+  }
+  const unfinished = await unfinishedResults(missing, stop);
+  const writer = await openResultsFor(read.prepared, options);
+  const resultsPath = writer.path;
+  const summary = new BatchSummary();
+  const samples: RowSample[] = [];
+  // Before the register scope was open there is no payee history to judge by: no warnings then.
+  const warnings =
+    stop.store && stop.asOf !== undefined ? new PayeeWarnings(stop.store, stop.asOf, read.tag) : undefined;
+  try {
+    for await (const batch of replayBatches(options, read)) {
+      await warnings?.load(batch);
+      for (const row of batch) {
+        const result: RowResult =
+          row.totals !== undefined
+            ? { status: 'skipped', errors: [row.totals.message] }
+            : row.issues.length > 0
+              ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
+              : (results.get(row.payout.reference) ?? unfinished.get(row.payout.reference) ?? missingResult);
+        tally(summary, row, result.status);
+        if (
+          (result.status === 'invalid' || result.status === 'failed' || result.status === 'unknown') &&
+          samples.length < 20
+        ) {
+          samples.push({
+            rowNumber: row.raw.rowNumber,
+            reference: row.payout.reference,
+            messages: result.errors,
+          });
+        }
+        await writer.write({
+          cells: row.raw.cells,
+          rowNumber: row.raw.rowNumber,
+          status: result.status,
+          errors: result.errors,
+          errorColumns: result.status === 'invalid' ? row.errorColumns : [],
+          warnings: warnings?.of(row).map((w) => w.message),
+          beneficiaryId: result.beneficiaryId,
+          recipientId: result.recipientId,
+          simulationId: result.simulationId,
+          transactionId: result.transactionId,
+        });
+      }
+    }
+    await writer.commit();
+  } catch (error) {
+    await writer.abort();
+    throw error;
+  }
+  return {
+    format: read.prepared.sheet.format,
+    resultsPath,
+    summary,
+    samples,
+    unknownColumns: read.prepared.header.unknown,
+  };
+}
