@@ -25,6 +25,12 @@ export interface CsvDialect {
   encoding: 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252' | 'macintosh';
   bomLength: number;
   delimiter: string;
+  /**
+   * The file's line ending, when the first line ends in what was sniffed with no quote before
+   * it: the one csv-parse would discover, given so that it does not look for it byte by byte
+   * (seconds on a long first line). Undefined: csv-parse discovers it.
+   */
+  recordDelimiter?: '\r\n' | '\n' | '\r';
 }
 
 const SNIFF_CHUNK = 64 * 1024;
@@ -60,9 +66,12 @@ export async function sniffCsvDialect(file: string, encodingOption?: CsvEncoding
     let ended = false;
     let dialect: Omit<CsvDialect, 'delimiter'> | undefined;
     for (;;) {
-      const chunk = Buffer.alloc(SNIFF_CHUNK);
-      const { bytesRead } = await handle.read(chunk, 0, SNIFF_CHUNK, head.length);
-      ended = bytesRead < SNIFF_CHUNK;
+      // Each look decodes and scans the whole head again: growing it by doubling keeps a long
+      // first line (a 3 MB header cell) a handful of looks, not fifty.
+      const size = Math.max(SNIFF_CHUNK, head.length);
+      const chunk = Buffer.alloc(size);
+      const { bytesRead } = await handle.read(chunk, 0, size, head.length);
+      ended = bytesRead < size;
       head = Buffer.concat([head, chunk.subarray(0, bytesRead)]);
       if (dialect === undefined) {
         if (head.length === 0) throw new SheetError(file, EMPTY_SHEET);
@@ -76,7 +85,8 @@ export async function sniffCsvDialect(file: string, encodingOption?: CsvEncoding
       const found = delimiterOfHeaderLine(text);
       if (found.complete || ended || head.length >= SNIFF_LIMIT) {
         if (!found.hasContent && ended) throw new SheetError(file, EMPTY_SHEET);
-        return { ...dialect, delimiter: found.delimiter };
+        const recordDelimiter = lineEndingOf(text);
+        return { ...dialect, delimiter: found.delimiter, ...(recordDelimiter ? { recordDelimiter } : {}) };
       }
     }
   } finally {
@@ -148,6 +158,19 @@ function refuseBinary(file: string, head: Buffer, option?: CsvEncoding): void {
     file,
     'does not look like a CSV or XLSX file (it holds binary data): save the sheet as "CSV UTF-8 (Comma delimited)" or as an Excel workbook (.xlsx)',
   );
+}
+
+/**
+ * The line ending csv-parse discovers (the first one outside quotes, `\r\n` before `\r`), where
+ * it is certain: the first line end of `text`, with no quote before it and not a lone `\r` at
+ * the very end of what was read (the `\n` may follow). Undefined otherwise.
+ */
+export function lineEndingOf(text: string): CsvDialect['recordDelimiter'] {
+  const end = text.search(/[\r\n]/);
+  if (end === -1 || text.lastIndexOf('"', end) !== -1) return undefined;
+  if (text[end] === '\n') return '\n';
+  if (end + 1 >= text.length) return undefined;
+  return text[end + 1] === '\n' ? '\r\n' : '\r';
 }
 
 /**

@@ -152,6 +152,7 @@ async function* parsedBatches(
       relax_column_count: true,
       skip_empty_lines: false,
       max_record_size: MAX_RECORD_BYTES,
+      ...(dialect.recordDelimiter ? { record_delimiter: dialect.recordDelimiter } : {}),
     }) as unknown as { api: CsvParserCore }
   ).api;
   let batch: string[][] = [];
