@@ -17,6 +17,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Vitest's default is one worker less than the cores: one worker on a 2-core machine. Most
+    // end-to-end time is waiting (a sandbox's latency, a child process, a deadline), so three
+    // files at a time keep 2 cores busy without starving the timed checks.
+    maxWorkers: 3,
     // dist/ rebuilt when older than src/ (end-to-end tests run it); then one PostgreSQL server
     // for the run, on which each test file makes its own database.
     globalSetup: ['test/helpers/build-dist.ts', 'test/helpers/postgres-server.ts'],

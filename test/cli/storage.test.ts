@@ -190,6 +190,27 @@ describe('payouts run: storage failures', () => {
     expect(paymentsOf(sb)).toHaveLength(0);
   });
 
+  it.skipIf(process.platform !== 'linux')(
+    'a register under /proc (its folder cannot be made): exit 2 at once, never a hang',
+    async () => {
+      const sb = await testSandbox();
+      const dir = await testDir();
+      const sheet = await sheetIn(dir);
+      const register = '/proc/payouts-test/register.db';
+      const started = Date.now();
+      const run = await spawnCli(['run', sheet, '--base-url', sb.url, '--log-format', 'text'], {
+        ...SANDBOX_ENV,
+        PAYOUTS_REGISTER: register,
+      }).exited;
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain(
+        `payouts: the register ${register} cannot be created: no such file or directory (ENOENT)`,
+      );
+      expect(sb.ledger().requests.total).toBe(0);
+    },
+  );
+
   it('a log file that cannot be opened: exit 2, nothing paid, no crash', async () => {
     const sb = await testSandbox();
     const dir = await testDir();
