@@ -276,24 +276,35 @@ describe('slow: failures before the first transaction are outages: exit 6, resul
 
 describe('slow: a token refresh that fails mid-run', { timeout: 60_000 }, () => {
   it('is one run error: rows it stopped are "not sent: the identity endpoint ...", paid rows submitted', async () => {
+    // After five transactions the token is refused (401), as when it expires; the identity
+    // endpoint then answers with a token that expires at once. Counted, not timed.
     let tokens = 0;
-    const { sb, proxy } = await faultyService(
-      (r) => {
-        if (r.path !== TOKEN) return undefined;
+    let transactions = 0;
+    const { sb, proxy } = await faultyService((r) => {
+      if (r.path === TOKEN) {
         tokens += 1;
         return tokens > 1
           ? { kind: 'answer', status: 200, body: { access_token: 'x', token_type: 'Bearer', expires_in: 0 } }
           : undefined;
-      },
-      { tokenTtl: 1 },
-    );
+      }
+      if (!isTransaction(r)) return undefined;
+      transactions += 1;
+      return transactions > 5
+        ? {
+            kind: 'answer',
+            status: 401,
+            body: { status: 401, error: 'Unauthorized', message: 'token expired' },
+          }
+        : undefined;
+    });
     const { sheet } = await sheetOf(40, 'REFRESH');
-    const result = await runAgainst(proxy, sheet, ['--json', '--log-format', 'json', '--rate', '30']);
+    const result = await runAgainst(proxy, sheet, ['--json', '--log-format', 'json', '--concurrency', '1']);
     expect(result.code, result.stderr).toBe(EXIT.unavailable);
     const records = jsonRecords(result.stderr);
     const results = await expectResultsTellTheTruth(sb, summaryOf(result));
     const statuses = new Set(results.map((r) => r['result.status']));
     expect([...statuses].sort()).toEqual(['skipped', 'submitted']);
+    expect(paymentsOf(sb)).toHaveLength(5);
     for (const row of results.filter((r) => r['result.status'] === 'skipped'))
       expect(row['result.errors']).toMatch(/^not sent: the identity endpoint could not issue a token \(/);
     // One run error, not one per row.
