@@ -152,7 +152,8 @@ describe.skipIf(!canIsolate() && process.env['CI'] === undefined).each([
     const sb = await testSandbox({ seed: 7, latencyMs: 40 });
     const dir = await testDir();
     const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: await register(dir) };
-    const rows = generateRows(60, { prefix: 'TWIN' });
+    // Long enough (about 8 s) that the twin, started under a loaded machine, still meets live claims.
+    const rows = generateRows(100, { prefix: 'TWIN' });
     const sheet = path.join(dir, 'twin.csv');
     await writeSheet(sheet, rows);
     const extra = ['--concurrency', '2', '--rate', '1000'];

@@ -1,4 +1,4 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SheetError, UsageError } from '../../src/errors.js';
@@ -282,22 +282,26 @@ describe('openCsv rows', () => {
   it('releases the file when the reader stops early or never starts', async () => {
     const lines = Array.from({ length: 50_000 }, (_, i) => `A-${i},${i}`);
     const file = await csvFile(`reference,amount\n${lines.join('\n')}\n`);
-    const before = await openFiles();
     const sheet = await openCsv(file);
-    for await (const row of sheet.rows) {
-      expect(row.rowNumber).toBe(2);
-      break;
-    }
+    const rows = sheet.rows[Symbol.asyncIterator]();
+    expect((await rows.next()).value?.rowNumber).toBe(2);
+    // Still reading: the file is open.
+    expect(await openOn(file)).toBe(1);
+    await rows.return?.();
     const unread = await openCsv(file);
     await unread.close?.();
     await unread.close?.();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await openFiles()).toBeLessThanOrEqual(before);
+    expect(await openOn(file)).toBe(0);
   });
 });
 
-async function openFiles(): Promise<number> {
-  return (await readdir('/proc/self/fd')).length;
+/** Descriptors of this process open on `file` (other test files share the process: only these). */
+async function openOn(file: string): Promise<number> {
+  const links = await Promise.all(
+    (await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
+  );
+  return links.filter((target) => target === file).length;
 }
 
 describe('openCsv header row below a title (issue 8)', () => {
