@@ -7,22 +7,12 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
-/** The folders of `dir` that do not exist yet, outermost first. */
-function missingLevels(dir: string, exists: (folder: string) => boolean): string[] {
-  const missing: string[] = [];
-  let at = path.resolve(dir);
-  while (!exists(at)) {
-    missing.unshift(at);
-    const up = path.dirname(at);
-    if (up === at) break;
-    at = up;
-  }
-  return missing;
-}
-
 /** Creates `dir` and its missing parents (`mode` for each new one). */
 export function makeFolderSync(dir: string, mode = 0o777): void {
-  for (const folder of missingLevels(dir, existsSync)) {
+  const missing: string[] = [];
+  for (let at = path.resolve(dir); !existsSync(at) && at !== path.dirname(at); at = path.dirname(at))
+    missing.unshift(at);
+  for (const folder of missing) {
     try {
       mkdirSync(folder, { mode });
     } catch (error) {
@@ -34,20 +24,15 @@ export function makeFolderSync(dir: string, mode = 0o777): void {
 
 /** Creates `dir` and its missing parents, asynchronously. */
 export async function makeFolder(dir: string, mode = 0o777): Promise<void> {
-  const known = new Map<string, boolean>();
-  let at = path.resolve(dir);
-  // Walk up asynchronously, then create downwards.
-  for (;;) {
-    const exists = await stat(at).then(
+  const exists = (folder: string) =>
+    stat(folder).then(
       () => true,
       () => false,
     );
-    known.set(at, exists);
-    const up = path.dirname(at);
-    if (exists || up === at) break;
-    at = up;
-  }
-  for (const folder of missingLevels(dir, (f) => known.get(f) ?? true)) {
+  const missing: string[] = [];
+  for (let at = path.resolve(dir); !(await exists(at)) && at !== path.dirname(at); at = path.dirname(at))
+    missing.unshift(at);
+  for (const folder of missing) {
     try {
       await mkdir(folder, { mode });
     } catch (error) {

@@ -107,7 +107,7 @@ export class CircuitBreaker {
 
   /** Why the breaker gave up, in words for a finance person; undefined while it has not. */
   get gaveUpBecause(): string | undefined {
-    return this.current === 'gave-up' ? this.unavailable().message : undefined;
+    return this.current === 'gave-up' ? this.reasonText() : undefined;
   }
 
   /**
@@ -202,11 +202,17 @@ export class CircuitBreaker {
   }
 
   private unavailable(): ServiceUnavailableError {
-    const seconds = Math.round(this.settings.maxOutageMs / 1000);
-    const reason =
-      this.reason ??
-      `the service stayed unreachable or unavailable for more than ${seconds} s (--max-outage) - run again later to resume`;
+    const reason = this.reasonText();
     return new ServiceUnavailableError(reason, { reason });
+  }
+
+  /** The words for giving up: `giveUp`'s own, or the outage that outlasted --max-outage. */
+  private reasonText(): string {
+    const seconds = Math.round(this.settings.maxOutageMs / 1000);
+    return (
+      this.reason ??
+      `the service stayed unreachable or unavailable for more than ${seconds} s (--max-outage) - run again later to resume`
+    );
   }
 
   /** `--max-outage` in milliseconds (a longer Retry-After gives up at once). */

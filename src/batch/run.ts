@@ -41,8 +41,6 @@ import type { RowSample } from './validate.js';
 import { applyWebhookOutcomes, awaitOutcomes, type Settle } from './wait.js';
 import { heldReason, PayeeWarnings, WarningTally } from './warnings.js';
 
-export { STOP_GRACE_MS };
-
 /** Where the service is and who we are to it (PRODUCT.md `--base-url`, `--auth-url`, env). */
 export interface Connection {
   baseUrl: string;
@@ -80,8 +78,6 @@ export interface RunOptions extends SheetOptions {
   signal?: AbortSignal;
   /** Aborted by a second signal: cut the requests under way now, without the grace. */
   abandonSignal?: AbortSignal;
-  /** How long requests under way may take after `signal` before they are cut (tests shorten it). */
-  stopGraceMs?: number;
   /** `--max-outage S`: how long an outage of the service is waited through (breaker.ts). */
   maxOutageSeconds?: number;
   /** Progress as rows finish: done of total valid rows. */
@@ -123,7 +119,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
   const { logger } = options;
   const signal = options.signal ?? new AbortController().signal;
   const clock = options.clock ?? systemClock;
-  const grace = new StopGrace(signal, options.abandonSignal, options.stopGraceMs ?? STOP_GRACE_MS);
+  const grace = new StopGrace(signal, options.abandonSignal, STOP_GRACE_MS);
   // Pass 1: the one read of the sheet; the guards see every row before any is sent.
   const read = await readOnce(options);
   let register: Register | undefined;

@@ -215,7 +215,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
 /**
  * SIGINT/SIGTERM/SIGHUP: the first stops taking new rows and ends every wait (rate limiter,
  * backoff, Retry-After, breaker) while the requests already sent get a grace to finish
- * (batch/run.ts STOP_GRACE_MS), then the results are written. A second one cuts the requests
+ * (batch/stop-grace.ts STOP_GRACE_MS), then the results are written. A second one cuts the requests
  * under way at once (their rows `unknown` where a transaction may have left: the register
  * holds every intent, so nothing is paid twice), writes the results if it can in a moment,
  * and ends the process. SIGHUP is a closed terminal or session: a cron job's run must not die

@@ -6,7 +6,6 @@
  * JSON records on stderr. Limits are short (--max-outage 2: a request deadline of 1 s).
  * Spawned runs need `npm run build`.
  */
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/errors.js';
 import {
@@ -17,24 +16,16 @@ import {
   runAgainst,
   spawnCli,
   summaryOf,
-  testDir,
   testSandbox,
+  testSheet,
 } from '../helpers/payouts.js';
 import { FORWARD, type ProxiedRequest, type ProxyAction, scriptedProxy } from '../helpers/proxy.js';
-import { generateRows, readCsv, type SheetRow, writeSheet } from '../helpers/sheets.js';
+import { readCsv } from '../helpers/sheets.js';
 
 const TOKEN = '/auth/realms/service/protocol/openid-connect/token';
 const isTransaction = (r: ProxiedRequest) => r.method === 'POST' && r.path === '/v1/transactions';
 const outage = (seconds: number) =>
   `not sent: the service stayed unreachable or unavailable for more than ${seconds} s (--max-outage) - run again later to resume`;
-
-async function sheetOf(count: number, prefix: string): Promise<{ sheet: string; rows: SheetRow[] }> {
-  const dir = await testDir();
-  const sheet = path.join(dir, `${prefix.toLowerCase()}.csv`);
-  const rows = generateRows(count, { prefix });
-  await writeSheet(sheet, rows);
-  return { sheet, rows };
-}
 
 /** A sandbox behind a fault proxy; `fault` decides each request once `faulty` is true. */
 async function faultyService(fault: (r: ProxiedRequest) => ProxyAction | undefined, sandbox = {}) {
@@ -45,6 +36,19 @@ async function faultyService(fault: (r: ProxiedRequest) => ProxyAction | undefin
     return fault(request) ?? FORWARD;
   });
   return { sb, proxy, seen };
+}
+
+/** `action` for every transaction request after the first `n` (counted, not timed); the rest forwarded. */
+function afterTransactions(n: number, action: ProxyAction) {
+  let seen = 0;
+  return {
+    fault: (r: ProxiedRequest): ProxyAction | undefined => {
+      if (!isTransaction(r)) return undefined;
+      seen += 1;
+      return seen > n ? action : undefined;
+    },
+    seen: () => seen,
+  };
 }
 
 const RUN = ['--json', '--log-format', 'json', '--concurrency', '4', '--rate', '400'];
@@ -92,13 +96,9 @@ function summaryOfExit(exit: ChildExit): RunSummary {
 
 describe('slow: stalls and dribbles end within --max-outage plus one deadline', { timeout: 60_000 }, () => {
   it('transaction answers dribbled a byte a second: exit 6, paid rows unknown or submitted', async () => {
-    let transactions = 0;
-    const { sb, proxy } = await faultyService((r) => {
-      if (!isTransaction(r)) return undefined;
-      transactions += 1;
-      return transactions > 6 ? { kind: 'dribble', part: 'body', everyMs: 1_000 } : undefined;
-    });
-    const { sheet, rows } = await sheetOf(30, 'DRIB');
+    const transactions = afterTransactions(6, { kind: 'dribble', part: 'body', everyMs: 1_000 });
+    const { sb, proxy } = await faultyService(transactions.fault);
+    const { sheet, rows } = await testSheet(30, 'DRIB');
     const started = Date.now();
     const exit = await spawnCli(['run', sheet, '--base-url', proxy.url, ...RUN, '--max-outage', '2']).exited;
     const took = Date.now() - started;
@@ -121,7 +121,7 @@ describe('slow: stalls and dribbles end within --max-outage plus one deadline', 
 
   it('a stalled token endpoint: exit 6 in bounded time, every row skipped with the reason', async () => {
     const { proxy, sb } = await faultyService((r) => (r.path === TOKEN ? { kind: 'stall' } : undefined));
-    const { sheet, rows } = await sheetOf(5, 'STALLTOKEN');
+    const { sheet, rows } = await testSheet(5, 'STALLTOKEN');
     const started = Date.now();
     const exit = await spawnCli(['run', sheet, '--base-url', proxy.url, ...RUN, '--max-outage', '2']).exited;
     expect(exit.code, exit.stderr.slice(-2000)).toBe(EXIT.unavailable);
@@ -136,13 +136,9 @@ describe('slow: stalls and dribbles end within --max-outage plus one deadline', 
   });
 
   it('a stalled transaction request: exit 6 in bounded time, the row in doubt unknown', async () => {
-    let transactions = 0;
-    const { sb, proxy } = await faultyService((r) => {
-      if (!isTransaction(r)) return undefined;
-      transactions += 1;
-      return transactions > 3 ? { kind: 'stall', forwardFirst: true } : undefined;
-    });
-    const { sheet } = await sheetOf(12, 'STALLTX');
+    const transactions = afterTransactions(3, { kind: 'stall', forwardFirst: true });
+    const { sb, proxy } = await faultyService(transactions.fault);
+    const { sheet } = await testSheet(12, 'STALLTX');
     const started = Date.now();
     const exit = await spawnCli(['run', sheet, '--base-url', proxy.url, ...RUN, '--max-outage', '2']).exited;
     expect(exit.code, exit.stderr.slice(-2000)).toBe(EXIT.unavailable);
@@ -155,16 +151,13 @@ describe('slow: stalls and dribbles end within --max-outage plus one deadline', 
 
 describe('slow: a stop ends the run within 10 s whatever is in flight', { timeout: 60_000 }, () => {
   it('SIGTERM while transaction answers dribble: exit 5, results and summary written, dribbled rows unknown', async () => {
-    let transactions = 0;
-    const { sb, proxy } = await faultyService((r) => {
-      if (!isTransaction(r)) return undefined;
-      transactions += 1;
-      return transactions > 4 ? { kind: 'dribble', part: 'body', everyMs: 1_000 } : undefined;
-    });
-    const { sheet, rows } = await sheetOf(20, 'TERMDRIB');
+    const transactions = afterTransactions(4, { kind: 'dribble', part: 'body', everyMs: 1_000 });
+    const { sb, proxy } = await faultyService(transactions.fault);
+    const { sheet, rows } = await testSheet(20, 'TERMDRIB');
     // A long --max-outage: only the stop can end this run.
     const run = spawnCli(['run', sheet, '--base-url', proxy.url, ...RUN, '--max-outage', '300']);
-    while (transactions <= 6 && run.child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    while (transactions.seen() <= 6 && run.child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 50));
     const stoppedAt = Date.now();
     run.child.kill('SIGTERM');
     const exit = await run.exited;
@@ -188,7 +181,7 @@ describe('slow: a stop ends the run within 10 s whatever is in flight', { timeou
       tokenAsked = true;
       return { kind: 'stall' };
     });
-    const { sheet, rows } = await sheetOf(4, 'TERMTOKEN');
+    const { sheet, rows } = await testSheet(4, 'TERMTOKEN');
     const run = spawnCli(['run', sheet, '--base-url', proxy.url, ...RUN, '--max-outage', '300']);
     while (!tokenAsked && run.child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
     const stoppedAt = Date.now();
@@ -248,7 +241,7 @@ describe('slow: failures before the first transaction are outages: exit 6, resul
     },
   ])('$fault', async ({ action, words }) => {
     const { sb, proxy } = await faultyService(action);
-    const { sheet, rows } = await sheetOf(3, 'BEFORE');
+    const { sheet, rows } = await testSheet(3, 'BEFORE');
     const result = await runAgainst(proxy, sheet, RUN);
     expect(result.code, result.stderr).toBe(EXIT.unavailable);
     jsonRecords(result.stderr);
@@ -261,7 +254,7 @@ describe('slow: failures before the first transaction are outages: exit 6, resul
 
   it('https:// to a plain-http service (a TLS handshake that fails): exit 6, results written', async () => {
     const sb = await testSandbox();
-    const { sheet, rows } = await sheetOf(2, 'TLS');
+    const { sheet, rows } = await testSheet(2, 'TLS');
     const result = await runAgainst({ url: sb.url.replace('http://', 'https://') }, sheet, [
       ...RUN,
       '--max-outage',
@@ -297,7 +290,7 @@ describe('slow: a token refresh that fails mid-run', { timeout: 60_000 }, () => 
           }
         : undefined;
     });
-    const { sheet } = await sheetOf(40, 'REFRESH');
+    const { sheet } = await testSheet(40, 'REFRESH');
     const result = await runAgainst(proxy, sheet, ['--json', '--log-format', 'json', '--concurrency', '1']);
     expect(result.code, result.stderr).toBe(EXIT.unavailable);
     const records = jsonRecords(result.stderr);

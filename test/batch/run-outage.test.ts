@@ -3,7 +3,6 @@
  * the rows under way settle, writes the results and exits 6 ("retry later"); run again, it
  * pays the rest, each reference exactly once. Spawned runs need `npm run build`.
  */
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/errors.js';
 import { removableService } from '../helpers/outage.js';
@@ -15,24 +14,16 @@ import {
   runAgainst,
   spawnCli,
   summaryOf,
-  testDir,
   testSandbox,
+  testSheet,
 } from '../helpers/payouts.js';
 import { FORWARD, scriptedProxy } from '../helpers/proxy.js';
-import { generateRows, readCsv, type SheetRow, writeSheet } from '../helpers/sheets.js';
+import { readCsv, type SheetRow } from '../helpers/sheets.js';
 
 const outageOf = (seconds: number) =>
   `the service stayed unreachable or unavailable for more than ${seconds} s (--max-outage) - run again later to resume`;
 const notSentFor = (seconds: number) => `not sent: ${outageOf(seconds)}`;
 const ANSWER_LINE = '"msg":"service answered"';
-
-async function sheetOf(count: number, prefix: string): Promise<{ sheet: string; rows: SheetRow[] }> {
-  const dir = await testDir();
-  const sheet = path.join(dir, `${prefix.toLowerCase()}.csv`);
-  const rows = generateRows(count, { prefix });
-  await writeSheet(sheet, rows);
-  return { sheet, rows };
-}
 
 /** The results of a run stopped by the outage: nothing failed, nothing paid is left unsaid. */
 async function expectStoppedByOutage(
@@ -61,7 +52,7 @@ describe('slow: the service goes away mid-run', { timeout: 120_000 }, () => {
   it('removed: exit 6 within --max-outage plus one deadline, results written; the next run pays the rest once', async () => {
     const sb = await testSandbox({ latencyMs: 2 });
     const service = await removableService(sb.url);
-    const { sheet, rows } = await sheetOf(300, 'GONE');
+    const { sheet, rows } = await testSheet(300, 'GONE');
     const args = [
       'run',
       sheet,
@@ -117,7 +108,7 @@ describe('slow: the service goes away mid-run', { timeout: 120_000 }, () => {
           }
         : FORWARD;
     });
-    const { sheet, rows } = await sheetOf(200, 'DOWN');
+    const { sheet, rows } = await testSheet(200, 'DOWN');
     const started = Date.now();
     const first = await runAgainst(proxy, sheet, [
       '--json',
@@ -147,7 +138,7 @@ describe('slow: the service goes away mid-run', { timeout: 120_000 }, () => {
     const sb = await testSandbox();
     const service = await removableService(sb.url);
     await service.takeAway();
-    const { sheet, rows } = await sheetOf(5, 'NEVER');
+    const { sheet, rows } = await testSheet(5, 'NEVER');
     const result = await runAgainst(service, sheet, ['--json', '--max-outage', '1']);
     expect(result.code, result.stderr).toBe(EXIT.unavailable);
     const results = await readCsv(summaryOf(result).results);

@@ -14,22 +14,14 @@ import {
   runAgainst,
   sleep,
   spawnCli,
-  testDir,
   testSandbox,
+  testSheet,
 } from '../helpers/payouts.js';
 import { FORWARD, scriptedProxy } from '../helpers/proxy.js';
-import { generateRows, readCsv, type SheetRow, writeSheet } from '../helpers/sheets.js';
+import { readCsv } from '../helpers/sheets.js';
 
 const THROTTLED_LINE = 'service throttled - pausing all requests';
 const NOT_SENT = 'not sent: the run was interrupted before this row was paid - run again to send it';
-
-async function sheetOf(count: number, prefix: string): Promise<{ sheet: string; rows: SheetRow[] }> {
-  const dir = await testDir();
-  const sheet = path.join(dir, `${prefix.toLowerCase()}.csv`);
-  const rows = generateRows(count, { prefix });
-  await writeSheet(sheet, rows);
-  return { sheet, rows };
-}
 
 /** A sandbox behind a proxy that answers 429 with Retry-After: 100 after `after` requests. */
 async function throttledService(after: number) {
@@ -65,7 +57,7 @@ describe('slow: signals under hard throttling', { timeout: 90_000 }, () => {
   for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) {
     it(`${signal}: results written and exit 5 within 10 s; the next run pays the rest once`, async () => {
       const { sb, proxy, state } = await throttledService(60);
-      const { sheet, rows } = await sheetOf(60, `SIG${signal.slice(3)}`);
+      const { sheet, rows } = await testSheet(60, `SIG${signal.slice(3)}`);
       const run = spawnCli(['run', sheet, '--base-url', proxy.url, ...RUN_ARGS]);
       expect(await run.whenLines(THROTTLED_LINE, 1)).toBe(true);
       // Let the throttled requests settle into their waits.
@@ -100,7 +92,7 @@ describe('slow: signals under hard throttling', { timeout: 90_000 }, () => {
 
   it('a second signal stops at once', async () => {
     const { proxy } = await throttledService(30);
-    const { sheet } = await sheetOf(40, 'TWICE');
+    const { sheet } = await testSheet(40, 'TWICE');
     const run = spawnCli(['run', sheet, '--base-url', proxy.url, ...RUN_ARGS]);
     expect(await run.whenLines(THROTTLED_LINE, 1)).toBe(true);
     run.child.kill('SIGTERM');
@@ -121,7 +113,7 @@ describe('slow: output closed by its reader', { timeout: 60_000 }, () => {
   for (const stream of ['stdout', 'stderr'] as const) {
     it(`${stream} closed early: the run pays every row, writes its results and exits 0`, async () => {
       const sb = await testSandbox({ latencyMs: 1 });
-      const { sheet, rows } = await sheetOf(30, `PIPE${stream.toUpperCase()}`);
+      const { sheet, rows } = await testSheet(30, `PIPE${stream.toUpperCase()}`);
       const run = spawnCli(['run', sheet, '--base-url', sb.url, ...RUN_ARGS, '--log-level', 'debug']);
       // `payouts run --json | head -c 1`: the reader goes away before the run has written.
       run.child[stream]!.destroy();

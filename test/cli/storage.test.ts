@@ -8,6 +8,7 @@ import { chmod, chown, copyFile, mkdir, readdir, stat, writeFile } from 'node:fs
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { StorageError } from '../../src/errors.js';
+import type { SandboxHandle } from '../../src/sandbox/index.js';
 import { AtomicFile } from '../../src/sheet/atomic-file.js';
 import { type CliResult, runCli } from '../helpers/cli.js';
 import { paymentsOf, runAgainst, SANDBOX_ENV, spawnCli, testDir, testSandbox } from '../helpers/payouts.js';
@@ -379,6 +380,50 @@ describe('files payouts writes are private (mode 0600)', () => {
   });
 });
 
+/**
+ * A register that paid the sample, which this user can read but not write: status and
+ * validate read it (every row already paid), run refuses it with `refusal` (exit 2) and sends
+ * nothing.
+ */
+async function expectReadButNotWritten(
+  cli: (
+    args: string[],
+    env: NodeJS.ProcessEnv,
+  ) => Promise<{ code: number | null; stdout: string; stderr: string }>,
+  facts: { sb: SandboxHandle; sheet: string; register: string; out: string; refusal: string },
+): Promise<void> {
+  const { sb, sheet, register, out, refusal } = facts;
+  const status = await cli(['status', '--register', register, '--json'], {});
+  expect(status.code, status.stderr).toBe(0);
+  expect(JSON.parse(status.stdout).runs).toHaveLength(1);
+  const validate = await cli(
+    [
+      'validate',
+      sheet,
+      '--register',
+      register,
+      '--base-url',
+      sb.url,
+      '--json',
+      '--no-report',
+      '--out',
+      path.join(out, 'v.csv'),
+    ],
+    {},
+  );
+  expect(validate.code, validate.stderr).toBe(0);
+  expect(JSON.parse(validate.stdout).statuses).toMatchObject({ skipped: SAMPLE_ROWS });
+  const requests = sb.ledger().requests.total;
+  const run = await cli(
+    ['run', sheet, '--base-url', sb.url, '--log-format', 'text', '--out', path.join(out, 'r.csv')],
+    { ...SANDBOX_ENV, PAYOUTS_REGISTER: register },
+  );
+  expect(run.code, run.stderr).toBe(2);
+  expect(run.stderr).toContain(refusal);
+  expect(sb.ledger().requests.total).toBe(requests);
+  expect(paymentsOf(sb)).toHaveLength(SAMPLE_ROWS);
+}
+
 /** Runs the CLI as the unprivileged user nobody (root reads and writes past any mode bits). */
 const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
 
@@ -406,38 +451,13 @@ describe('a register in a folder this user cannot write', () => {
       await chown(register, 65534, 65534);
       await chmod(folder, 0o555);
 
-      const status = await spawnCli(['status', '--register', register, '--json'], {}, asNobody).exited;
-      expect(status.code, status.stderr).toBe(0);
-      expect(JSON.parse(status.stdout).runs).toHaveLength(1);
-      const validate = await spawnCli(
-        [
-          'validate',
-          sheet,
-          '--register',
-          register,
-          '--base-url',
-          sb.url,
-          '--json',
-          '--no-report',
-          '--out',
-          path.join(out, 'v.csv'),
-        ],
-        {},
-        asNobody,
-      ).exited;
-      expect(validate.code, validate.stderr).toBe(0);
-      expect(JSON.parse(validate.stdout).statuses).toMatchObject({ skipped: SAMPLE_ROWS });
-      const run = await spawnCli(
-        ['run', sheet, '--base-url', sb.url, '--log-format', 'text', '--out', path.join(out, 'r.csv')],
-        { ...SANDBOX_ENV, PAYOUTS_REGISTER: register },
-        asNobody,
-      ).exited;
-      expect(run.code, run.stderr).toBe(2);
-      expect(run.stderr).toContain(
-        `payouts: the register ${register} cannot be written: its folder is read-only for this user (SQLite needs to write beside it)`,
-      );
-      expect(paymentsOf(sb)).toHaveLength(SAMPLE_ROWS);
-      expect(sb.ledger().requests.total).toBeGreaterThan(0);
+      await expectReadButNotWritten((args, env) => spawnCli(args, env, asNobody).exited, {
+        sb,
+        sheet,
+        register,
+        out,
+        refusal: `payouts: the register ${register} cannot be written: its folder is read-only for this user (SQLite needs to write beside it)`,
+      });
     },
   );
 });
@@ -460,33 +480,12 @@ describe('a register on a read-only file system', () => {
     expect(paid.code, paid.stderr).toBe(0);
     execFileSync('mount', ['-o', 'remount,ro', mount], { stdio: 'pipe' });
 
-    const status = await runCli(['status', '--register', register, '--json'], { env: {} });
-    expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout).runs).toHaveLength(1);
-    const validate = await runCli(
-      [
-        'validate',
-        sheet,
-        '--register',
-        register,
-        '--base-url',
-        sb.url,
-        '--json',
-        '--out',
-        path.join(dir, 'v.csv'),
-      ],
-      { env: {} },
-    );
-    expect(validate.code, validate.stderr).toBe(0);
-    expect(JSON.parse(validate.stdout).statuses).toMatchObject({ skipped: SAMPLE_ROWS });
-    const run = await runAgainst(sb, sheet, ['--out', path.join(dir, 'r.csv')], {
-      ...SANDBOX_ENV,
-      PAYOUTS_REGISTER: register,
+    await expectReadButNotWritten((args, env) => runCli(args, { env }), {
+      sb,
+      sheet,
+      register,
+      out: dir,
+      refusal: `the register ${register} cannot be written: the file system is read-only (EROFS)`,
     });
-    expect(run.code).toBe(2);
-    expect(run.stderr).toContain(
-      `the register ${register} cannot be written: the file system is read-only (EROFS)`,
-    );
-    expect(paymentsOf(sb)).toHaveLength(SAMPLE_ROWS);
   });
 });

@@ -20,7 +20,7 @@ import {
 } from '../../src/sandbox/index.js';
 import { type CliResult, runCli, usesRegister } from './cli.js';
 import { withTestRegister } from './register.js';
-import { readCsv, type SheetRow } from './sheets.js';
+import { generateRows, readCsv, type SheetRow, writeSheet } from './sheets.js';
 
 /** The sandbox credentials of PRODUCT.md, as the environment a run reads them from. */
 export const SANDBOX_ENV: NodeJS.ProcessEnv = {
@@ -48,6 +48,15 @@ export async function testDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'payouts-run-'));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/** A sheet of `count` generated valid rows (references `<prefix>-000001`...) in a test folder. */
+export async function testSheet(count: number, prefix: string): Promise<{ sheet: string; rows: SheetRow[] }> {
+  const dir = await testDir();
+  const sheet = path.join(dir, `${prefix.toLowerCase()}.csv`);
+  const rows = generateRows(count, { prefix });
+  await writeSheet(sheet, rows);
+  return { sheet, rows };
 }
 
 /** `payouts run <sheet> --base-url <sandbox> ...args` in-process, with the sandbox credentials. */
