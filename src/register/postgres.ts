@@ -14,7 +14,7 @@
  *   advisory lock of the scope (the analogue of SQLite's BEGIN IMMEDIATE), retried on a deadlock
  *   or serialization failure.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { PayoutsError, RegisterError, scrubForStorage } from '../errors.js';
 import { isLoopbackHost } from '../webhooks/callback-url.js';
@@ -81,6 +81,9 @@ export interface PostgresOpenOptions extends OpenOptions {
 }
 
 /** Opens the register in the database at `url`. Throws RegisterError, never a driver error. */
+/** Reads and replaces of one payee's history before giving up (other runs keep changing it). */
+const HISTORY_ATTEMPTS = 100;
+
 export async function openPostgresRegister(
   url: string,
   options: PostgresOpenOptions & { missingOk: true },
@@ -237,7 +240,7 @@ class PostgresRegister implements Register {
   /** Runs a read, turning the driver's errors into RegisterError. */
   async read<T>(fn: (query: Queryable) => Promise<T>): Promise<T> {
     try {
-      return await fn((text, values) => this.pool.query(text, values));
+      return await fn((text, values) => this.pool.query(prepared(text, values)));
     } catch (error) {
       throw this.failure('cannot be read', error);
     }
@@ -253,7 +256,7 @@ class PostgresRegister implements Register {
     if (standalone) return this.direct(apply);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
-        apply: (client) => apply((text, values) => client.query(text, values)),
+        apply: (client) => apply((text, values) => client.query(prepared(text, values))),
         resolve: resolve as (value: unknown) => void,
         reject,
       });
@@ -277,7 +280,7 @@ class PostgresRegister implements Register {
   private direct<T>(apply: (query: Queryable) => Promise<T>): Promise<T> {
     const run = (async () => {
       try {
-        return await apply((text, values) => this.pool.query(text, values));
+        return await apply((text, values) => this.pool.query(prepared(text, values)));
       } catch (error) {
         throw isDriverError(error) ? this.failure('cannot be written', error) : error;
       }
@@ -351,7 +354,7 @@ class PostgresRegister implements Register {
         await c.query('BEGIN');
         try {
           await c.query('SELECT pg_advisory_xact_lock($1, $2)', [MIGRATION_LOCK, scopeId]);
-          const value = await fn((text, values) => c.query(text, values));
+          const value = await fn((text, values) => c.query(prepared(text, values)));
           await c.query('COMMIT');
           return value;
         } catch (error) {
@@ -604,6 +607,25 @@ class PostgresRegister implements Register {
 }
 
 type Queryable = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
+
+const statementNames = new Map<string, string>();
+
+/**
+ * A statement with parameters as a named prepared statement: each connection parses and plans
+ * it once, then only binds and executes it. A run sends the same few statements thousands of
+ * times, and parsing them again was a fair part of the server's work. The name is the text's
+ * hash, so one name never stands for two texts. A `SELECT *` stays unprepared: a newer payouts
+ * adding a column while this run is connected would make its prepared plan fail.
+ */
+function prepared(text: string, values: unknown[] | undefined): pg.QueryConfig {
+  if (values === undefined || values.length === 0 || text.includes('*')) return { text, values };
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `payouts_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
 
 /** Adds one entry unless its key is held; returns the entry held under it. */
 async function putEntry(query: Queryable, entry: RegisterEntry): Promise<RegisterEntry | undefined> {
@@ -929,26 +951,36 @@ class PostgresScope implements ScopeStore {
   }
 
   recordPayment(payee: string, payment: PayeePayment, batch: string): Promise<void> {
-    // Read and written under the row's lock: two runs paying one payee both count.
-    return this.register.write(async (query) => {
-      await query(
-        `INSERT INTO payouts.payee_history (scope_id, payee, history, updated_at) VALUES ($1, $2, $3, now())
-         ON CONFLICT DO NOTHING`,
-        [this.scope.id, payee, JSON.stringify(withPayment(undefined, payment, batch))],
-      ).then(async (inserted) => {
-        if ((inserted.rowCount ?? 0) > 0) return;
-        const held = (
-          await query(
-            'SELECT history FROM payouts.payee_history WHERE scope_id = $1 AND payee = $2 FOR UPDATE',
-            [this.scope.id, payee],
-          )
-        ).rows[0] as { history: string };
-        await query(
-          'UPDATE payouts.payee_history SET history = $3, updated_at = now() WHERE scope_id = $1 AND payee = $2',
-          [this.scope.id, payee, JSON.stringify(withPayment(JSON.parse(held.history), payment, batch))],
+    // Two runs paying one payee must both count. Without a transaction around it (a round trip
+    // is what a write costs here): insert the first payment, or replace the history only if it
+    // is still the one read (compare and set), reading again when another run got there first.
+    // Each retry means another run's write landed, so the runs as a whole always progress.
+    return this.register.write(
+      async (query) => {
+        const key = [this.scope.id, payee];
+        const inserted = await query(
+          `INSERT INTO payouts.payee_history (scope_id, payee, history, updated_at) VALUES ($1, $2, $3, now())
+           ON CONFLICT DO NOTHING`,
+          [...key, JSON.stringify(withPayment(undefined, payment, batch))],
         );
-      });
-    });
+        if ((inserted.rowCount ?? 0) > 0) return;
+        for (let attempt = 0; attempt < HISTORY_ATTEMPTS; attempt += 1) {
+          const held = (
+            await query('SELECT history FROM payouts.payee_history WHERE scope_id = $1 AND payee = $2', key)
+          ).rows[0] as { history: string };
+          const replaced = await query(
+            `UPDATE payouts.payee_history SET history = $3, updated_at = now()
+             WHERE scope_id = $1 AND payee = $2 AND history = $4`,
+            [...key, JSON.stringify(withPayment(JSON.parse(held.history), payment, batch)), held.history],
+          );
+          if ((replaced.rowCount ?? 0) > 0) return;
+        }
+        throw new Error(
+          `the payee history changed under ${HISTORY_ATTEMPTS} attempts in a row to record a payment`,
+        );
+      },
+      { standalone: true },
+    );
   }
 
   beginRun(run: NewRun): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * The register contract (register/types.ts), held against both stores alike: an SQLite file and
  * a real PostgreSQL server started by the test run. Claims go through the same decision `run`
- * makes (verdict.ts claimDecision); liveness through the same rule (lease.ts holderAlive).
+ * makes (verdict.ts claimJudge: the verdict, liveness by lease.ts holderAlive, the decision).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -398,6 +398,25 @@ describe.each(stores)('the $name register', (kind) => {
           history,
         },
       ]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('counts every payment to one payee made at once from two connections', async () => {
+    const [a, b] = [await open(), await open()];
+    try {
+      const stores = [await a.openScope(scope), await b.openScope(scope)];
+      // Eight payments at once, each to its own account, half from each connection: a write
+      // that replaced the history without seeing another's payment would drop an account.
+      const payments = Array.from({ length: 8 }, (_, i) =>
+        payeePayment(`C-${i}`, `${i + 1}.00`, `acct-c${i}`),
+      );
+      await Promise.all(payments.map((p, i) => stores[i % 2]!.recordPayment('payee-c', p, 'december')));
+      const history = (await stores[0]!.payeeHistory(['payee-c'])).get('payee-c');
+      expect(history?.accounts.map((p) => p.reference).sort()).toEqual(payments.map((p) => p.reference));
+      expect(history?.largest).toEqual({ USD: '8.00' });
     } finally {
       await a.close();
       await b.close();
