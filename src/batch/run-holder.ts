@@ -7,9 +7,9 @@ import type { Clock } from '../api/clock.js';
 import type { RateLimiter } from '../api/rate.js';
 import { detailsOf, type PayoutDetails } from '../register/details.js';
 import { transactionKey } from '../register/identity.js';
-import { holderAlive, LEASE, markLive, newSelf, type Self } from '../register/lease.js';
-import type { ClaimRequest, PayoutRecord, ScopeStore } from '../register/types.js';
-import { claimDecision, type RegisterVerdict, registerVerdict } from '../register/verdict.js';
+import { LEASE, markLive, newSelf, type Self } from '../register/lease.js';
+import type { ClaimRequest, ScopeStore } from '../register/types.js';
+import { claimJudge, type RegisterVerdict } from '../register/verdict.js';
 import type { PreparedRow } from './prepare.js';
 import type { BatchSummary } from './summary.js';
 
@@ -74,13 +74,11 @@ export class RunHolder {
       requests.push({ reference, details, idempotencyKey: transactionKey(scope, reference) });
       byReference.set(reference, { verdict: { kind: 'send' }, row, details });
     }
-    await this.store.claim(this.self.runId, requests, (request, record: PayoutRecord | undefined) => {
-      const verdict = registerVerdict(record, request.details, {
-        holderAlive: holderAlive(record?.run, this.self),
-        retryUnknown: this.retryUnknown,
-      });
+    const judge = claimJudge(this.self, this.retryUnknown);
+    await this.store.claim(this.self.runId, requests, (request, record) => {
+      const { verdict, decision } = judge(request, record);
       byReference.get(request.reference)!.verdict = verdict;
-      return claimDecision(verdict, record);
+      return decision;
     });
     return byReference;
   }

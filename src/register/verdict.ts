@@ -4,7 +4,8 @@
  * exactly what the run would do.
  */
 import { type PayoutDetails, sameDetails } from './details.js';
-import type { ClaimDecision, PayoutRecord } from './types.js';
+import { holderAlive, localProbe, type ProcessProbe, type Self } from './lease.js';
+import type { ClaimDecision, ClaimRequest, PayoutRecord } from './types.js';
 
 export type RegisterVerdict =
   /** Nothing stands in the way: claim it and send it. */
@@ -23,7 +24,7 @@ export type RegisterVerdict =
   | { kind: 'busy'; record: PayoutRecord };
 
 export interface VerdictContext {
-  /** Whether the run that holds the record still lives (owner.ts holderAlive). */
+  /** Whether the run that holds the record still lives (lease.ts holderAlive). */
   holderAlive: boolean;
   retryUnknown: boolean;
 }
@@ -70,4 +71,29 @@ function inDoubt(record: PayoutRecord, same: boolean, context: VerdictContext): 
 export function claimDecision(verdict: RegisterVerdict, record: PayoutRecord | undefined): ClaimDecision {
   if (verdict.kind === 'send' || verdict.kind === 'resend') return 'claim';
   return verdict.kind === 'unknown' && record?.state === 'sending' ? 'mark-unknown' : 'leave';
+}
+
+/** What `run` makes of one record its claim meets: the register's verdict and the decision. */
+export type ClaimJudge = (
+  request: ClaimRequest,
+  record: PayoutRecord | undefined,
+) => { verdict: RegisterVerdict; decision: ClaimDecision };
+
+/**
+ * How the run `self` judges the records of one claim: the verdict on each, with its holder's
+ * liveness asked once per holding run (a batch met while other runs pay the same sheet holds
+ * dozens of one run's references, and asking means reading the process table).
+ */
+export function claimJudge(self: Self, retryUnknown: boolean, probe: ProcessProbe = localProbe): ClaimJudge {
+  const alive = new Map<string, boolean>();
+  return (request, record) => {
+    const run = record?.run;
+    let live = false;
+    if (run !== undefined) {
+      live = alive.get(run.id) ?? holderAlive(run, self, probe);
+      alive.set(run.id, live);
+    }
+    const verdict = registerVerdict(record, request.details, { holderAlive: live, retryUnknown });
+    return { verdict, decision: claimDecision(verdict, record) };
+  };
 }

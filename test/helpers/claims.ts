@@ -1,11 +1,11 @@
 /**
- * Claims as `payouts run` makes them, for the register's tests: the register's verdict on each
- * reference, then run's own decision (verdict.ts claimDecision), liveness by lease.ts.
+ * Claims as `payouts run` makes them, for the register's tests: run's own judge of each record
+ * (verdict.ts claimJudge: the register's verdict, liveness by lease.ts, the claim decision).
  */
 import type { PayoutDetails } from '../../src/register/details.js';
-import { holderAlive, type Self } from '../../src/register/lease.js';
+import type { Self } from '../../src/register/lease.js';
 import type { ClaimRequest, PayeePayment, Register, ScopeStore } from '../../src/register/types.js';
-import { claimDecision, registerVerdict } from '../../src/register/verdict.js';
+import { claimJudge } from '../../src/register/verdict.js';
 
 /** The scope the register tests write to. */
 export const TEST_SCOPE = { service: 'https://api.pay.example', integratorId: 'int-1' };
@@ -30,16 +30,14 @@ export async function claimAs(
   retryUnknown = false,
 ): Promise<Record<string, string>> {
   const kinds = new Map<string, string>();
+  const judge = claimJudge(self, retryUnknown);
   await store.claim(
     self.runId,
     references.map((r) => request(r)),
     (req, record) => {
-      const verdict = registerVerdict(record, req.details, {
-        holderAlive: holderAlive(record?.run, self),
-        retryUnknown,
-      });
+      const { verdict, decision } = judge(req, record);
       kinds.set(req.reference, verdict.kind);
-      return claimDecision(verdict, record);
+      return decision;
     },
   );
   return Object.fromEntries(kinds);

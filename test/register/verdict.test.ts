@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PayoutDetails } from '../../src/register/details.js';
-import type { PayoutRecord, PayoutState } from '../../src/register/types.js';
-import { registerVerdict } from '../../src/register/verdict.js';
+import type { Self } from '../../src/register/lease.js';
+import type { PayoutRecord, PayoutState, RunRecord } from '../../src/register/types.js';
+import { claimJudge, registerVerdict } from '../../src/register/verdict.js';
 
 const details: PayoutDetails = {
   amount: '100.00',
@@ -64,5 +65,53 @@ describe('registerVerdict (PRODUCT.md "Never pay twice: the register")', () => {
       retryUnknown: retry,
     });
     expect(verdict.kind).toBe(kind);
+  });
+});
+
+describe('claimJudge: how run judges the records one claim meets', () => {
+  const machine = 'boot-1/pid:[4026531836]';
+  const self: Self = { runId: 'me', host: 'box', pid: 1, machine, processStart: '500' };
+  const holder = (id: string, pid: number): RunRecord => ({
+    id,
+    sheet: 'november.csv',
+    digest: 'd',
+    host: 'box',
+    pid,
+    machine,
+    processStart: '700',
+    startedAt: '2026-11-25T12:00:00.000Z',
+    heartbeatAt: '2026-11-25T12:00:00.000Z',
+    leaseExpiresAt: '2026-11-25T12:01:00.000Z',
+    leaseExpired: false,
+  });
+  const held = (reference: string, state: PayoutState, run: RunRecord): PayoutRecord => ({
+    ...record(state),
+    reference,
+    runId: run.id,
+    run,
+  });
+  const request = (reference: string) => ({ reference, details, idempotencyKey: `k-${reference}` });
+
+  it('asks the process table once per holding run, and decides each record as run does', () => {
+    const asked: number[] = [];
+    // Pid 41 lives; pid 42 is gone.
+    const probe = (pid: number) => {
+      asked.push(pid);
+      return pid === 41;
+    };
+    const judge = claimJudge(self, false, probe);
+    const [live, dead] = [holder('live', 41), holder('dead', 42)];
+    const seen = [
+      judge(request('A'), held('A', 'claimed', live)),
+      judge(request('B'), held('B', 'sending', live)),
+      judge(request('C'), held('C', 'sending', dead)),
+      judge(request('D'), held('D', 'claimed', dead)),
+      judge(request('E'), undefined),
+    ].map(({ verdict, decision }) => `${verdict.kind}/${decision}`);
+    expect(seen).toEqual(['busy/leave', 'busy/leave', 'unknown/mark-unknown', 'send/claim', 'send/claim']);
+    expect(asked).toEqual([41, 42]);
+    // A new claim asks again: liveness is of the moment.
+    claimJudge(self, true, probe)(request('C'), held('C', 'sending', dead));
+    expect(asked).toEqual([41, 42, 42]);
   });
 });
