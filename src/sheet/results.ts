@@ -4,12 +4,12 @@ import type ExcelJS from 'exceljs';
 import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../columns/columns.js';
 import { SheetError } from '../errors.js';
 import { AtomicFile } from './atomic-file.js';
+import { columnLetters } from './column-letters.js';
 import { neutraliseFormula } from './formula.js';
 import { canonicalColumnOf, isResultHeader } from './headers.js';
 import { MAX_CELL_CHARS } from './limits.js';
 import { checkResultsPath } from './results-path.js';
 import type { Cell, OpenedSheet, SheetFormat, SheetLayout } from './types.js';
-import { columnLetters, openXlsx } from './xlsx.js';
 
 export { neutraliseFormula, restoreFormula } from './formula.js';
 
@@ -121,7 +121,8 @@ async function copyWorksheet(
   const target = workbook.addWorksheet(name);
   let opened: OpenedSheet | undefined;
   try {
-    opened = await openXlsx(file, { sheetName: name });
+    // The XLSX reader (and its zip and XML parsers) loads only when a workbook is copied.
+    opened = await (await import('./xlsx.js')).openXlsx(file, { sheetName: name });
   } catch (error) {
     // An empty worksheet has no header row to open at: it stays empty.
     if (!(error instanceof SheetError && /is empty/.test(error.message))) throw error;

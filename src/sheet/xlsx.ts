@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { SheetError } from '../errors.js';
+import { columnLetters } from './column-letters.js';
 import { columnLabel, HEADER_SEARCH_ROWS } from './headers.js';
 import { MAX_CELL_CHARS, MAX_COLUMNS, oversizedCell } from './limits.js';
 import { quoteCell } from './quote.js';
@@ -616,13 +617,6 @@ export function columnIndexOf(ref: string): number {
 }
 
 /** Column letters of a zero-based index: 0 → `A`, 26 → `AA`. */
-export function columnLetters(index: number): string {
-  let letters = '';
-  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26))
-    letters = String.fromCharCode(65 + ((n - 1) % 26)) + letters;
-  return letters;
-}
-
 function cellRef(column: number, row: number): string {
   return `${columnLetters(column)}${row}`;
 }

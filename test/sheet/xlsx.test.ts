@@ -5,13 +5,8 @@ import { fileURLToPath } from 'node:url';
 import ExcelJS from 'exceljs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SheetError } from '../../src/errors.js';
-import {
-  columnIndexOf,
-  columnLetters,
-  displayedNumber,
-  isoOfSerial,
-  openXlsx,
-} from '../../src/sheet/xlsx.js';
+import { columnLetters } from '../../src/sheet/column-letters.js';
+import { columnIndexOf, displayedNumber, isoOfSerial, openXlsx } from '../../src/sheet/xlsx.js';
 import { isDateFormatCode, resolvePartPath } from '../../src/sheet/xlsx-parts.js';
 import { openZip } from '../../src/sheet/zip.js';
 import { readSheet, rejection, texts, useTempDirs } from './tmp.js';
