@@ -19,6 +19,7 @@ import {
   ServiceError,
   ServiceUnavailableError,
 } from '../errors.js';
+import { LinkedAbort } from './abort.js';
 import type { AttemptVerdict, CircuitBreaker } from './breaker.js';
 import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
 import { ErrorBodySchema, HEADERS } from './contract.js';
@@ -268,7 +269,16 @@ export class HttpClient {
     const { method, path } = options;
     if (options.auth && !this.tokens) throw new ConfigError(`${method} ${path} needs a token source`);
     // Waits end on the caller's signal or the run's; a request once sent is cut by the caller's only.
-    const signal = anySignal(options.signal, this.stopSignal);
+    const waits = new LinkedAbort([options.signal, this.stopSignal]);
+    try {
+      return await this.attempts(options, waits.signal);
+    } finally {
+      waits.dispose();
+    }
+  }
+
+  private async attempts(options: RequestOptions, signal: AbortSignal): Promise<ApiResponse> {
+    const { method, path } = options;
     const payload = encodeBody(options);
     const retryable = {
       method,
@@ -453,9 +463,7 @@ export class HttpClient {
       headers[HEADERS.idempotencyKey.toLowerCase()] = options.idempotencyKey;
     // One deadline for the whole attempt (connect, headers, body): undici's own timeouts
     // measure silence, which a dribbling answer never gives.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.timeouts.deadlineMs);
-    const signals = [deadline.signal, options.signal, this.abandonSignal].filter((s) => s !== undefined);
+    const attempt = new LinkedAbort([options.signal, this.abandonSignal], this.timeouts.deadlineMs);
     try {
       const res = await this.dispatcher.request({
         origin: this.baseUrl.origin,
@@ -463,7 +471,7 @@ export class HttpClient {
         method: options.method,
         headers,
         body: payload?.text ?? null,
-        signal: AbortSignal.any(signals),
+        signal: attempt.signal,
         headersTimeout: Math.min(this.timeouts.headersMs, this.timeouts.deadlineMs),
         bodyTimeout: Math.min(this.timeouts.bodyMs, this.timeouts.deadlineMs),
       });
@@ -479,10 +487,10 @@ export class HttpClient {
     } catch (cause) {
       if (options.signal?.aborted) return { kind: 'network', code: 'ABORTED', cause };
       if (this.abandonSignal?.aborted) return { kind: 'network', code: ABANDONED_CODE, cause };
-      if (deadline.signal.aborted) return { kind: 'network', code: DEADLINE_CODE, cause };
+      if (attempt.timedOut) return { kind: 'network', code: DEADLINE_CODE, cause };
       return { kind: 'network', code: errorCode(cause), cause };
     } finally {
-      clearTimeout(timer);
+      attempt.dispose();
     }
   }
 

@@ -1,0 +1,60 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { LinkedAbort } from '../../src/api/abort.js';
+
+describe('LinkedAbort', () => {
+  it('aborts with the reason of the first signal that aborts', () => {
+    const [a, b] = [new AbortController(), new AbortController()];
+    const linked = new LinkedAbort([a.signal, undefined, b.signal]);
+    expect(linked.signal.aborted).toBe(false);
+    b.abort('stop');
+    a.abort('later');
+    expect(linked.signal.aborted).toBe(true);
+    expect(linked.signal.reason).toBe('stop');
+    expect(linked.timedOut).toBe(false);
+    linked.dispose();
+  });
+
+  it('is aborted from the start when a signal already is', () => {
+    const a = new AbortController();
+    a.abort('before');
+    const linked = new LinkedAbort([a.signal], 1);
+    expect(linked.signal.reason).toBe('before');
+    expect(linked.timedOut).toBe(false);
+  });
+
+  it('aborts when its time is up, and says so', async () => {
+    const linked = new LinkedAbort([new AbortController().signal], 5);
+    await sleep(30);
+    expect(linked.signal.aborted).toBe(true);
+    expect(linked.timedOut).toBe(true);
+    expect((linked.signal.reason as DOMException).name).toBe('TimeoutError');
+  });
+
+  it('lets go of its signals and its timer once disposed', async () => {
+    const a = new AbortController();
+    const linked = new LinkedAbort([a.signal], 5);
+    linked.dispose();
+    a.abort('after');
+    await sleep(30);
+    expect(linked.signal.aborted).toBe(false);
+    expect(linked.timedOut).toBe(false);
+  });
+
+  it('links many at once to one signal without a listener warning (each unhooks when done)', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const run = new AbortController();
+      const linked = Array.from({ length: 50 }, () => new LinkedAbort([run.signal]));
+      await sleep(10);
+      expect(warnings.map((w) => w.name)).toEqual([]);
+      run.abort('stop');
+      expect(linked.every((l) => l.signal.reason === 'stop')).toBe(true);
+      for (const l of linked) l.dispose();
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
