@@ -3,6 +3,8 @@
  * Every error a user can meet is a PayoutsError with a code from a closed union; the top-level
  * handler in src/cli/main.ts maps the code to an exit code of PRODUCT.md.
  */
+import { redactSecrets } from './redact.js';
+
 export type ErrorCode =
   | 'USAGE'
   | 'CONFIG'
@@ -357,36 +359,4 @@ const ERRNO_WORDS: Record<string, string> = {
 /** An errno (or SQLite code) in words a finance person can act on. */
 export function errnoInWords(errno: string): string {
   return ERRNO_WORDS[errno] ?? ERRNO_WORDS[errno.replace(/_.*$/, '')] ?? `system error ${errno}`;
-}
-
-const SECRET_PATTERNS: RegExp[] = [
-  // The password of a URL's user info (a database URL), shown as register/location.ts shows it:
-  // postgres://user:***@host.
-  /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#]*(@)/gi,
-  // A credential given as a value: `password=...` (a form, a query), `"secret": "..."` (JSON).
-  // Prose that names one ("the client secret: the service refuses it") keeps its words.
-  /(client_secret|password|access_token|refresh_token|secret|token)(\s*=\s*["']?|["']\s*:\s*["']?|\s*:\s*["'])[^"'&\s,}]+/gi,
-  /(Bearer\s+)[A-Za-z0-9\-_.~+/]+=*/g,
-  // A bare JWT (SPEC.md 2.1: access and refresh tokens are JWTs), wherever it stands.
-  /()()\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*/g,
-];
-
-/** Replaces anything that looks like a credential or token with [REDACTED]. */
-export function redactSecrets(text: string): string {
-  let out = text;
-  // A pattern with one group gets the match offset (a number) as its second argument: keep strings only.
-  for (const pattern of SECRET_PATTERNS) {
-    out = out.replace(pattern, (_m, a: string, b: unknown) =>
-      pattern === SECRET_PATTERNS[0] ? `${a}***${b}` : `${a}${typeof b === 'string' ? b : ''}[REDACTED]`,
-    );
-  }
-  return out;
-}
-
-/**
- * What may be stored (register, logs of messages): credentials redacted and digit runs of 8
- * or more masked to their last four, since those are account numbers more often than not.
- */
-export function scrubForStorage(text: string): string {
-  return redactSecrets(text).replace(/\d{8,}/g, (digits) => `****${digits.slice(-4)}`);
 }

@@ -8,7 +8,8 @@ import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { runExitCode } from '../batch/exit-code.js';
 import { BatchSummary, ROW_STATUSES } from '../batch/summary.js';
-import { PayoutsError, redactSecrets, StorageError } from '../errors.js';
+import { PayoutsError, StorageError } from '../errors.js';
+import { SECRET_KEYS, scrub, scrubValue } from '../redact.js';
 import { PRIVATE_FILE_MODE } from '../sheet/atomic-file.js';
 
 export type LogFormat = 'json' | 'text';
@@ -31,45 +32,6 @@ export function logFormatOf(options: Pick<LoggerOptions, 'format' | 'file' | 'st
   return options.format ?? (options.stderr.isTTY && !options.file ? 'text' : 'json');
 }
 
-const SECRET_KEYS = [
-  'password',
-  'client_secret',
-  'clientSecret',
-  'access_token',
-  'refresh_token',
-  'accessToken',
-  'refreshToken',
-  'authorization',
-  'Authorization',
-  'secret',
-  'webhookSecret',
-  'credentials',
-];
-
-// A UUID or a SHA-256 digest in hex (left alone: ids of the service and batch digests are not
-// account data, even where they begin with eight digits), an IBAN, or a run of 8 or more
-// digits (account, routing, CLABE, document numbers).
-const MASKABLE =
-  /\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b|\b[0-9a-f]{64}\b|\b[A-Z]{2}\d{2}[A-Z0-9]{11,30}\b|\d{8,}/g;
-const LEFT_ALONE = /^[0-9A-Fa-f]{8}-|^[0-9a-f]{64}$/;
-
-/** Masks account numbers, IBANs and other long digit runs in log text, keeping their last 4. */
-export function maskAccountNumbers(text: string): string {
-  return text.replace(MASKABLE, (match) =>
-    LEFT_ALONE.test(match) ? match : `${'*'.repeat(match.length - 4)}${match.slice(-4)}`,
-  );
-}
-
-function scrub(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return maskAccountNumbers(redactSecrets(value));
-  if (depth > 6 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => scrub(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value))
-    out[k] = SECRET_KEYS.includes(k) ? '[REDACTED]' : scrub(v, depth + 1);
-  return out;
-}
-
 /** Builds the logger of a command. */
 export function createLogger(options: LoggerOptions): Logger {
   const format = logFormatOf(options);
@@ -81,10 +43,10 @@ export function createLogger(options: LoggerOptions): Logger {
       level: options.level ?? 'info',
       base: undefined,
       redact: { paths: [...SECRET_KEYS, ...SECRET_KEYS.map((k) => `*.${k}`)], censor: '[REDACTED]' },
-      formatters: { log: (object) => scrub(object) as Record<string, unknown> },
+      formatters: { log: (object) => scrubValue(object) as Record<string, unknown> },
       hooks: {
         logMethod(args, method) {
-          const masked = args.map((a) => (typeof a === 'string' ? maskAccountNumbers(redactSecrets(a)) : a));
+          const masked = args.map((a) => (typeof a === 'string' ? scrub(a) : a));
           return method.apply(this, masked as Parameters<typeof method>);
         },
       },

@@ -3,6 +3,7 @@
  * payout (then it is `skipped`) or another one under a used reference (then it is `invalid`).
  * Defined once, here, and used by `run`, `validate` and `status` alike.
  */
+import { mask } from '../redact.js';
 import type { PayoutRow } from '../rows/types.js';
 
 /** What the register keeps of a payout's details: enough to compare, no account number in clear. */
@@ -80,11 +81,6 @@ function compact(value: string): string {
 
 const SPACE = /\s/;
 const SPACES = /\s+/g;
-
-/** The last four characters, the rest hidden: enough for a person to recognise the account. */
-export function mask(value: string): string {
-  return value.length <= 4 ? '****' : `****${value.slice(-4)}`;
-}
 
 /**
  * A row's details for the register, with the payee account hashed by `fingerprint`. The hash

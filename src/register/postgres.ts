@@ -16,7 +16,8 @@
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { PayoutsError, RegisterError, scrubForStorage } from '../errors.js';
+import { PayoutsError, RegisterError } from '../errors.js';
+import { scrub } from '../redact.js';
 import { isLoopbackHost } from '../webhooks/callback-url.js';
 import type { ScopeIdentity } from './identity.js';
 import { LEASE } from './lease.js';
@@ -430,7 +431,7 @@ class PostgresRegister implements Register {
            AND state = ANY($5)`,
           [
             settles.state,
-            settles.error === null ? null : scrubForStorage(settles.error),
+            settles.error === null ? null : scrub(settles.error),
             settles.transactionId,
             event.integratorId,
             SETTLEABLE,
@@ -445,10 +446,10 @@ class PostgresRegister implements Register {
           event.resourceId,
           event.operation,
           event.success,
-          event.message === null ? null : scrubForStorage(event.message),
+          event.message === null ? null : scrub(event.message),
           event.occurredAt,
           event.receivedAt,
-          scrubForStorage(event.payload),
+          scrub(event.payload),
         ],
       );
       return (inserted.rowCount ?? 0) > 0;
@@ -1138,7 +1139,7 @@ class PostgresScope implements ScopeStore {
         for (const [key, name] of Object.entries(CHANGE_FIELDS) as [keyof PayoutChange, string][]) {
           const value = change[key];
           if (value === undefined) continue;
-          values.push(key === 'error' && typeof value === 'string' ? scrubForStorage(value) : value);
+          values.push(key === 'error' && typeof value === 'string' ? scrub(value) : value);
           sets.push(`${name} = $${values.length}`);
         }
         if (change.transactionId !== undefined) sets.push('paid_at = coalesce(paid_at, now())');
@@ -1174,7 +1175,7 @@ class PostgresScope implements ScopeStore {
          WHERE scope_id = $3 AND reference = $4 AND transaction_id = $5 AND state = ANY($6)`,
           [
             state,
-            error === undefined ? null : scrubForStorage(error),
+            error === undefined ? null : scrub(error),
             this.scope.id,
             reference,
             transactionId,
@@ -1214,7 +1215,7 @@ class PostgresScope implements ScopeStore {
             ? await query(
                 `UPDATE payouts.payouts SET state = 'refused', error = $1, updated_at = now()
                  WHERE scope_id = $2 AND reference = $3 AND state = 'unknown'`,
-                [scrubForStorage(found.reason), this.scope.id, reference],
+                [scrub(found.reason), this.scope.id, reference],
               )
             : await query(
                 `UPDATE payouts.payouts SET state = $1, transaction_id = $2, error = $3,
@@ -1223,7 +1224,7 @@ class PostgresScope implements ScopeStore {
                 [
                   found.state,
                   found.transactionId,
-                  found.error === undefined ? null : scrubForStorage(found.error),
+                  found.error === undefined ? null : scrub(found.error),
                   this.scope.id,
                   reference,
                 ],

@@ -18,8 +18,9 @@ import { dirname } from 'node:path';
 import Database from 'libsql';
 import type { Clock } from '../api/clock.js';
 import { systemClock } from '../api/clock.js';
-import { errnoOf, RegisterError, scrubForStorage } from '../errors.js';
+import { errnoOf, RegisterError } from '../errors.js';
 import { makeFolderSync } from '../folders.js';
+import { scrub } from '../redact.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
 import { bootId, LEASE, uptimeMs } from './lease.js';
@@ -371,7 +372,7 @@ class SqliteRegister implements Register {
           )
           .run(
             settles.state,
-            settles.error === null ? null : scrubForStorage(settles.error),
+            settles.error === null ? null : scrub(settles.error),
             this.now(),
             settles.transactionId,
             event.integratorId,
@@ -387,10 +388,10 @@ class SqliteRegister implements Register {
           event.resourceId,
           event.operation,
           event.success ? 1 : 0,
-          event.message === null ? null : scrubForStorage(event.message),
+          event.message === null ? null : scrub(event.message),
           event.occurredAt,
           event.receivedAt,
-          scrubForStorage(event.payload),
+          scrub(event.payload),
         );
       return inserted.changes > 0;
     });
@@ -1077,7 +1078,7 @@ class SqliteScope implements ScopeStore {
         const value = change[key];
         if (value === undefined) continue;
         sets.push(`${name} = ?`);
-        values.push(key === 'error' && typeof value === 'string' ? scrubForStorage(value) : value);
+        values.push(key === 'error' && typeof value === 'string' ? scrub(value) : value);
       }
       if (change.transactionId !== undefined) sets.push(`paid_at = coalesce(paid_at, '${now}')`);
       const holder = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as RunRow | undefined;
@@ -1114,7 +1115,7 @@ class SqliteScope implements ScopeStore {
         )
         .run(
           state,
-          error === undefined ? null : scrubForStorage(error),
+          error === undefined ? null : scrub(error),
           this.register.now(),
           this.scope.id,
           reference,
@@ -1157,7 +1158,7 @@ class SqliteScope implements ScopeStore {
                 `UPDATE payouts SET state = 'refused', error = ?, updated_at = ?
                  WHERE scope_id = ? AND reference = ? AND state = 'unknown'`,
               )
-              .run(scrubForStorage(found.reason), now, this.scope.id, reference)
+              .run(scrub(found.reason), now, this.scope.id, reference)
           : this.db
               .prepare(
                 `UPDATE payouts SET state = ?, transaction_id = ?, error = ?, paid_at = COALESCE(paid_at, ?), updated_at = ?
@@ -1166,7 +1167,7 @@ class SqliteScope implements ScopeStore {
               .run(
                 found.state,
                 found.transactionId,
-                found.error === undefined ? null : scrubForStorage(found.error),
+                found.error === undefined ? null : scrub(found.error),
                 now,
                 now,
                 this.scope.id,

@@ -1,6 +1,6 @@
-/** Redaction replaces secrets, never words (errors.ts redactSecrets). */
+/** One policy for what never leaves the process: secrets redacted (never words), accounts masked (redact.ts). */
 import { describe, expect, it } from 'vitest';
-import { redactSecrets } from '../../src/errors.js';
+import { maskAccountNumbers, redactSecrets, scrub } from '../../src/redact.js';
 
 describe('redactSecrets', () => {
   it.each([
@@ -25,5 +25,36 @@ describe('redactSecrets', () => {
     ['password reset needed', 'password reset needed'],
   ])('%s', (text, redacted) => {
     expect(redactSecrets(text)).toBe(redacted);
+  });
+});
+
+describe('maskAccountNumbers', () => {
+  it.each([
+    ['account 000123456789 closed', 'account ****6789 closed'],
+    ['iban DE89370400440532013000', 'iban ****3000'],
+    ['clabe 002010077777777771', 'clabe ****7771'],
+    ['ref-000123456789', 'ref-****6789'],
+    ['transaction 3f9c90b5-d90d-4b29-ac33-a1453ad9dfb2', 'transaction 3f9c90b5-d90d-4b29-ac33-a1453ad9dfb2'],
+    ['integrator 11111111-1111-4111-8111-111111111111', 'integrator 11111111-1111-4111-8111-111111111111'],
+    ['row 1834 amount 1250.00', 'row 1834 amount 1250.00'],
+    // A batch digest is no account number, even when it begins with eight digits.
+    [
+      'digest 12345678e4c9d0f3a8b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3',
+      'digest 12345678e4c9d0f3a8b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3',
+    ],
+  ])('%s', (input, expected) => {
+    expect(maskAccountNumbers(input)).toBe(expected);
+  });
+});
+
+describe('scrub: text as the register and the logs keep it', () => {
+  it('redacts the secrets and masks the accounts, and leaves ids, digests and amounts', () => {
+    expect(
+      scrub(
+        'transaction 11111111-1111-4111-8111-111111111111 to 000123456789 (DE89370400440532013000) refused for 1250.00: password=pw-1',
+      ),
+    ).toBe(
+      'transaction 11111111-1111-4111-8111-111111111111 to ****6789 (****3000) refused for 1250.00: password=[REDACTED]',
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeDetails, mask, type PayoutDetails, sameDetails } from '../../src/register/details.js';
+import { mask } from '../../src/redact.js';
+import { describeDetails, type PayoutDetails, sameDetails } from '../../src/register/details.js';
 
 const paid: PayoutDetails = {
   amount: '100.00',

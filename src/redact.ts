@@ -1,0 +1,80 @@
+/**
+ * What payouts never shows: secrets, replaced by `[REDACTED]` (a URL's password by `***`), and
+ * account numbers, masked to their last four characters. One policy wherever text leaves the
+ * process: error messages (and so the results file) have their secrets redacted, logs and the
+ * register their secrets and accounts. Secrets are replaced, never words: prose that names a
+ * password keeps its words.
+ */
+
+/** Keys whose values are secrets wherever they stand in a logged object. */
+export const SECRET_KEYS: readonly string[] = [
+  'password',
+  'client_secret',
+  'clientSecret',
+  'access_token',
+  'refresh_token',
+  'accessToken',
+  'refreshToken',
+  'authorization',
+  'Authorization',
+  'secret',
+  'webhookSecret',
+  'credentials',
+];
+
+const SECRET_PATTERNS: RegExp[] = [
+  // The password of a URL's user info (a database URL), shown as register/location.ts shows it:
+  // postgres://user:***@host.
+  /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#]*(@)/gi,
+  // A credential given as a value: `password=...` (a form, a query), `"secret": "..."` (JSON).
+  // Prose that names one ("the client secret: the service refuses it") keeps its words.
+  /(client_secret|password|access_token|refresh_token|secret|token)(\s*=\s*["']?|["']\s*:\s*["']?|\s*:\s*["'])[^"'&\s,}]+/gi,
+  /(Bearer\s+)[A-Za-z0-9\-_.~+/]+=*/g,
+  // A bare JWT (SPEC.md 2.1: access and refresh tokens are JWTs), wherever it stands.
+  /()()\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*/g,
+];
+
+/** Replaces anything that looks like a credential or token with [REDACTED]. */
+export function redactSecrets(text: string): string {
+  let out = text;
+  // A pattern with one group gets the match offset (a number) as its second argument: keep strings only.
+  for (const pattern of SECRET_PATTERNS) {
+    out = out.replace(pattern, (_m, a: string, b: unknown) =>
+      pattern === SECRET_PATTERNS[0] ? `${a}***${b}` : `${a}${typeof b === 'string' ? b : ''}[REDACTED]`,
+    );
+  }
+  return out;
+}
+
+/** The last four characters, the rest hidden: enough for a person to recognise the account. */
+export function mask(value: string): string {
+  return value.length <= 4 ? '****' : `****${value.slice(-4)}`;
+}
+
+// A UUID or a SHA-256 digest in hex (left alone: ids of the service and batch digests are not
+// account data, even where they begin with eight digits), an IBAN, or a run of 8 or more
+// digits (account, routing, CLABE, document numbers).
+const MASKABLE =
+  /\b[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\b|\b[0-9a-f]{64}\b|\b[A-Z]{2}\d{2}[A-Z0-9]{11,30}\b|\d{8,}/g;
+const LEFT_ALONE = /^[0-9A-Fa-f]{8}-|^[0-9a-f]{64}$/;
+
+/** Masks account numbers, IBANs and other long digit runs in text, keeping their last 4. */
+export function maskAccountNumbers(text: string): string {
+  return text.replace(MASKABLE, (match) => (LEFT_ALONE.test(match) ? match : mask(match)));
+}
+
+/** Text as it may leave the process (a log line, the register): secrets redacted, accounts masked. */
+export function scrub(text: string): string {
+  return maskAccountNumbers(redactSecrets(text));
+}
+
+/** A logged value, deeply: secret keys redacted, every string scrubbed. */
+export function scrubValue(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return scrub(value);
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => scrubValue(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value))
+    out[k] = SECRET_KEYS.includes(k) ? '[REDACTED]' : scrubValue(v, depth + 1);
+  return out;
+}
