@@ -12,8 +12,9 @@
  *
  * Time is injected (STYLE.md); waits end on the caller's AbortSignal.
  */
+
+import { type Clock, realSleep, type Sleep, systemClock } from '../clock.js';
 import { InterruptedError, ServiceUnavailableError } from '../errors.js';
-import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
 
 /** Defaults in one object (`--max-outage` sets `maxOutageMs`). */
 export const BREAKER_DEFAULTS = {

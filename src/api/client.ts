@@ -4,9 +4,9 @@
  * limiter, so `--rate` counts every request, token requests included.
  */
 import type { Dispatcher } from 'undici';
+import type { Clock, Sleep } from '../clock.js';
 import { type BeneficiariesApi, beneficiariesApi } from './beneficiaries.js';
 import { BREAKER_DEFAULTS, type BreakerSettings, CircuitBreaker } from './breaker.js';
-import type { Clock, Sleep } from './clock.js';
 import {
   type ApiLogger,
   createDispatcher,

@@ -10,6 +10,7 @@
 import { STATUS_CODES } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
+import { type Clock, realSleep, type Sleep, systemClock } from '../clock.js';
 import {
   AuthError,
   ConfigError,
@@ -21,7 +22,6 @@ import {
 } from '../errors.js';
 import { LinkedAbort } from './abort.js';
 import type { AttemptVerdict, CircuitBreaker } from './breaker.js';
-import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
 import { ErrorBodySchema, HEADERS } from './contract.js';
 import type { RateLimiter } from './rate.js';
 import {

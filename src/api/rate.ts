@@ -5,8 +5,9 @@
  * adapts while the service throttles: multiplicative decrease on a 429, additive increase
  * back towards the target while no 429 comes (AIMD, as TCP does).
  */
+
+import { type Clock, realSleep, type Sleep, systemClock } from '../clock.js';
 import { InterruptedError } from '../errors.js';
-import { type Clock, realSleep, type Sleep, systemClock } from './clock.js';
 
 export interface RateLimiterOptions {
   /** Target requests per second; omitted or Infinity means unlimited until the service throttles. */

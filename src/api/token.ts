@@ -4,8 +4,9 @@
  * can re-authenticate once. Credentials never appear in an error or a log: the token request's
  * body is built here and handed to the HTTP core, which never reports bodies.
  */
+
+import { type Clock, systemClock } from '../clock.js';
 import { AuthError, ConfigError, ServiceError } from '../errors.js';
-import { type Clock, systemClock } from './clock.js';
 import { TOKEN_PATH, TokenResponseSchema } from './contract.js';
 import { type ApiLogger, type HttpClient, parseBody, type TokenSource } from './http.js';
 

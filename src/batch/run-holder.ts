@@ -3,8 +3,8 @@
  * anything that may move money has left yet.
  */
 import path from 'node:path';
-import type { Clock } from '../api/clock.js';
 import type { RateLimiter } from '../api/rate.js';
+import type { Clock } from '../clock.js';
 import { detailsOf, type PayoutDetails } from '../register/details.js';
 import { transactionKey } from '../register/identity.js';
 import { LEASE, markLive, newSelf, type Self } from '../register/lease.js';

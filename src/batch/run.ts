@@ -7,8 +7,8 @@
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../api/client.js';
-import { type Clock, systemClock } from '../api/clock.js';
 import type { Credentials } from '../api/token.js';
+import { type Clock, systemClock } from '../clock.js';
 import {
   ConfigError,
   GuardError,

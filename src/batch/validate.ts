@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { systemClock } from '../clock.js';
 import type { PayoutsError } from '../errors.js';
 import { chooseScope, type ScopeHint } from '../register/choose.js';
 import { shownLocation } from '../register/location.js';
@@ -101,7 +102,7 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
   let resultsPath: string;
   try {
     const store = registered.scope ? await registered.register!.scopeStore(registered.scope) : undefined;
-    const asOf = options.asOf ?? Date.now();
+    const asOf = options.asOf ?? systemClock.now();
     prepared = await prepareSheet(options);
     ({ findings, resultsPath } = await checkAndWrite(options, prepared, (writer, sampleSize) =>
       useWorker(options, prepared.sheet).then((worker) =>

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { PayoutsClient } from '../api/client.js';
-import { type Clock, realSleep, type Sleep, systemClock } from '../api/clock.js';
+import { type Clock, realSleep, type Sleep, systemClock } from '../clock.js';
 import { PayoutsError } from '../errors.js';
 import { readTransactionOutcomes } from '../webhooks/reconcile.js';
 import type { RowResult } from './row-steps.js';

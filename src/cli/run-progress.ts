@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
+import { type Clock, systemClock } from '../clock.js';
 
 /**
  * Progress of `payouts run`: a bar with rows/s and time left on a terminal; otherwise one JSON
@@ -7,16 +8,20 @@ import type { Logger } from 'pino';
  */
 export class RunProgress {
   private bar: cliProgress.SingleBar | undefined;
-  private readonly startedAt = Date.now();
-  private lastLogAt = Date.now();
+  private readonly startedAt: number;
+  private lastLogAt: number;
   private done = 0;
   private total = 0;
 
   constructor(
     private readonly stderr: NodeJS.WritableStream & { isTTY?: boolean },
     private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
     private readonly logEveryMs = 5000,
-  ) {}
+  ) {
+    this.startedAt = clock.now();
+    this.lastLogAt = this.startedAt;
+  }
 
   /** Records that `done` of `total` valid rows are finished. */
   update(done: number, total: number): void {
@@ -38,7 +43,7 @@ export class RunProgress {
       this.bar.update(done, { rate: this.rate().toFixed(1) });
       return;
     }
-    const now = Date.now();
+    const now = this.clock.now();
     if (now - this.lastLogAt >= this.logEveryMs) {
       this.lastLogAt = now;
       this.log();
@@ -52,7 +57,7 @@ export class RunProgress {
   }
 
   private rate(): number {
-    return this.done / Math.max((Date.now() - this.startedAt) / 1000, 0.001);
+    return this.done / Math.max((this.clock.now() - this.startedAt) / 1000, 0.001);
   }
 
   private log(): void {

@@ -5,6 +5,7 @@ import { runExitCode } from '../batch/exit-code.js';
 import type { ControlTotals } from '../batch/guards.js';
 import type { SheetOptions } from '../batch/prepare.js';
 import { runBatch } from '../batch/run.js';
+import { type Clock, systemClock } from '../clock.js';
 import { EXIT, type StorageError } from '../errors.js';
 import { shownLocation } from '../register/location.js';
 import type { OriginDeclaration } from '../register/types.js';
@@ -53,13 +54,14 @@ export interface RunCommandOptions extends SheetOptions {
   maxOutageSeconds?: number;
   /** Aborted to stop the run as SIGINT/SIGTERM/SIGHUP would (tests); the real signals otherwise. */
   signal?: AbortSignal;
-  /** Milliseconds since the epoch (tests inject it); measures the run's duration. */
-  now?: () => number;
+  /** Time (tests inject it): the run's duration and the report's timestamp. */
+  clock?: Clock;
 }
 
 /** `payouts run <sheet>`: pays the sheet and reports it; returns the exit code. */
 export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<number> {
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
+  const now = () => clock.now();
   const started = now();
   let logFailure: StorageError | undefined;
   const logOptions = { format: options.logFormat, file: options.logFile, stderr: io.stderr };
@@ -102,7 +104,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     } else {
       connection = options.connection();
     }
-    const progress = new RunProgress(io.stderr, logger);
+    const progress = new RunProgress(io.stderr, logger, clock);
     const report = await runBatch({
       ...options,
       rehearsal: options.sandbox,

@@ -1,6 +1,7 @@
 import type { ControlTotals } from '../batch/guards.js';
 import type { SheetOptions } from '../batch/prepare.js';
 import { type ValidateOptions, validateSheet } from '../batch/validate.js';
+import { systemClock } from '../clock.js';
 import { writeReport } from '../report/html.js';
 import { reportPathFor } from '../sheet/results-path.js';
 import type { CliIo } from './io.js';
@@ -48,7 +49,7 @@ export async function validateCommand(options: ValidateCommandOptions, io: CliIo
     await writeReport(reportPath, {
       command: 'validate',
       sheetPath: report.sheetPath,
-      at: new Date(),
+      at: new Date(systemClock.now()),
       digest: report.digest,
       summary: report.summary,
       warnings: report.warnings,

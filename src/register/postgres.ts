@@ -778,14 +778,9 @@ async function putEntry(query: Queryable, entry: RegisterEntry): Promise<Registe
     }
     case 'history': {
       const added = await query(
-        `INSERT INTO payouts.payee_history (scope_id, payee, history, updated_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT DO NOTHING`,
-        [
-          scopeId,
-          entry.payee,
-          JSON.stringify(entry.history),
-          entry.history.accounts[0]?.paidAt ?? new Date().toISOString(),
-        ],
+        `INSERT INTO payouts.payee_history (scope_id, payee, history, updated_at)
+         VALUES ($1, $2, $3, COALESCE($4::timestamptz, now())) ON CONFLICT DO NOTHING`,
+        [scopeId, entry.payee, JSON.stringify(entry.history), entry.history.accounts[0]?.paidAt ?? null],
       );
       if ((added.rowCount ?? 0) > 0) return undefined;
       const row = (

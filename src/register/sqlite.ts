@@ -16,8 +16,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
-import type { Clock } from '../api/clock.js';
-import { systemClock } from '../api/clock.js';
+import { type Clock, systemClock } from '../clock.js';
 import { errnoOf, RegisterError } from '../errors.js';
 import { makeFolderSync } from '../folders.js';
 import { scrub } from '../redact.js';
@@ -663,7 +662,7 @@ class SqliteRegister implements Register {
             scopeId,
             entry.payee,
             JSON.stringify(entry.history),
-            entry.history.accounts[0]?.paidAt ?? new Date().toISOString(),
+            entry.history.accounts[0]?.paidAt ?? new Date(systemClock.now()).toISOString(),
           );
         if (added.changes > 0) return undefined;
         const held = scalar(

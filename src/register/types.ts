@@ -4,7 +4,7 @@
  * to SQL or a driver; two stores keep it, one SQLite file (sqlite.ts) and one PostgreSQL
  * database shared by many machines (postgres.ts), and one test suite holds both to it.
  */
-import type { Clock } from '../api/clock.js';
+import type { Clock } from '../clock.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
 

@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { TokenResponse } from '../api/contract.js';
+import type { Clock } from '../clock.js';
 import { HttpError } from './errors.js';
 import type { TokenResponseForm } from './flags.js';
 import { type JwtClaims, signJwt, verifyJwt } from './jwt.js';
 import type { IntegratorRecord, SandboxState } from './state.js';
-import { type Clock, isoWithOffset } from './time.js';
+import { isoWithOffset } from './time.js';
 
 /** SPEC.md 2.1/5 step 4: the long form's refresh lifetime. */
 export const REFRESH_TTL_SECONDS = 1800;
@@ -47,7 +48,7 @@ export class TokenService {
 
   /** The SPEC.md 2.1 token response for an integrator, in the configured form. */
   issue(integrator: IntegratorRecord, clientId: string, sessionId: string = randomUUID()): TokenResponse {
-    const now = Math.floor(this.options.clock() / 1000);
+    const now = Math.floor(this.options.clock.now() / 1000);
     const scope = SCOPES[this.options.form];
     const claims = (typ: JwtClaims['typ'], ttl: number): JwtClaims => ({
       iss: this.issuer,
@@ -83,7 +84,11 @@ export class TokenService {
     const check = verifyJwt(refreshToken, this.key);
     if (!check.ok) return undefined;
     const { claims } = check;
-    if (claims.typ !== 'Refresh' || claims.azp !== clientId || claims.exp * 1000 <= this.options.clock()) {
+    if (
+      claims.typ !== 'Refresh' ||
+      claims.azp !== clientId ||
+      claims.exp * 1000 <= this.options.clock.now()
+    ) {
       return undefined;
     }
     const integrator = this.state.integrators.get(claims.sub);
@@ -103,7 +108,7 @@ export class TokenService {
       throw unauthorized('The Authorization header must be Bearer <ACCESS_TOKEN>', WWW_AUTHENTICATE_INVALID);
     }
     const token = authorization.slice(space + 1).trim();
-    const now = this.options.clock();
+    const now = this.options.clock.now();
     let cached = this.cache.get(token);
     if (cached === undefined) {
       cached = this.verify(token);

@@ -1,7 +1,7 @@
+import { type Clock, systemClock } from '../clock.js';
 import { UsageError } from '../errors.js';
 import { callbackUrlProblem } from '../webhooks/callback-url.js';
 import { randomSeed } from './prng.js';
-import type { Clock } from './time.js';
 
 /** Which form of the SPEC.md 2.1 token response the token endpoint gives (SPEC.md 5 step 4). */
 export type TokenResponseForm = 'short' | 'long';
@@ -45,7 +45,7 @@ export interface SandboxOptions {
   webhookBackoffMs?: number;
   /** Time a receiver has to answer one delivery attempt. */
   webhookTimeoutMs?: number;
-  /** Wall clock in milliseconds (tokens, quotes, timestamps); Date.now by default. */
+  /** The clock of tokens, quotes and timestamps; the wall clock by default. */
   clock?: Clock;
   /** Called with an unexpected error inside a route (a bug); writes to stderr by default. */
   onInternalError?: (error: unknown) => void;
@@ -327,7 +327,7 @@ export function resolveSandboxConfig(options: SandboxOptions): SandboxConfig {
     webhookMaxAttempts: options.webhookMaxAttempts ?? D.webhookMaxAttempts,
     webhookBackoffMs: options.webhookBackoffMs ?? D.webhookBackoffMs,
     webhookTimeoutMs: options.webhookTimeoutMs ?? D.webhookTimeoutMs,
-    clock: options.clock ?? Date.now,
+    clock: options.clock ?? systemClock,
     onInternalError: options.onInternalError ?? reportInternalError,
   };
 }

@@ -60,7 +60,7 @@ export interface SandboxHandle {
 export async function startSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
   const config = resolveSandboxConfig(options);
   const state = new SandboxState();
-  const createdAt = isoWithOffset(config.clock());
+  const createdAt = isoWithOffset(config.clock.now());
   for (const user of SANDBOX_USERS) {
     state.integrators.set(user.integratorId, {
       id: user.integratorId,

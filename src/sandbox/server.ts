@@ -63,7 +63,7 @@ export class RequestPipeline {
     this.process(req, res, requestId).catch((error: unknown) => {
       this.sandbox.config.onInternalError(error);
       if (res.headersSent) res.destroy();
-      else this.send(res, requestId, internalError(requestId, pathOf(req), this.sandbox.config.clock()));
+      else this.send(res, requestId, internalError(requestId, pathOf(req), this.sandbox.config.clock.now()));
     });
   };
 
@@ -101,7 +101,7 @@ export class RequestPipeline {
       params: plan.params!,
       headers: req.headers,
       rawBody: body.bytes,
-      now: config.clock(),
+      now: config.clock.now(),
       draws,
       idempotencyKey: plan.reservedKey ?? null,
     };
@@ -147,7 +147,7 @@ export class RequestPipeline {
       return plan;
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
-      return { ...plan, answer: serialize(errorReply(error, path, this.sandbox.config.clock())) };
+      return { ...plan, answer: serialize(errorReply(error, path, this.sandbox.config.clock.now())) };
     }
   }
 
@@ -235,9 +235,9 @@ export class RequestPipeline {
         ? route.handler({ ...request, integrator: integrator! }, this.sandbox)
         : route.handler(request, this.sandbox);
     } catch (error) {
-      if (error instanceof HttpError) return errorReply(error, request.path, this.sandbox.config.clock());
+      if (error instanceof HttpError) return errorReply(error, request.path, this.sandbox.config.clock.now());
       this.sandbox.config.onInternalError(error);
-      return internalError(requestId, request.path, this.sandbox.config.clock());
+      return internalError(requestId, request.path, this.sandbox.config.clock.now());
     }
   }
 

@@ -1,6 +1,3 @@
-/** Milliseconds since the epoch; injected so tests can move time without sleeping. */
-export type Clock = () => number;
-
 /** ISO 8601 with an explicit offset (SPEC.md 2.5): `2026-11-21T03:04:05.123+00:00`. */
 export function isoWithOffset(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 23)}+00:00`;

@@ -1,8 +1,9 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { HEADERS, type WebhookPayload } from '../api/contract.js';
+import type { Clock } from '../clock.js';
 import type { Scheduler, WorkTracker } from './scheduler.js';
-import { type Clock, isoWithOffset } from './time.js';
+import { isoWithOffset } from './time.js';
 
 /** One delivery of one webhook event to one callback URL, as the ledger shows it. */
 export interface WebhookDelivery {
@@ -119,7 +120,7 @@ export class WebhookDispatcher {
       attempts: 0,
       lastStatus: null,
       lastError: null,
-      createdAt: isoWithOffset(this.options.clock()),
+      createdAt: isoWithOffset(this.options.clock.now()),
       deliveredAt: null,
       payload,
     };
@@ -165,7 +166,7 @@ export class WebhookDispatcher {
     if (this.closed) return;
     if (delivery.lastStatus !== null && delivery.lastStatus >= 200 && delivery.lastStatus < 300) {
       delivery.status = 'delivered';
-      delivery.deliveredAt = isoWithOffset(this.options.clock());
+      delivery.deliveredAt = isoWithOffset(this.options.clock.now());
       this.options.work.done();
     } else if (delivery.attempts >= this.options.maxAttempts) {
       delivery.status = 'failed';

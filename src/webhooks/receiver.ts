@@ -13,6 +13,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HEADERS } from '../api/contract.js';
+import { type Clock, systemClock } from '../clock.js';
 import { ConfigError, StorageError } from '../errors.js';
 import { EventLog, type EventRecord, eventsFileError, readEvents } from './events-file.js';
 import { eventKey, parseWebhookBody } from './payload.js';
@@ -40,8 +41,8 @@ export interface ReceiverOptions {
   maxBodyBytes?: number;
   /** Told about duplicates, refused requests and failures (for logging; never gets a secret). */
   onNotice?: (notice: ReceiverNotice) => void;
-  /** Wall clock in milliseconds, for `receivedAt`. */
-  now?: () => number;
+  /** The clock of `receivedAt`; the wall clock by default. */
+  clock?: Clock;
 }
 
 /** Something the receiver did besides accepting a new event. */
@@ -101,7 +102,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
   if (!requestPath.startsWith('/'))
     throw new ConfigError(`the webhook path must start with "/", got "${requestPath}"`);
   const maxBodyBytes = options.maxBodyBytes ?? RECEIVER_DEFAULTS.maxBodyBytes;
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
   const notify = options.onNotice ?? (() => {});
   const stats: ReceiverStats = { accepted: 0, duplicates: 0, rejected: 0, loaded: 0 };
 
@@ -174,7 +175,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
 
     const parsed = parseWebhookBody(body);
     if (!parsed.ok) return reject(400, parsed.problem);
-    const record: EventRecord = { receivedAt: new Date(now()).toISOString(), event: parsed.payload };
+    const record: EventRecord = { receivedAt: new Date(clock.now()).toISOString(), event: parsed.payload };
     const key = eventKey(record.event);
 
     const earlier = seen.get(key);

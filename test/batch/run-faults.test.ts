@@ -27,7 +27,11 @@ describe('payouts run when the service misbehaves', () => {
     // The service's clock runs 1.5 times as fast: its 2 s tokens die after 0.7 to 1.3 s, before
     // the client's refresh at 80% of expires_in, so requests meet 401 and re-authenticate.
     const t0 = Date.now();
-    const sb = await testSandbox({ tokenTtl: 2, latencyMs: 5, clock: () => t0 + (Date.now() - t0) * 1.5 });
+    const sb = await testSandbox({
+      tokenTtl: 2,
+      latencyMs: 5,
+      clock: { now: () => t0 + (Date.now() - t0) * 1.5 },
+    });
     const dir = await testDir();
     const sheet = path.join(dir, 'token.csv');
     const rows = generateRows(90, { prefix: 'TOK' });
@@ -141,7 +145,11 @@ describe('payouts run when the service misbehaves', () => {
     // Tokens die fast (the service's clock runs at 3x); after a second the identity endpoint
     // refuses the password (rotated while the run was under way).
     const t0 = Date.now();
-    const sb = await testSandbox({ tokenTtl: 2, latencyMs: 5, clock: () => t0 + (Date.now() - t0) * 3 });
+    const sb = await testSandbox({
+      tokenTtl: 2,
+      latencyMs: 5,
+      clock: { now: () => t0 + (Date.now() - t0) * 3 },
+    });
     let rotated = true;
     const proxy = await scriptedProxy(sb.url, ({ path: url }) =>
       rotated && url.includes('/token') && Date.now() - t0 > 1000

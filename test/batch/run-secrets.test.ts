@@ -39,7 +39,7 @@ describe('payouts run keeps secrets out of its files and logs', () => {
       errorRate: 0.1,
       resetRate: 0.05,
       seed: 5,
-      clock: () => t0 + (Date.now() - t0) * 3,
+      clock: { now: () => t0 + (Date.now() - t0) * 3 },
     });
     // The JWT pattern must find a real access token of this sandbox: proves the search works.
     expect(JWT_PATTERN.test(await token(sb))).toBe(true);

@@ -32,7 +32,7 @@ describe('protected endpoints: 401 (SPEC.md 5 step 6)', () => {
 
   it('refuses an expired token with 401 once --token-ttl has passed', async () => {
     let now = Date.parse('2026-11-21T03:00:00Z');
-    const sb = await sandbox({ tokenTtl: 60, clock: () => now });
+    const sb = await sandbox({ tokenTtl: 60, clock: { now: () => now } });
     const accessToken = await token(sb);
     expect((await call(sb, 'GET', PATHS.integratorMe, { token: accessToken })).status).toBe(200);
     now += 59_000;

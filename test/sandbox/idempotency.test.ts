@@ -67,7 +67,7 @@ describe('Idempotency-Key on POSTs', () => {
 
   it('keeps only 2xx answers: after a 4xx the key can carry a corrected request', async () => {
     let now = Date.parse('2026-11-21T03:00:00Z');
-    const sb = await sandbox({ simulationTtl: 60, clock: () => now });
+    const sb = await sandbox({ simulationTtl: 60, clock: { now: () => now } });
     const accessToken = await token(sb);
     const expiredQuote = await quoteFor(sb, accessToken);
     now += 61_000;

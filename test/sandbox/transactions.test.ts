@@ -200,7 +200,7 @@ describe('transactions', () => {
 
   it('answers 422 for an expired simulation (--simulation-ttl)', async () => {
     let now = Date.parse('2026-11-21T03:00:00Z');
-    const sb = await sandbox({ simulationTtl: 60, clock: () => now });
+    const sb = await sandbox({ simulationTtl: 60, clock: { now: () => now } });
     const accessToken = await token(sb);
     const { simulationId, simulation } = await quoteFor(sb, accessToken);
     expect(simulation.expiresAt).toBe('2026-11-21T03:01:00.000+00:00');

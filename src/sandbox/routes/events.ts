@@ -22,7 +22,7 @@ export function emitEvent(sandbox: Sandbox, event: SandboxEvent, duplicateDraw: 
   const payload: WebhookPayload = {
     operation: event.operation,
     resourceId: event.resourceId,
-    createdAt: isoWithoutZone(sandbox.config.clock()),
+    createdAt: isoWithoutZone(sandbox.config.clock.now()),
     integratorId: event.integratorId,
     beneficiaryId: event.beneficiaryId,
     message: event.message,

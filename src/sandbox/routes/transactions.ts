@@ -135,7 +135,7 @@ function scheduleSettlement(
     const transaction = record.transaction;
     transaction.status = failureReason === null ? 'COMPLETED' : 'FAILED';
     transaction.failureReason = failureReason;
-    transaction.updatedAt = isoWithOffset(sandbox.config.clock());
+    transaction.updatedAt = isoWithOffset(sandbox.config.clock.now());
     emitEvent(sandbox, transactionEvent(record), duplicateDraw);
     sandbox.work.done();
   });

@@ -1,4 +1,4 @@
-import type { Clock, Sleep } from '../../../src/api/clock.js';
+import type { Clock, Sleep } from '../../../src/clock.js';
 
 /** A clock that only moves when someone sleeps (or the test advances it): tests run in ms. */
 export interface FakeTime {

@@ -1,6 +1,8 @@
 /**
- * Time as the API layer sees it. Injected everywhere (STYLE.md "Time is injected") so that
- * retries, rate limiting and token expiry are tested in milliseconds with a fake clock.
+ * Time, for every part of payouts that reads it or waits on it: the API layer (retries, rate
+ * limiting, deadlines, token expiry), the register (leases), the batch (waits, timestamps)
+ * and the sandbox (tokens, quotes, timestamps). Injected everywhere (STYLE.md "Time is
+ * injected") so that tests move time in milliseconds instead of sleeping.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 
