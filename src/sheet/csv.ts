@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
-import { CsvError, Parser } from 'csv-parse';
+import { CsvError } from 'csv-parse';
 import { SheetError } from '../errors.js';
+import { csvCore } from './csv-core.js';
 import {
   type CsvDialect,
   type CsvEncoding,
@@ -31,16 +32,6 @@ const MAX_RECORD_BYTES = 32 * 1024 * 1024;
 const READ_CHUNK = 32 * 1024;
 
 const EMPTY_SHEET = 'the sheet is empty: the first row must hold the column headers';
-
-/** The core of csv-parse, without its stream wrapper (STYLE.md: core separate from adapters). */
-interface CsvParserCore {
-  parse(
-    chunk: Buffer | undefined,
-    end: boolean,
-    push: (record: string[]) => void,
-    close: () => void,
-  ): CsvError | undefined;
-}
 
 /**
  * Opens a CSV sheet and reads its header row; `rows` streams the data rows with the row numbers
@@ -144,17 +135,15 @@ async function* parsedBatches(
   dialect: CsvDialect,
   relaxQuotes: boolean,
 ): AsyncGenerator<string[][]> {
-  const core = (
-    new Parser({
-      delimiter: dialect.delimiter,
-      bom: false,
-      relax_quotes: relaxQuotes,
-      relax_column_count: true,
-      skip_empty_lines: false,
-      max_record_size: MAX_RECORD_BYTES,
-      ...(dialect.recordDelimiter ? { record_delimiter: dialect.recordDelimiter } : {}),
-    }) as unknown as { api: CsvParserCore }
-  ).api;
+  const core = csvCore({
+    delimiter: dialect.delimiter,
+    bom: false,
+    relax_quotes: relaxQuotes,
+    relax_column_count: true,
+    skip_empty_lines: false,
+    max_record_size: MAX_RECORD_BYTES,
+    ...(dialect.recordDelimiter ? { record_delimiter: dialect.recordDelimiter } : {}),
+  });
   let batch: string[][] = [];
   const push = (record: string[]): void => {
     batch.push(record);

@@ -1,0 +1,65 @@
+/**
+ * csv-parse's parser core as sheet/csv-core.ts uses it (not a documented API): these tests fail
+ * when a csv-parse release changes what the CSV reader relies on.
+ */
+import { CsvError } from 'csv-parse';
+import { describe, expect, it } from 'vitest';
+import { csvCore } from '../../src/sheet/csv-core.js';
+
+/** Feeds `chunks` then the end; the records pushed after each call and the errors returned. */
+function feed(chunks: string[], options = {}) {
+  const core = csvCore({ relax_column_count: true, skip_empty_lines: false, ...options });
+  const steps: Array<{ records: string[][]; error: CsvError | undefined }> = [];
+  let records: string[][] = [];
+  const push = (record: string[]) => records.push(record);
+  for (const chunk of [...chunks, undefined]) {
+    const error = core.parse(
+      chunk === undefined ? undefined : Buffer.from(chunk),
+      chunk === undefined,
+      push,
+      () => {},
+    );
+    steps.push({ records, error });
+    records = [];
+  }
+  return steps;
+}
+
+describe('csv-parse parser core (sheet/csv-core.ts)', () => {
+  it('takes chunks cut anywhere, even inside a quoted cell, and pushes a record once the next begins or the input ends', () => {
+    const steps = feed(['a,b\n1,"x', ',y"\n2,', 'z\n3,last']);
+    expect(steps.map((s) => s.records)).toEqual([
+      [['a', 'b']],
+      [],
+      [
+        ['1', 'x,y'],
+        ['2', 'z'],
+      ],
+      [['3', 'last']],
+    ]);
+    expect(steps.every((s) => s.error === undefined)).toBe(true);
+  });
+
+  it('returns an error instead of throwing, with its code and line', () => {
+    const steps = feed(['a,b\n1,"open\n2,x\n']);
+    const last = steps.at(-1)!;
+    expect(last.error).toBeInstanceOf(CsvError);
+    expect(last.error?.code).toBe('CSV_QUOTE_NOT_CLOSED');
+    expect((last.error as CsvError & { lines?: number }).lines).toBe(3);
+  });
+
+  it('keeps blank lines as records and honours the options the reader passes', () => {
+    // relax_quotes: a quote that does not open a cell, or ends one early, is kept as text.
+    const steps = feed(['a;b\r\n\r\n1;"2"x;3"4\r\n'], {
+      delimiter: ';',
+      relax_quotes: true,
+      record_delimiter: '\r\n',
+    });
+    expect(steps.flatMap((s) => s.records)).toEqual([['a', 'b'], [''], ['1', '"2"x', '3"4']]);
+  });
+
+  it('refuses a record longer than max_record_size', () => {
+    const steps = feed([`a\n${'x'.repeat(100)}\n`], { max_record_size: 50 });
+    expect(steps.find((s) => s.error)?.error?.code).toBe('CSV_MAX_RECORD_SIZE');
+  });
+});
