@@ -8,21 +8,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openRegister } from '../register/open.js';
 import type { Register, ScopeStore } from '../register/types.js';
 import type { RawRow } from '../sheet/types.js';
-import {
-  ACK,
-  describeError,
-  type MainMessage,
-  type RowBatch,
-  unpackRows,
-  VerdictPacker,
-  WINDOW,
-  type WorkerInput,
-  type WorkerMessage,
-} from './parallel.js';
+import { ACK, type MainMessage, WINDOW, type WorkerInput, type WorkerMessage } from './parallel.js';
+
 import { prepareSheet, RowChecker, rawBatches } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
 import { type RowVerdict, ValidationTally } from './verdicts.js';
 import { PayeeWarnings } from './warnings.js';
+import { describeError, type RowBatch, unpackRows, VerdictPacker } from './worker-codec.js';
 
 const port = parentPort;
 if (port === null) throw new Error('validate-worker.js runs as a worker thread of payouts validate');

@@ -11,15 +11,7 @@ import type { Register, ScopeInfo, ScopeStore } from '../register/types.js';
 import type { ResultRecord, ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow, SheetFormat } from '../sheet/types.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
-import {
-  CheckingWorker,
-  IN_FLIGHT,
-  NO_VERDICTS,
-  packRows,
-  type RowBatch,
-  unpackRows,
-  verdictAt,
-} from './parallel.js';
+import { CheckingWorker, IN_FLIGHT } from './parallel.js';
 import {
   expectedRowsOf,
   type KnownRepeats,
@@ -35,6 +27,7 @@ import type { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
 import { PayeeWarnings, type WarningTally } from './warnings.js';
+import { NO_VERDICTS, packRows, type RowBatch, unpackRows, verdictAt } from './worker-codec.js';
 
 export { type RowSample, tally } from './verdicts.js';
 

@@ -1,8 +1,9 @@
 /**
- * What crosses between `validate`'s two threads (src/batch/parallel.ts): rows sent to the
+ * What crosses between `validate`'s two threads (src/batch/worker-codec.ts): rows sent to the
  * worker, and the verdicts it sends back, each packed and read back as they were.
  */
 import { describe, expect, it } from 'vitest';
+import { type RowVerdict, VALID } from '../../src/batch/verdicts.js';
 import {
   describeError,
   packRows,
@@ -10,8 +11,7 @@ import {
   unpackRows,
   VerdictPacker,
   verdictAt,
-} from '../../src/batch/parallel.js';
-import { type RowVerdict, VALID } from '../../src/batch/verdicts.js';
+} from '../../src/batch/worker-codec.js';
 import { EXIT, RegisterError, SheetError, StorageError } from '../../src/errors.js';
 import { EMPTY_CELL, type RawRow } from '../../src/sheet/types.js';
 
