@@ -1,10 +1,10 @@
 import { once } from 'node:events';
-import { type Stringifier, stringify } from 'csv-stringify';
 import type ExcelJS from 'exceljs';
 import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../columns/columns.js';
 import { SheetError } from '../errors.js';
 import { AtomicFile } from './atomic-file.js';
 import { columnLetters } from './column-letters.js';
+import { CsvRecordEncoder } from './csv-record.js';
 import { neutraliseFormula } from './formula.js';
 import { canonicalColumnOf, isResultHeader } from './headers.js';
 import { MAX_CELL_CHARS } from './limits.js';
@@ -199,20 +199,13 @@ class Drain {
   }
 }
 
-/** The core of csv-stringify, without its stream wrapper (as src/sheet/csv.ts uses csv-parse's). */
-interface StringifierCore {
-  options: { on_record?: unknown };
-  __transform(record: readonly string[], push: (chunk: string | Buffer) => void): Error | undefined;
-}
-
 // Records are encoded straight into a buffer of this size, which goes to the file when full:
 // no string outlives its row, so the young heap stays small (and one write per 64 KB).
 const CHUNK_BYTES = 64 * 1024;
 
 class CsvResultsWriter implements ResultsWriter {
   readonly path: string;
-  private readonly core: StringifierCore;
-  private readonly push: (chunk: string | Buffer) => void;
+  private readonly encoder: CsvRecordEncoder;
   private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   private used = 0;
   /** Filled buffers not yet handed to the file. */
@@ -226,19 +219,9 @@ class CsvResultsWriter implements ResultsWriter {
   ) {
     this.path = opts.path;
     this.drained = new Drain(file);
-    const stringifier: Stringifier = stringify({
-      delimiter: opts.delimiter ?? ',',
-      bom: opts.bom ?? true,
-      record_delimiter: '\n',
-      // A bare CR (or LF) in a cell is quoted too: unquoted, other CSV readers end the row
-      // there, and the rest of the cell starts a row that escaped neutralisation.
-      quote_record_delimiter: true,
-    });
-    this.core = (stringifier as unknown as { api: StringifierCore }).api;
-    // The stream wrapper's 'record' event: nobody listens, and it costs an array per row.
-    this.core.options.on_record = undefined;
-    // Strings are records; the one Buffer is the UTF-8 BOM, which is U+FEFF as text.
-    this.push = (chunk) => this.encode(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    this.encoder = new CsvRecordEncoder(opts.delimiter ?? ',');
+    // The UTF-8 byte order mark, U+FEFF as text.
+    if (opts.bom ?? true) this.encode('\uFEFF');
     this.add(layout.headers.map(neutraliseFormula));
   }
 
@@ -290,8 +273,7 @@ class CsvResultsWriter implements ResultsWriter {
   }
 
   private add(record: readonly string[]): void {
-    const error = this.core.__transform(record, this.push);
-    if (error !== undefined) throw error;
+    this.encode(this.encoder.record(record));
   }
 
   // UTF-8 takes at most 3 bytes per UTF-16 unit: a text that may not fit ends the chunk.
