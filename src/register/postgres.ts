@@ -14,11 +14,12 @@
  *   advisory lock of the scope (the analogue of SQLite's BEGIN IMMEDIATE), retried on a deadlock
  *   or serialization failure.
  */
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { PayoutsError, RegisterError } from '../errors.js';
 import { scrub } from '../redact.js';
 import { isLoopbackHost } from '../webhooks/callback-url.js';
+import { Fingerprints } from './fingerprints.js';
 import type { ScopeIdentity } from './identity.js';
 import { LEASE } from './lease.js';
 import { withoutPassword } from './location.js';
@@ -841,23 +842,18 @@ const PAYOUT_WITH_RUN = `p.*, r.id AS r_id, r.sheet AS r_sheet, r.digest AS r_di
 const LOOKUP_CHUNK = 1000;
 
 class PostgresScope implements ScopeStore {
+  private readonly fingerprints: Fingerprints;
+
   constructor(
     private readonly register: PostgresRegister,
     readonly scope: ScopeInfo,
-    private readonly secret: Buffer,
-  ) {}
-
-  private readonly fingerprints = new Map<string, string>();
+    secret: Buffer,
+  ) {
+    this.fingerprints = new Fingerprints(secret);
+  }
 
   fingerprint(canonical: string): string {
-    let hashed = this.fingerprints.get(canonical);
-    if (hashed === undefined) {
-      hashed = createHmac('sha256', this.secret).update(canonical, 'utf8').digest('base64url').slice(0, 32);
-      // A few thousand payees around the current row: a sheet pays many of them more than once.
-      if (this.fingerprints.size >= 4096) this.fingerprints.clear();
-      this.fingerprints.set(canonical, hashed);
-    }
-    return hashed;
+    return this.fingerprints.of(canonical);
   }
 
   async lookup(references: readonly string[]): Promise<Map<string, PayoutRecord>> {

@@ -12,7 +12,7 @@
  * reader runs on the boot that wrote it (one machine: no wall clock, faked or not, can cut a
  * live run's lease short), else by the wall clock.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
@@ -21,6 +21,7 @@ import { errnoOf, RegisterError } from '../errors.js';
 import { makeFolderSync } from '../folders.js';
 import { scrub } from '../redact.js';
 import type { PayoutDetails } from './details.js';
+import { Fingerprints } from './fingerprints.js';
 import type { ScopeIdentity } from './identity.js';
 import { bootId, LEASE, uptimeMs } from './lease.js';
 import { type EventRow, eventOf, PAYOUT_FIELDS, payoutCells } from './records.js';
@@ -745,12 +746,6 @@ interface RunRow {
   exit_code: number | null;
 }
 
-/**
- * Payee fingerprints remembered per scope (an HMAC costs ~3 µs, a Map look-up ~0.1): enough for
- * the payees of a few thousand rows around the current one, a few hundred kilobytes at most.
- */
-const FINGERPRINTS_KEPT = 4096;
-
 /** How many references one lookup query takes. */
 const LOOKUP_CHUNK = 500;
 
@@ -771,8 +766,10 @@ class SqliteScope implements ScopeStore {
   constructor(
     private readonly register: SqliteRegister,
     readonly scope: ScopeInfo,
-    private readonly secret: Buffer,
-  ) {}
+    secret: Buffer,
+  ) {
+    this.fingerprints = new Fingerprints(secret);
+  }
 
   private readonly statements = new Map<keyof typeof READS, Statement>();
 
@@ -780,32 +777,10 @@ class SqliteScope implements ScopeStore {
     return this.register.db;
   }
 
-  /** Fingerprints of the payees seen last: a sheet pays many of its payees more than once. */
-  private readonly fingerprints = new Map<string, string>();
-  /** Fingerprints found among them since they were last cleared. */
-  private fingerprintHits = 0;
-  /** Fingerprints to take without keeping them, after a sheet of payees seen once each. */
-  private fingerprintsUnkept = 0;
+  private readonly fingerprints: Fingerprints;
 
   fingerprint(canonical: string): string {
-    let hashed = this.fingerprints.get(canonical);
-    if (hashed !== undefined) {
-      this.fingerprintHits += 1;
-      return hashed;
-    }
-    hashed = createHmac('sha256', this.secret).update(canonical, 'utf8').digest('base64url').slice(0, 32);
-    if (this.fingerprintsUnkept > 0) {
-      this.fingerprintsUnkept -= 1;
-      return hashed;
-    }
-    if (this.fingerprints.size === FINGERPRINTS_KEPT) {
-      // Keeping them costs more than it saves when few come back: pause, then try again.
-      if (this.fingerprintHits < FINGERPRINTS_KEPT / 8) this.fingerprintsUnkept = 16 * FINGERPRINTS_KEPT;
-      this.fingerprints.clear();
-      this.fingerprintHits = 0;
-    }
-    this.fingerprints.set(canonical, hashed);
-    return hashed;
+    return this.fingerprints.of(canonical);
   }
 
   async lookup(references: readonly string[]): Promise<Map<string, PayoutRecord>> {

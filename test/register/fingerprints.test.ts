@@ -1,0 +1,27 @@
+/** The keyed hash that names payee details in a register (register/fingerprints.ts). */
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { Fingerprints } from '../../src/register/fingerprints.js';
+
+const secret = Buffer.from('0123456789abcdef0123456789abcdef');
+const hmac = (text: string) =>
+  createHmac('sha256', secret).update(text, 'utf8').digest('base64url').slice(0, 32);
+
+describe('Fingerprints', () => {
+  it('is the HMAC-SHA256 of the text under the scope secret, 32 characters of base64url', () => {
+    const fingerprints = new Fingerprints(secret);
+    for (const text of ['rail:ACH\naccountNumber:123456789', 'payee:name:jose perez\ncountry:MX', 'ü€😀', ''])
+      expect(fingerprints.of(text)).toBe(hmac(text));
+    expect(fingerprints.of('x')).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(new Fingerprints(Buffer.from('another secret')).of('x')).not.toBe(fingerprints.of('x'));
+  });
+
+  it('gives the same answer whether it kept the text or not, across many payees seen once', () => {
+    const fingerprints = new Fingerprints(secret);
+    // Far more payees than it keeps, each once, then the first ones again.
+    const texts = Array.from({ length: 10_000 }, (_, i) => `payee:${i}`);
+    for (const text of texts) fingerprints.of(text);
+    for (const text of [...texts.slice(0, 50), ...texts.slice(-50)])
+      expect(fingerprints.of(text)).toBe(hmac(text));
+  });
+});
