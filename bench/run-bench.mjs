@@ -27,7 +27,7 @@
 // time of each client process is reported beside it. Requests per row are counted by the
 // sandbox too (token and shared beneficiaries included).
 //
-// (d)  recurring payees (issue 7): sandbox --rate-limit 200; month 1 pays the sheet, month 2
+// (d)  recurring payees: sandbox --rate-limit 200; month 1 pays the sheet, month 2
 //      pays the same payees under new references with the same register, which remembers the
 //      beneficiaries and recipients it created: requests per row and rows/s of each month.
 //      Target: month 2 at ≤ 2.2 requests per row (a simulation and a transaction).

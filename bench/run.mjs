@@ -87,7 +87,7 @@ async function sheetSection(results) {
 }
 
 /**
- * Issue 7: `validate` on the CSV with a register of as many paid references as the sheet has
+ * `validate` on the CSV with a register of as many paid references as the sheet has
  * rows, read read-only and offline. Target: >= 0.6 of the csv-parse floor, peak RSS < 250 MB.
  * Four registers, each measured beside its own floor run:
  * - next-sheet: the references of an earlier sheet (next month's validate: every look-up misses);

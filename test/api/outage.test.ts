@@ -1,5 +1,5 @@
 /**
- * The service side of unattended runs (issue 9): an outage seen through the HTTP core, with the
+ * The service side of unattended runs: an outage seen through the HTTP core, with the
  * circuit breaker; a request's outcome is its most severe attempt's; the run's stop signal ends
  * every wait.
  */

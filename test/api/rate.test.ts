@@ -173,7 +173,7 @@ describe('RateLimiter abort', () => {
   });
 });
 
-describe('RateLimiter and a stopped run (issue 9)', () => {
+describe('RateLimiter and a stopped run', () => {
   /** A sleep that only ends when its signal aborts: a long pause seen from inside. */
   function endlessSleep() {
     const naps: { ms: number; signal: AbortSignal | undefined }[] = [];

@@ -1,5 +1,5 @@
 /**
- * Issue 9: `--max-amount CUR=AMOUNT` refuses the batch (exit 4) before anything is sent when a
+ * `--max-amount CUR=AMOUNT` refuses the batch (exit 4) before anything is sent when a
  * row would pay more; and a hard ceiling makes an absurd amount an invalid row, never paid.
  */
 import { copyFile, readFile, writeFile } from 'node:fs/promises';

@@ -88,7 +88,7 @@ describe('transactionFailure', () => {
       'skipped',
       'not sent: the service stayed unreachable or unavailable for more than 30 s (--max-outage) - run again later to resume',
     ],
-    // Issue 9, item 2: the most severe attempt decides.
+    // The most severe attempt decides.
     [
       'interrupted in the backoff after a cut attempt',
       new InterruptedError('stopped', { inDoubt: 'ECONNRESET' }),

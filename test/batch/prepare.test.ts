@@ -52,7 +52,7 @@ describe('prepareSheet batches', () => {
     });
   });
 
-  it('quote a long reference used twice in 80 characters, on one line (issue 9, item 5)', async () => {
+  it('quote a long reference used twice in 80 characters, on one line', async () => {
     await withTempDir(async (dir) => {
       const rows: SheetRow[] = generateRows(3);
       const long = `R\n${'9'.repeat(100_000)}`;

@@ -1,5 +1,5 @@
 /**
- * Two processes, two overlapping sheets, one register (issue 7 acceptance): both are killed
+ * Two processes, two overlapping sheets, one register: both are killed
  * with SIGKILL at seeded moments, several times, then resumed side by side until they finish.
  * Every reference is paid exactly once, at every moment. Needs `npm run build`.
  */

@@ -1,5 +1,5 @@
 /**
- * The crash test of issue 4: a child `payouts run` on a 520-row sheet is killed with SIGKILL at
+ * The crash test: a child `payouts run` on a 520-row sheet is killed with SIGKILL at
  * seeded random moments, at least ten times, and re-run (with --retry-unknown) until it
  * finishes. The sandbox ledger then holds exactly one transaction per row. Needs `npm run build`.
  */

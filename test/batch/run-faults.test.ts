@@ -1,5 +1,5 @@
 /**
- * `payouts run` through the service's bad days (issue 4 acceptance): a token that expires
+ * `payouts run` through the service's bad days: a token that expires
  * mid-run, 429 storms, 5xx, connections reset after the request took effect, and expired
  * simulations. Every row still ends paid exactly once.
  */

@@ -1,5 +1,5 @@
 /**
- * SIGTERM (and SIGINT) stop a child `payouts run` cleanly (issue 4, item 7): no new rows, the
+ * SIGTERM (and SIGINT) stop a child `payouts run` cleanly: no new rows, the
  * rows under way finish, the results file is written, exit code 5; the next run resumes. Ten
  * stops at seeded random moments, some with a second signal (stop at once), then the ledger
  * holds exactly one transaction per row. Needs `npm run build`.

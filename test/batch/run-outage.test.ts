@@ -1,5 +1,5 @@
 /**
- * Unattended runs against a service that goes away (issue 9): the run stops taking rows, lets
+ * Unattended runs against a service that goes away: the run stops taking rows, lets
  * the rows under way settle, writes the results and exits 6 ("retry later"); run again, it
  * pays the rest, each reference exactly once. Spawned runs need `npm run build`.
  */

@@ -1,5 +1,5 @@
 /**
- * `payouts run` end to end against the sandbox (issue 4 acceptance): all seven rails, the
+ * `payouts run` end to end against the sandbox: all seven rails, the
  * results file against the ledger, and beneficiaries and recipients created once per payee.
  */
 import { copyFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * The service's refusals land on the right rows with its own words (issue 4 acceptance: 400,
+ * The service's refusals land on the right rows with its own words (400,
  * 403, 404 and 422), the other rows are paid, and a re-run neither pays a row twice nor turns
  * a failed payment into a successful one.
  */

@@ -1,5 +1,5 @@
 /**
- * The register's own storage failures (issue 7, item 9): a register that cannot be created or
+ * The register's own storage failures: a register that cannot be created or
  * written before anything is sent is exit 2 with nothing sent; one that fails after sending
  * began is exit 6, with the results file written. Never exit 70.
  */

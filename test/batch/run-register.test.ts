@@ -1,5 +1,5 @@
 /**
- * The register against the sandbox (issue 7, "Why"): a payout is its reference within one
+ * The register against the sandbox, and why it exists: a payout is its reference within one
  * service and integrator, whatever sheet it arrives in. Each case checks the ledger: every
  * reference paid exactly once.
  */

@@ -1,5 +1,5 @@
 /**
- * No secret in any log, results or checkpoint file (issue 4 acceptance): the client secret,
+ * No secret in any log, results or checkpoint file: the client secret,
  * the password, any access token, and the sheet's full account numbers (which only the results
  * file may hold, being the sheet itself plus its results).
  */

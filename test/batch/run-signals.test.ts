@@ -1,5 +1,5 @@
 /**
- * Signals while the service throttles (issue 9): SIGTERM, SIGINT and SIGHUP end every wait
+ * Signals while the service throttles: SIGTERM, SIGINT and SIGHUP end every wait
  * (rate limiter, backoff, Retry-After, breaker), so the run writes its results and exits 5
  * within seconds even under `Retry-After: 100`; a second signal stops at once; stdout or stderr
  * closed by its reader does not end a paying run. Spawned runs need `npm run build`.

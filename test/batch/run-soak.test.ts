@@ -1,5 +1,5 @@
 /**
- * The fault soak of issue 4: 10% errors, 3% connections cut after the request took effect, and
+ * The fault soak: 10% errors, 3% connections cut after the request took effect, and
  * a service rate limit below the requested rate, all at once. Every row ends submitted, or
  * failed or unknown with a clear message; nothing is paid twice, and a re-run finishes the job.
  */

@@ -1,4 +1,4 @@
-// Issue 8: a TOTAL row is a control total that comes for free. `payouts run` refuses the batch
+// A TOTAL row is a control total that comes for free. `payouts run` refuses the batch
 // (exit 4, nothing sent) when it does not match the rows above it, and otherwise pays the rows
 // without counting or sending the totals row.
 import { copyFile } from 'node:fs/promises';
@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { paymentsOf, runAgainst, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/issue8');
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/real-sheets');
 
 async function copied(name: string): Promise<string> {
   const target = path.join(await testDir(), name);

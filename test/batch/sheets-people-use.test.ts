@@ -1,5 +1,5 @@
-// Issue 8, "Real spreadsheets in": the fixtures of test/fixtures/issue8 (made by make.mjs there the
-// way Excel writes them) through the dry run, as `payouts validate` reads them.
+// Sheets as people keep them: the fixtures of test/fixtures/real-sheets (made by make.mjs there
+// the way Excel writes them) through the dry run, as `payouts validate` reads them.
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { headerPredicate } from '../../src/sheet/headers.js';
 import { openSheet } from '../../src/sheet/open.js';
 import { withTempDir } from '../helpers/cli.js';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/issue8');
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/real-sheets');
 
 async function copied(dir: string, name: string): Promise<string> {
   const target = path.join(dir, name);

@@ -84,7 +84,7 @@ describe('validate on a worker thread', () => {
     });
   });
 
-  it('reads a register as one thread does: paid, used for other details, in doubt, failed (issue 7)', async () => {
+  it('reads a register as one thread does: paid, used for other details, in doubt, failed', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
     const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
@@ -154,7 +154,7 @@ describe('validate on a worker thread', () => {
     });
   });
 
-  it('reads grouped amounts, usd and a totals row as one thread does (issue 8)', async () => {
+  it('reads grouped amounts, usd and a totals row as one thread does', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     await withTempDir(async (dir) => {
       const sheetPath = path.join(dir, 'sheet.csv');

@@ -1,5 +1,5 @@
 /**
- * Issue 8 end to end: `payouts validate` on a sheet with a Treasury routing number (in the
+ * End to end: `payouts validate` on a sheet with a Treasury routing number (in the
  * Federal Reserve directory, outside the routing-symbol table) and IBANs of countries the
  * SWIFT IBAN Registry does not list. Uses dist/ (npm run build).
  */
@@ -11,7 +11,7 @@ import { runCli, withTempDir } from '../helpers/cli.js';
 
 const samples = path.resolve(import.meta.dirname, '../../samples');
 
-describe('payouts validate: routing numbers and IBANs (issue 8)', () => {
+describe('payouts validate: routing numbers and IBANs', () => {
   it('accepts the Treasury routing numbers and refuses IBANs outside the registry', async () => {
     await withTempDir(async (dir) => {
       const [header, ach, , , swift] = (

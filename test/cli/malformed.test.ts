@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { MALFORMED_CASES } from '../fixtures/malformed/index.js';
 import { runCli, withTempDir } from '../helpers/cli.js';
 
-// Issue 2 acceptance: every malformed input gives exit 2 or per-row errors with a clear
+// Every malformed input gives exit 2 or per-row errors with a clear
 // message, never a stack trace, never a partial results file.
 describe('payouts validate on the malformed corpus', () => {
   it('has at least 25 cases', () => {

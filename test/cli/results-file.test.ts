@@ -23,7 +23,7 @@ async function payouts(args: string[]): Promise<{ code: number; stdout: string; 
 }
 
 describe('the results file of a large XLSX sheet', () => {
-  // Issue 8: from ~500 rows on, every validate printed MaxListenersExceededWarning lines.
+  // From ~500 rows on, every validate once printed MaxListenersExceededWarning lines.
   it('is written without a single warning on stderr', async () => {
     await withTempDir(async (dir) => {
       const sheet = path.join(dir, 'payouts.xlsx');
@@ -41,8 +41,8 @@ describe('--out', () => {
   // run logs a fatal error as one JSON record when stderr is not a terminal: ask for text here.
   const textLogs = (command: string) => (command === 'run' ? ['--log-format', 'text'] : []);
 
-  // Issue 7: --out set to the sheet wrote the results over it; issue 8: --out x.csv for an
-  // XLSX sheet wrote XLSX bytes into x.csv. Both are refused before anything is read or sent.
+  // --out set to the sheet once wrote the results over it, and --out x.csv for an XLSX sheet
+  // wrote XLSX bytes into x.csv. Both are refused before anything is read or sent.
   it.each(['validate', 'run'])(
     '%s refuses the sheet itself, by a relative path or a link, with exit 2',
     async (command) => {
@@ -78,7 +78,7 @@ describe('--out', () => {
   });
 });
 
-describe('the XLSX results file of a laid-out sheet (fixture laid-out.xlsx, issue 8)', () => {
+describe('the XLSX results file of a laid-out sheet (fixture laid-out.xlsx)', () => {
   it('keeps widths, hidden columns, amount formats and booleans, notes failing cells, opens on the results', async () => {
     await withTempDir(async (dir) => {
       const sheet = path.join(dir, 'laid-out.xlsx');

@@ -1,5 +1,5 @@
 /**
- * Issue 9: local storage that fails (disk full, a read-only or missing folder) gives exit 2
+ * Local storage that fails (disk full, a read-only or missing folder) gives exit 2
  * when nothing was sent and 6 once anything was, with the path and the errno in words: never
  * exit 70, never a stack trace, never a results file half written.
  */

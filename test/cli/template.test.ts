@@ -79,7 +79,7 @@ describe('payouts template', () => {
     expect(result.stderr).toContain('"CHEQUE" is not a rail');
   });
 
-  // Issue 8: `payouts template` silently replaced a filled-in ach.csv in the current folder.
+  // `payouts template` once silently replaced a filled-in ach.csv in the current folder.
   it('refuses to overwrite an existing template without --force, and writes nothing at all', async () => {
     await withTempDir(async (dir) => {
       const filled = 'reference,amount,currency,type\r\nINV-1,10.00,USD,ACH\r\n';

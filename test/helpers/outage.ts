@@ -1,6 +1,6 @@
 /**
  * A TCP relay on a fixed loopback port in front of the sandbox that can be taken away and
- * brought back (issue 9: the service removed mid-run). Taken away, it closes its port and cuts
+ * brought back (the service removed mid-run). Taken away, it closes its port and cuts
  * every open connection, exactly what a client sees when the service's process dies; the
  * sandbox behind it keeps its ledger, so a resumed run is checked against the same one.
  */

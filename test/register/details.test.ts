@@ -10,7 +10,7 @@ const paid: PayoutDetails = {
   payeeHint: 'account ****6789',
 };
 
-describe('sameDetails (issue 7: "same details", defined once)', () => {
+describe('sameDetails ("same details", defined once)', () => {
   it.each<[string, Partial<PayoutDetails>, boolean]>([
     ['the very same payout', {}, true],
     ['another hint for the same account (a renamed payee)', { payeeHint: 'account ****6789 (Bo)' }, true],

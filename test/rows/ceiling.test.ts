@@ -5,7 +5,7 @@ import { AMOUNT_CEILING_MINOR, AMOUNT_CEILING_TEXT, amountCeilingProblem } from 
 const TOO_MUCH = (shown: string) =>
   `amount "${shown}" is above 1,000,000,000,000.00, more than any real payout (a pasted account number?): fix the amount cell, or split the payout`;
 
-describe('amountCeilingProblem (issue 9: a hard ceiling no real payout reaches)', () => {
+describe('amountCeilingProblem (a hard ceiling no real payout reaches)', () => {
   it.each([
     ['a usual amount', 125050n, '1250.50', undefined],
     ['the ceiling itself', 100_000_000_000_000n, '1000000000000.00', undefined],

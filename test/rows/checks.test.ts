@@ -38,7 +38,7 @@ describe('ABA routing numbers', () => {
     expect(isValidRoutingNumber(routing)).toBe(false);
   });
 
-  // Issue 8: Federal Reserve directory participants outside the prefix table were refused.
+  // Federal Reserve directory participants outside the prefix table were once refused.
   it.each([
     ['154000008', 'TREAS DEPT BPD, Parkersburg WV (Fedwire directory)'],
     ['155000007', 'US DEPT OF TREAS/FMS/BK REVIEW BR, Washington DC (Fedwire directory)'],
@@ -97,7 +97,7 @@ describe('IBAN', () => {
     expect(isValidIban(iban)).toBe(false);
   });
 
-  // Issue 8: ibantools also knows countries the SWIFT IBAN Registry does not list.
+  // ibantools also knows countries the SWIFT IBAN Registry does not list.
   it.each([
     ['DZ580002100001113000000570', 'Algeria'],
     ['AO44123412341234123412341', 'Angola'],

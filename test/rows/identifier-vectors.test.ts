@@ -65,7 +65,7 @@ describe.each([
   });
 });
 
-describe('issue 8 vectors', () => {
+describe('vectors of the Fedwire directory and outside the SWIFT IBAN Registry', () => {
   const routing = new Map(vectors('routing-numbers.tsv').map((v) => [v.value, v.expected]));
   const ibans = new Map(vectors('ibans.tsv').map((v) => [v.value, v]));
 

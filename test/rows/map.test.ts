@@ -609,7 +609,7 @@ describe('mapRow: dedupe keys', () => {
   });
 });
 
-describe('mapRow: text as people type it (issue 8)', () => {
+describe('mapRow: text as people type it', () => {
   it('reads the currency in any case: usd is USD, and the rail in any case', () => {
     const payout = map({ ...ACH_ROW, currency: ' usd ', type: 'ach' });
     expect(payout.issues).toEqual([]);

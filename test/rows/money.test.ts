@@ -116,7 +116,7 @@ describe('formatMinor', () => {
   });
 });
 
-describe('parseSheetAmount (issue 8: amounts as spreadsheets export them)', () => {
+describe('parseSheetAmount (amounts as spreadsheets export them)', () => {
   const DOT = { decimalComma: false };
   const COMMA = { decimalComma: true };
 

@@ -724,7 +724,7 @@ describe('validateRecipient: rail details', () => {
     }
   });
 
-  // Issue 8: in the Federal Reserve's directory, outside the routing-symbol table.
+  // In the Federal Reserve's directory, outside the routing-symbol table.
   it.each(['154000008', '155000007'])(
     'ACH, WIRE and SWIFT accept the Treasury routing number %s',
     (routing) => {
@@ -734,7 +734,7 @@ describe('validateRecipient: rail details', () => {
     },
   );
 
-  // Issue 8: SPEC.md 7.2 "iban is invalid" means not in the IBAN directory (the SWIFT registry).
+  // SPEC.md 7.2 "iban is invalid" means not in the IBAN directory (the SWIFT registry).
   it.each(['DZ580002100001113000000570', 'GF4120041010050500013M02606', 'CI93CI0080111301134291200589'])(
     'SWIFT iban %s of a country outside the IBAN registry: iban is invalid',
     (iban) => {

@@ -94,7 +94,7 @@ describe('openCsv delimiters', () => {
     expect(delimiterOfHeaderLine('single\n')).toEqual({ delimiter: ',', complete: false, hasContent: true });
   });
 
-  it('looks below a title line for the delimiter (issue 8)', () => {
+  it('looks below a title line for the delimiter', () => {
     expect(delimiterOfHeaderLine('Payouts November 2026\r\n\r\nreference;amount\r\n')).toEqual({
       delimiter: ';',
       complete: true,
@@ -304,7 +304,7 @@ async function openOn(file: string): Promise<number> {
   return links.filter((target) => target === file).length;
 }
 
-describe('openCsv header row below a title (issue 8)', () => {
+describe('openCsv header row below a title', () => {
   const tempDir = useTempDirs();
   it('finds the header within the first 10 rows and keeps the sheet row numbers', async () => {
     const file = path.join(await tempDir(), 'titled.csv');

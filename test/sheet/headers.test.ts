@@ -75,7 +75,7 @@ describe('matchHeaders', () => {
     expect(error.message).not.toContain('; ');
   });
 
-  it('keeps the message on one line and bounded: a header with a line break, a 3 MB header (issue 8)', () => {
+  it('keeps the message on one line and bounded: a header with a line break, a 3 MB header', () => {
     const huge = 'x'.repeat(3 * 1024 * 1024);
     const error = catchError(() => matchHeaders(['reference', 'Amount\n(USD)', huge], { file }));
     expect(error.message).not.toMatch(/[\r\n]/);
@@ -85,7 +85,7 @@ describe('matchHeaders', () => {
     );
   });
 
-  it('names the worksheet and row read, and the other sheets (issue 8: a "Summary" sheet first)', () => {
+  it('names the worksheet and row read, and the other sheets (a "Summary" sheet first)', () => {
     const place = { worksheet: 'Summary', rowNumber: 1, worksheets: ['Summary', 'Notes'] };
     const error = catchError(() => matchHeaders(['Month', 'Total'], { file, place }));
     expect(error.message).toBe(

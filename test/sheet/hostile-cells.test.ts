@@ -1,4 +1,4 @@
-// Issue 9, item 5: bounded memory on hostile sheets. A cell over Excel's limit is an error on
+// Bounded memory on hostile sheets. A cell over Excel's limit is an error on
 // its row, read without holding the whole cell; no message echoes more than ~80 characters of it.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -45,7 +45,7 @@ describe('openSheet', () => {
   });
 });
 
-// Issue 2 acceptance: every malformed input gives a SheetError naming the file, or opens with
+// Every malformed input gives a SheetError naming the file, or opens with
 // per-row findings; never another exception. The CLI tests check exit codes on the same corpus.
 describe('malformed corpus', () => {
   it('has at least 25 cases with distinct names', () => {

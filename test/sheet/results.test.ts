@@ -173,7 +173,7 @@ describe('CSV results', () => {
     const [headers, cells] = parseCsv(await readFile(out), { bom: true }) as string[][];
     expect(headers!.slice(0, 2)).toEqual(['reference', "'=bad header"]);
     expect(cells!.slice(0, 5)).toEqual(["'=1+1", '-12.50', '2', 'valid', "'@evil message"]);
-    // Fed back, the file gives what was typed (issue 8: the ' reached the service).
+    // Fed back, the file gives what was typed (the guarding ' must never reach the service).
     const back = await readSheet(out);
     expect(back.headers.slice(0, 2)).toEqual(['reference', '=bad header']);
     expect(back.rows[0]!.cells.map((c) => c.text).slice(0, 2)).toEqual(['=1+1', '-12.50']);
@@ -315,7 +315,7 @@ describe('XLSX results', () => {
 });
 
 describe.each<SheetFormat>(['csv', 'xlsx'])('%s results under backpressure', (format) => {
-  // Issue 8: validate writes a batch of rows, then awaits the last promise; a 'drain' listener
+  // `payouts validate` writes a batch of rows, then awaits the last promise; a 'drain' listener
   // per row flooded the terminal with MaxListenersExceededWarning from ~500 rows on.
   it('waits for one drain however many rows ask, and Node warns of nothing', async () => {
     const warnings: string[] = [];
@@ -401,7 +401,7 @@ describe.each<SheetFormat>(['csv', 'xlsx'])('atomic %s results', (format) => {
     const writer = await openResultsWriter({ path: out, format, inputHeaders });
     await writer.write(row);
     const error = await rejection(writer.commit());
-    // Issue 9: a file error is the environment's (StorageError, exit 2 or 6), never a bug.
+    // A file error is the environment's (StorageError, exit 2 or 6), never a bug.
     expect(error).toBeInstanceOf(StorageError);
     expect(error.message).toBe(
       `cannot write the results file ${out} (fix the folder, or write elsewhere with --out PATH, then run again): it is a directory (EISDIR)`,

@@ -16,7 +16,7 @@ const fixture = (name: string): string => path.join(FIXTURES, name);
 const tempDir = useTempDirs();
 
 describe('XLSX written by other software', () => {
-  // Issue 2 acceptance: the same sheet as CSV, as openpyxl XLSX and as LibreOffice XLSX gives
+  // The same sheet as CSV, as openpyxl XLSX and as LibreOffice XLSX gives
   // the same headers, row numbers and cell texts.
   it.each(['payouts.openpyxl.xlsx', 'payouts.libreoffice.xlsx'])(
     '%s reads like payouts.csv',
@@ -122,7 +122,7 @@ describe('XLSX cell values (hand-built workbook)', () => {
 
 describe('XLSX and temporary files', () => {
   // exceljs's WorkbookReader spills a worksheet to a temporary file when the zip holds it before
-  // sharedStrings.xml; issue 2 wants none left behind, so we read the zip by its directory.
+  // sharedStrings.xml; no temporary file may be left behind, so we read the zip by its directory.
   let tmp: string;
   let savedTmpdir: string | undefined;
   beforeEach(async () => {
@@ -304,7 +304,7 @@ describe('XLSX helpers', () => {
   });
 });
 
-describe('displayedNumber (issue 8: numbers as Excel shows them)', () => {
+describe('displayedNumber (numbers as Excel shows them)', () => {
   it.each([
     [300.29999999999995, '300.3'],
     [0.30000000000000004, '0.3'],

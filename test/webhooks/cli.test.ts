@@ -265,7 +265,7 @@ describe('payouts webhooks verify', () => {
     const bad = await payouts(['webhooks', 'verify', 'body.json', '--signature', sign(`${body} `)], env, dir);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/does not match/);
-    // Issue 9: a secret on the command line shows in ps; it is refused, never echoed.
+    // A secret on the command line shows in ps; it is refused, never echoed.
     const flag = await payouts(
       [
         'webhooks',

@@ -69,7 +69,7 @@ describe('webhook receiver: signature (SPEC.md 6.3)', () => {
     await expect(receiver({ secrets: [] })).rejects.toMatchObject({ code: 'CONFIG' });
     await expect(receiver({ secrets: '' })).rejects.toMatchObject({ code: 'CONFIG' });
     const dir = await tempDir();
-    // Issue 9: a storage problem (exit 2 here: a receiver sends no money), never a bug.
+    // A storage problem (exit 2 here: a receiver sends no money), never a bug.
     const events = path.join(dir, 'missing', 'events.jsonl');
     await expect(receiver({ eventsFile: events })).rejects.toMatchObject({
       code: 'STORAGE',
