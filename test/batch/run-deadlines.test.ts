@@ -149,6 +149,21 @@ describe('slow: stalls and dribbles end within --max-outage plus one deadline', 
   });
 });
 
+/**
+ * Sends the run SIGTERM once `ready()` holds (or it ended), and checks the stop as PRODUCT.md
+ * gives it: exit 5 within 10 s of the signal, nothing but JSON records on stderr.
+ */
+async function terminateWhen(run: ReturnType<typeof spawnCli>, ready: () => boolean): Promise<ChildExit> {
+  while (!ready() && run.child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+  const stoppedAt = Date.now();
+  run.child.kill('SIGTERM');
+  const exit = await run.exited;
+  expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+  expect(exit.code, exit.stderr.slice(-2000)).toBe(EXIT.interrupted);
+  jsonRecords(exit.stderr);
+  return exit;
+}
+
 describe('slow: a stop ends the run within 10 s whatever is in flight', { timeout: 60_000 }, () => {
   it('SIGTERM while transaction answers dribble: exit 5, results and summary written, dribbled rows unknown', async () => {
     const transactions = afterTransactions(4, { kind: 'dribble', part: 'body', everyMs: 1_000 });
@@ -156,14 +171,7 @@ describe('slow: a stop ends the run within 10 s whatever is in flight', { timeou
     const { sheet, rows } = await testSheet(20, 'TERMDRIB');
     // A long --max-outage: only the stop can end this run.
     const run = spawnCli(['run', sheet, '--base-url', proxy.url, ...RUN, '--max-outage', '300']);
-    while (transactions.seen() <= 6 && run.child.exitCode === null)
-      await new Promise((r) => setTimeout(r, 50));
-    const stoppedAt = Date.now();
-    run.child.kill('SIGTERM');
-    const exit = await run.exited;
-    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
-    expect(exit.code, exit.stderr.slice(-2000)).toBe(EXIT.interrupted);
-    jsonRecords(exit.stderr);
+    const exit = await terminateWhen(run, () => transactions.seen() > 6);
     const summary = summaryOfExit(exit);
     expect(summary.interrupted).toBe(true);
     const results = await expectResultsTellTheTruth(sb, summary);
@@ -183,13 +191,7 @@ describe('slow: a stop ends the run within 10 s whatever is in flight', { timeou
     });
     const { sheet, rows } = await testSheet(4, 'TERMTOKEN');
     const run = spawnCli(['run', sheet, '--base-url', proxy.url, ...RUN, '--max-outage', '300']);
-    while (!tokenAsked && run.child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
-    const stoppedAt = Date.now();
-    run.child.kill('SIGTERM');
-    const exit = await run.exited;
-    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
-    expect(exit.code, exit.stderr.slice(-2000)).toBe(EXIT.interrupted);
-    jsonRecords(exit.stderr);
+    const exit = await terminateWhen(run, () => tokenAsked);
     const results = await readCsv(summaryOfExit(exit).results);
     expect(results.map((r) => r['result.status'])).toEqual(rows.map(() => 'skipped'));
   });
