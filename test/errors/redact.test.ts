@@ -1,6 +1,6 @@
 /** One policy for what never leaves the process: secrets redacted (never words), accounts masked (redact.ts). */
 import { describe, expect, it } from 'vitest';
-import { maskAccountNumbers, redactSecrets, scrub } from '../../src/redact.js';
+import { maskAccountNumbers, redactSecrets, scrub, scrubValue } from '../../src/redact.js';
 
 describe('redactSecrets', () => {
   it.each([
@@ -56,5 +56,57 @@ describe('scrub: text as the register and the logs keep it', () => {
     ).toBe(
       'transaction 11111111-1111-4111-8111-111111111111 to ****6789 (****3000) refused for 1250.00: password=[REDACTED]',
     );
+  });
+});
+
+// Amounts of 8 to 16 digits (315,000,000.00 COP is an ordinary payroll in pesos), in every
+// currency of the rails, as the logs and the register hold them.
+const LARGE_AMOUNTS = ['USD', 'MXN', 'BRL', 'COP'].flatMap((currency) =>
+  [8, 9, 10, 12, 14, 16].map((digits) => {
+    const whole = `3${'1'.repeat(digits - 1)}`;
+    return { currency, whole, decimal: `${whole}.00`, comma: `${whole},50` };
+  }),
+);
+
+describe('amounts, totals and counts are never masked', () => {
+  it.each(LARGE_AMOUNTS)(
+    '$currency $decimal in money fields, kept exactly',
+    ({ currency, whole, decimal }) => {
+      const logged = {
+        totals: { [currency]: decimal },
+        validTotals: { [currency]: decimal },
+        sendTotals: { [currency]: whole },
+        amount: decimal,
+        counts: { submitted: Number(whole) },
+        rows: Number(whole),
+      };
+      expect(scrubValue(logged)).toEqual(logged);
+    },
+  );
+
+  it.each(LARGE_AMOUNTS)('$currency $decimal in words, kept exactly', ({ currency, decimal, comma }) => {
+    const text = `paid ${decimal} ${currency} (sheet said ${comma}); total ${currency}=${decimal}`;
+    expect(scrub(text)).toBe(text);
+    expect(scrubValue({ msg: text })).toEqual({ msg: text });
+  });
+});
+
+describe('scrubValue: by field', () => {
+  it.each([
+    ['accountNumber', '000123456789', '****6789'],
+    ['routingNumber', '021000021', '****0021'],
+    ['iban', 'DE89370400440532013000', '****3000'],
+    ['clabe', '002010077777777771', '****7771'],
+    ['bankAccount', '1234', '****'],
+    ['documentNumber', '123.456.789-09', '****9-09'],
+    ['pixKey', 'ana@example.com', '****.com'],
+  ])('%s %s is masked whatever it holds', (key, value, masked) => {
+    expect(scrubValue({ details: { [key]: value } })).toEqual({ details: { [key]: masked } });
+  });
+
+  it('redacts secret fields and still masks account numbers in free text', () => {
+    expect(
+      scrubValue({ password: 'pw-1', error: 'account 000123456789 closed', totals: { USD: '12345678.00' } }),
+    ).toEqual({ password: '[REDACTED]', error: 'account ****6789 closed', totals: { USD: '12345678.00' } });
   });
 });
