@@ -27,15 +27,15 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
   && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# Sheets, results, checkpoints and lock files live on a volume mounted at /data (relative
-# paths resolve there). The code stays root-owned and read-only to the process, which runs as
+# Sheets, results files and the register (PAYOUTS_REGISTER=/data/state/register.db, or a
+# postgres:// URL) live on a volume mounted at /data (relative paths resolve there). The code stays root-owned and read-only to the process, which runs as
 # the unprivileged `node` user of the base image, given by number so that Kubernetes'
 # runAsNonRoot can check it.
 RUN mkdir /data && chown node:node /data
 WORKDIR /data
 USER 1000:1000
-# Exec form, no shell in between: the exit code of payouts (0-5, docs/container.md) is the
-# container's. Node is then PID 1, which gets no default signal actions: `payouts run` and
+# Exec form, no shell in between: the exit code of payouts (0 to 6, and 70 for a bug in
+# payouts; the table is in docs/container.md) is the container's. Node is then PID 1, which gets no default signal actions: `payouts run` and
 # `payouts sandbox` handle SIGTERM/SIGINT themselves, for the other commands run with
 # `docker run --init` (docs/container.md).
 ENTRYPOINT ["node", "/app/dist/cli/main.js"]
