@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import { HEADERS, MESSAGES } from '../api/contract.js';
 import { errorReply, HttpError, type Reply } from './errors.js';
 import {
@@ -54,7 +53,8 @@ export class RequestPipeline {
 
   constructor(private readonly sandbox: Sandbox) {
     this.random = mulberry32(sandbox.config.seed);
-    this.limiter = new RateLimiter(sandbox.config.rateLimit, performance.now());
+    // The sandbox's one clock, so that a test moves the bucket's refill as it moves tokens.
+    this.limiter = new RateLimiter(sandbox.config.rateLimit, sandbox.config.clock.now());
   }
 
   /** The node:http request listener. */
@@ -77,7 +77,7 @@ export class RequestPipeline {
     if (!inspection) {
       state.requests.total += 1;
       draws = drawRequest(this.random, config);
-      rateLimitWaitMs = this.limiter.take(performance.now());
+      rateLimitWaitMs = this.limiter.take(config.clock.now());
     }
     const body = await readBody(req);
     if (body === undefined) return; // the client went away mid-body: nobody to answer

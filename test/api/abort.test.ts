@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { LinkedAbort } from '../../src/api/abort.js';
 
 describe('LinkedAbort', () => {
@@ -23,20 +22,31 @@ describe('LinkedAbort', () => {
     expect(linked.timedOut).toBe(false);
   });
 
-  it('aborts when its time is up, and says so', async () => {
+  it('aborts when its time is up, and says so', () => {
+    vi.useFakeTimers();
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const linked = new LinkedAbort([new AbortController().signal], 5);
-    await sleep(30);
+    vi.advanceTimersByTime(4);
+    expect(linked.signal.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
     expect(linked.signal.aborted).toBe(true);
     expect(linked.timedOut).toBe(true);
     expect((linked.signal.reason as DOMException).name).toBe('TimeoutError');
   });
 
-  it('lets go of its signals and its timer once disposed', async () => {
+  it('lets go of its signals and its timer once disposed', () => {
+    vi.useFakeTimers();
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const a = new AbortController();
     const linked = new LinkedAbort([a.signal], 5);
     linked.dispose();
+    expect(vi.getTimerCount()).toBe(0);
     a.abort('after');
-    await sleep(30);
+    vi.advanceTimersByTime(30);
     expect(linked.signal.aborted).toBe(false);
     expect(linked.timedOut).toBe(false);
   });
@@ -48,7 +58,8 @@ describe('LinkedAbort', () => {
     try {
       const run = new AbortController();
       const linked = Array.from({ length: 50 }, () => new LinkedAbort([run.signal]));
-      await sleep(10);
+      // Node emits the listener warning on the next tick of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
       expect(warnings.map((w) => w.name)).toEqual([]);
       run.abort('stop');
       expect(linked.every((l) => l.signal.reason === 'stop')).toBe(true);

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { PATHS, TOKEN_PATH } from '../../src/api/contract.js';
 import { call, expectErrorBody, OTHER, quoteFor, sandbox, token } from './helpers.js';
 
@@ -49,8 +49,12 @@ describe('protected endpoints: 401 (SPEC.md 5 step 6)', () => {
   it('expires a token in real time with a 1 s TTL', async () => {
     const sb = await sandbox({ tokenTtl: 1 });
     const accessToken = await token(sb);
+    // The wall clock moved, not waited for: Date alone is faked, the server's timers are real.
     // exp is whole seconds: iat is floored, so the token lapses within 1 s of issue.
-    await new Promise((resolve) => setTimeout(resolve, 1050));
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 1050 });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     expect((await call(sb, 'GET', PATHS.integratorMe, { token: accessToken })).status).toBe(401);
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PATHS, SANDBOX_LEDGER_PATH } from '../../src/api/contract.js';
 import { drawRequest } from '../../src/sandbox/faults.js';
 import { mulberry32 } from '../../src/sandbox/prng.js';
-import { call, expectErrorBody, quoteFor, sandbox, token } from './helpers.js';
+import { call, eventually, expectErrorBody, quoteFor, sandbox, token } from './helpers.js';
 
 const BENEFICIARY = { type: 'INDIVIDUAL', name: 'Ana', country: 'US' };
 
@@ -41,7 +41,8 @@ describe('close()', () => {
   it('returns promptly with a request asleep in --latency and a settlement pending', async () => {
     const sb = await sandbox({ latencyMs: 10_000, settleDelayMs: 60_000 });
     const pending = token(sb);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Asleep in --latency once the sandbox has counted it.
+    await eventually(() => sb.ledger().requests.total === 1);
     const [, closeMs] = await timed(() => sb.close());
     expect(closeMs).toBeLessThan(1000);
     await expect(pending).rejects.toThrow();
@@ -101,7 +102,8 @@ describe('--error-rate', () => {
 describe('--rate-limit', () => {
   it('answers 429 with Retry-After and a 2.5 body above N requests per second, across endpoints', async () => {
     // A bucket of 2 refilled at 2 per second: the token and one more call, then 429.
-    const sb = await sandbox({ rateLimit: 2 });
+    let now = Date.parse('2026-11-21T03:00:00Z');
+    const sb = await sandbox({ rateLimit: 2, clock: { now: () => now } });
     const accessToken = await token(sb);
     const first = await call(sb, 'POST', PATHS.beneficiaries, { token: accessToken, body: BENEFICIARY });
     const limited = await call(sb, 'GET', PATHS.integratorMe, { token: accessToken });
@@ -113,7 +115,7 @@ describe('--rate-limit', () => {
       body: {},
     });
     expect(limitedToken.status).toBe(429);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    now += 1000;
     expect((await call(sb, 'GET', PATHS.integratorMe, { token: accessToken })).status).toBe(200);
     expect(sb.ledger().requests.injected.rateLimited).toBe(2);
   });

@@ -171,13 +171,4 @@ export async function receiver(status: (call: number) => number = () => 200, hol
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received };
 }
 
-/** Polls until the check passes or the time is up. */
-export async function eventually<T>(check: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+export { eventually } from '../helpers/eventually.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MESSAGES, PATHS } from '../../src/api/contract.js';
-import { call, expectErrorBody, OTHER, quoteFor, sandbox, token } from './helpers.js';
+import { call, eventually, expectErrorBody, OTHER, quoteFor, sandbox, token } from './helpers.js';
 
 describe('Idempotency-Key on POSTs', () => {
   it('replays the first answer for the same key and body, with Idempotent-Replayed: true', async () => {
@@ -54,8 +54,10 @@ describe('Idempotency-Key on POSTs', () => {
       headers: { 'idempotency-key': 'slow' },
       body: { type: 'INDIVIDUAL', name: 'Ana', country: 'US' },
     };
+    const requests = sb.ledger().requests.total;
     const first = call(sb, 'POST', PATHS.beneficiaries, request);
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // The first is in progress (asleep in --latency) once the sandbox has counted it.
+    await eventually(() => sb.ledger().requests.total === requests + 1);
     const second = await call(sb, 'POST', PATHS.beneficiaries, request);
     expectErrorBody(second, 409, PATHS.beneficiaries);
     expect(second.body.message.startsWith(MESSAGES.idempotencyInProgressPrefix)).toBe(true);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { MESSAGES, PATHS } from '../../src/api/contract.js';
 import type { Rail } from '../../src/columns/rails.js';
 import { call, expectErrorBody, quoteFor, sandbox, token } from './helpers.js';
@@ -218,7 +218,11 @@ describe('transactions', () => {
     const sb = await sandbox({ simulationTtl: 1 });
     const accessToken = await token(sb);
     const { simulationId } = await quoteFor(sb, accessToken);
-    await new Promise((resolve) => setTimeout(resolve, 1010));
+    // The wall clock moved, not waited for: Date alone is faked, the server's timers are real.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 1010 });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const expired = await call(sb, 'POST', PATHS.transactions, {
       token: accessToken,
       body: { simulationId },

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SheetError, UsageError } from '../../src/errors.js';
 import { openCsv } from '../../src/sheet/csv.js';
 import { delimiterOfHeaderLine, firstInvalidUtf8, lineEndingOf } from '../../src/sheet/csv-dialect.js';
+import { eventually } from '../helpers/eventually.js';
 import { readSheet, rejection, texts, useTempDirs } from './tmp.js';
 
 const tempDir = useTempDirs();
@@ -291,8 +292,8 @@ describe('openCsv rows', () => {
     const unread = await openCsv(file);
     await unread.close?.();
     await unread.close?.();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await openOn(file)).toBe(0);
+    // Closing is asynchronous: wait until the descriptor is gone, not a guessed time.
+    await eventually(async () => (await openOn(file)) === 0);
   });
 });
 

@@ -9,6 +9,7 @@ import { columnLetters } from '../../src/sheet/column-letters.js';
 import { columnIndexOf, displayedNumber, isoOfSerial, openXlsx } from '../../src/sheet/xlsx.js';
 import { isDateFormatCode, resolvePartPath } from '../../src/sheet/xlsx-parts.js';
 import { openZip } from '../../src/sheet/zip.js';
+import { eventually } from '../helpers/eventually.js';
 import { readSheet, rejection, texts, useTempDirs } from './tmp.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'sheets');
@@ -260,8 +261,8 @@ describe('XLSX written by exceljs', () => {
     await rows.return?.();
     const unread = await openXlsx(file);
     await unread.close?.();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await openOnFile()).toBe(0);
+    // Closing is asynchronous: wait until the descriptor is gone, not a guessed time.
+    await eventually(async () => (await openOnFile()) === 0);
   });
 });
 
