@@ -28,7 +28,8 @@ export const SECRET_KEYS: readonly string[] = [
 const SECRET_PATTERNS: RegExp[] = [
   // The password of a URL's user info (a database URL), shown as register/location.ts shows it:
   // postgres://user:***@host.
-  /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#]*(@)/gi,
+  // The user info ends at the last @ of the address: a password may hold # / ? @ or :.
+  /(\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*:)\S*(@)/gi,
   // A credential given as a value: `password=...` (a form, a query), `"secret": "..."` (JSON).
   // Prose that names one ("the client secret: the service refuses it") keeps its words.
   /(client_secret|password|access_token|refresh_token|secret|token)(\s*=\s*["']?|["']\s*:\s*["']?|\s*:\s*["'])[^"'&\s,}]+/gi,

@@ -1,5 +1,5 @@
 /**
- * Where the register lives (PRODUCT.md `--register`): the flag, else PAYOUTS_REGISTER, else one
+ * Where the register lives (README, "Never pay twice: the register"): the flag, else PAYOUTS_REGISTER, else one
  * file in the user's state directory, `$XDG_STATE_HOME/payouts/register.db`, else
  * `~/.local/state/payouts/register.db`. A `postgres://` or `postgresql://` URL selects a
  * PostgreSQL register shared by many machines; anything else is a file path.
@@ -42,12 +42,20 @@ export function shownLocation(text: string): string {
 
 /**
  * The URL with its password (user info and the `password` query parameter) replaced by `***`.
- * Done on the text, not through URL, so that a URL URL cannot parse is still masked.
+ * Done on the text, not through a URL parser, so that a URL that does not parse is still
+ * masked: the user info ends at the last `@`, since a password may hold `# / ? @ :` or spaces
+ * (masking too much of an odd URL is safe; showing part of a password is not).
  */
 export function withoutPassword(url: string): string {
-  return url
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@]*?:)[^/?#]*(@)/i, '$1***$2')
-    .replace(/([?&]password=)[^&#]*/gi, '$1***');
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0];
+  let shown = url;
+  if (scheme !== undefined) {
+    const rest = url.slice(scheme.length);
+    const at = rest.lastIndexOf('@');
+    const colon = at < 0 ? -1 : rest.slice(0, at).indexOf(':');
+    if (colon >= 0) shown = `${scheme}${rest.slice(0, colon)}:***@${rest.slice(at + 1)}`;
+  }
+  return shown.replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
 function nonBlank(value: string | undefined): string | undefined {
