@@ -30,11 +30,16 @@ export const RETRY_DEFAULTS = {
 
 export type Jitter = 'full' | 'equal';
 
-/** Network error codes raised before the request was written: the service never saw it. */
+/**
+ * Network error codes raised before the request was written: the service never saw it. A name
+ * that does not resolve is among them: a resolver answers "no such name" during its own restart
+ * as readily as it times out, so both are an outage waited through (README, "Exit codes").
+ */
 const NOT_SENT_CODES = new Set([
   'ECONNREFUSED',
   'UND_ERR_CONNECT_TIMEOUT',
   'EAI_AGAIN',
+  'ENOTFOUND',
   'EHOSTUNREACH',
   'ENETUNREACH',
   'ENETDOWN',
@@ -57,7 +62,7 @@ const IN_FLIGHT_CODES = new Set([
 ]);
 
 /** Codes raised before the request was written that another try cannot fix. */
-const NEVER_SENT_PERMANENT = /^(ENOTFOUND|ERR_TLS_.*|ERR_SSL_.*|.*CERT.*|UNABLE_TO_VERIFY_LEAF_SIGNATURE)$/;
+const NEVER_SENT_PERMANENT = /^(ERR_TLS_.*|ERR_SSL_.*|.*CERT.*|UNABLE_TO_VERIFY_LEAF_SIGNATURE)$/;
 
 /** What a failed connection means for the request. */
 export interface NetworkFailure {

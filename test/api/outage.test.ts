@@ -3,6 +3,7 @@
  * circuit breaker; a request's outcome is its most severe attempt's; the run's stop signal ends
  * every wait.
  */
+import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CircuitBreaker } from '../../src/api/breaker.js';
 import { TOKEN_PATH } from '../../src/api/contract.js';
@@ -11,7 +12,7 @@ import { RateLimiter } from '../../src/api/rate.js';
 import { TokenManager } from '../../src/api/token.js';
 import { transactionFailure } from '../../src/batch/outcome.js';
 import { InterruptedError, NetworkError, ServiceError, ServiceUnavailableError } from '../../src/errors.js';
-import { fakeTime } from './helpers/fake-time.js';
+import { type FakeTime, fakeTime } from './helpers/fake-time.js';
 import {
   fail,
   type Handler,
@@ -247,5 +248,71 @@ describe('failures no wait can mend end the run at once, in their own words', ()
     const row = transactionFailure(err);
     expect(row.status).toBe('skipped');
     expect(row.messages[0]).toMatch(/^not sent: the identity endpoint could not issue a token/);
+  });
+});
+
+describe('a service host name that does not resolve', () => {
+  /** A dispatcher whose resolver answers "no such name" (ENOTFOUND) while `down()` says so. */
+  function resolver(down: () => boolean) {
+    let asked = 0;
+    const dispatcher = new Agent({
+      connect: {
+        lookup: (_host, _options, callback) => {
+          asked += 1;
+          if (down()) {
+            const error = Object.assign(new Error('getaddrinfo ENOTFOUND localhost'), { code: 'ENOTFOUND' });
+            callback(error, '', 4);
+          } else callback(null, [{ address: '127.0.0.1', family: 4 }] as never, 4);
+        },
+      },
+    });
+    return { dispatcher, asked: () => asked };
+  }
+
+  async function viaName(server: TestServer, dispatcher: Agent, breaker: CircuitBreaker, time: FakeTime) {
+    const http = new HttpClient({
+      // A name, so that the resolver is asked (plain http is taken for loopback names only).
+      baseUrl: server.url.replace('127.0.0.1', 'localhost'),
+      limiter: new RateLimiter({ rate: 1000, ...time }),
+      random: () => 0.5,
+      ...time,
+      breaker,
+      dispatcher,
+    });
+    clients.push(http);
+    return http;
+  }
+
+  it('is an outage waited through: the request goes once the name resolves again', async () => {
+    const server = await startServer({ '/v1/x': ok({ id: 'x' }) });
+    servers.push(server);
+    const time = fakeTime();
+    const breaker = new CircuitBreaker({ failureThreshold: 3, maxOutageMs: 60_000, ...time });
+    const started = time.now();
+    // The resolver restarts for 20 s of the fake clock.
+    const { dispatcher, asked } = resolver(() => time.now() - started < 20_000);
+    const http = await viaName(server, dispatcher, breaker, time);
+    await expect(http.request({ method: 'GET', path: '/v1/x', auth: false })).resolves.toMatchObject({
+      data: { id: 'x' },
+    });
+    expect(asked()).toBeGreaterThan(5);
+    expect(server.count('/v1/x')).toBe(1);
+    await dispatcher.close();
+  });
+
+  it('past --max-outage: the run stops as for any outage (exit 6), the request not sent', async () => {
+    const server = await startServer({ '/v1/tx': ok({ id: 'tx' }, 201) });
+    servers.push(server);
+    const time = fakeTime();
+    const breaker = new CircuitBreaker({ failureThreshold: 3, maxOutageMs: 20_000, ...time });
+    const { dispatcher } = resolver(() => true);
+    const http = await viaName(server, dispatcher, breaker, time);
+    const err = (await rejection(http.request({ ...tx, auth: false }))) as ServiceUnavailableError;
+    expect(err).toBeInstanceOf(ServiceUnavailableError);
+    expect(err.exitCode).toBe(6);
+    expect(transactionFailure(err)).toMatchObject({ status: 'skipped' });
+    expect(time.now()).toBeGreaterThanOrEqual(Date.UTC(2025, 0, 1) + 20_000);
+    expect(server.count('/v1/tx')).toBe(0);
+    await dispatcher.close();
   });
 });

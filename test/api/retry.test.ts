@@ -51,7 +51,12 @@ describe('shouldRetry', () => {
       { method: 'POST', errorCode: 'UND_ERR_CONNECT_TIMEOUT' },
       true,
     ],
-    ['GET ENOTFOUND (permanent)', { method: 'GET', errorCode: 'ENOTFOUND' }, false],
+    [
+      'GET ENOTFOUND (a resolver restarting: waited through)',
+      { method: 'GET', errorCode: 'ENOTFOUND' },
+      true,
+    ],
+    ['POST ENOTFOUND without a key (never sent)', { method: 'POST', errorCode: 'ENOTFOUND' }, true],
     ['GET TLS certificate (permanent)', { method: 'GET', errorCode: 'CERT_HAS_EXPIRED' }, false],
     ['GET unknown error code', { method: 'GET', errorCode: 'EWHATEVER' }, false],
     ['GET 503 on the last attempt', { method: 'GET', status: 503, attempt: 5 }, false],
@@ -67,7 +72,7 @@ describe('classifyNetworkError', () => {
   it.each([
     ['ECONNREFUSED', false, true],
     ['UND_ERR_CONNECT_TIMEOUT', false, true],
-    ['ENOTFOUND', false, false],
+    ['ENOTFOUND', false, true],
     ['ERR_TLS_CERT_ALTNAME_INVALID', false, false],
     ['ECONNRESET', true, true],
     ['UND_ERR_SOCKET', true, true],
