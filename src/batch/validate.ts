@@ -49,7 +49,7 @@ export interface ValidateOptions extends SheetOptions {
    * which of its scopes: a missing register is no error, the rows are then checked as sheets.
    */
   register?: { location: string } & ScopeHint;
-  /** The moment the approver's warnings count 45 days back from (ms); now by default. */
+  /** The moment the approver's warnings count earlier payouts back from (ms); now by default. */
   asOf?: number;
   /** Keep every warned reference (`--json` lists them all); else counts and the first rows. */
   warnedReferences?: boolean;

@@ -5,8 +5,8 @@
  * them, so `--approve` approves what the approver saw.
  */
 import { detailsOf } from '../register/details.js';
-import { historyFor, minorOf } from '../register/rules.js';
-import type { PayeeHistory, ScopeStore } from '../register/types.js';
+import { historyFor, minorOf, paymentsOf } from '../register/rules.js';
+import type { PayeeHistory, PayeeLayer, PayeePayment, ScopeStore } from '../register/types.js';
 import { formatMinor } from '../rows/money.js';
 import { boundCell } from '../sheet/quote.js';
 import type { PreparedRow } from './prepare.js';
@@ -20,8 +20,11 @@ export interface RowWarning {
   message: string;
 }
 
-/** A payout to the same payee, amount and currency this many days back is a possible duplicate. */
-export const DUPLICATE_DAYS = 45;
+/**
+ * Without a usual interval (fewer than two earlier paydays), the same amount to the same payee
+ * sooner than this many days after an earlier payout is a possible duplicate.
+ */
+export const DUPLICATE_FALLBACK_DAYS = 7;
 /** An amount more than this many times the payee's largest earlier payout is unusual. */
 export const UNUSUAL_FACTOR = 3n;
 
@@ -58,7 +61,7 @@ export class PayeeWarnings {
 
   constructor(
     private readonly register: HistoryReader | undefined,
-    /** The moment the 45 days are counted back from (ms since the epoch), fixed for a whole command. */
+    /** The moment earlier payouts are counted back from (ms since the epoch), fixed for a whole command. */
     private readonly asOf: number,
     /** This sheet's tag (digest.ts): its own payouts are not held against its rows. */
     private readonly batch?: string,
@@ -110,7 +113,8 @@ export class PayeeWarnings {
     } else if (this.register !== undefined) {
       const details = detailsOf(payout, (canonical) => this.register!.fingerprint(canonical));
       // Another account than any the payee was paid to before; a payee with two accounts has both.
-      const last = history.accounts[0];
+      // The one named is the last paid on this row's rail, where the payee has one.
+      const last = history.accounts.find((paid) => paid.rail === payout.rail) ?? history.accounts[0];
       if (last !== undefined && !history.accounts.some((paid) => paid.account === details.payee)) {
         warnings.push({
           signal: 'changedBankDetails',
@@ -120,13 +124,7 @@ export class PayeeWarnings {
       const twin =
         amount === undefined
           ? undefined
-          : history.accounts.find(
-              (paid) =>
-                paid.reference !== payout.reference &&
-                paid.currency === currency &&
-                minorOf(paid.amount) === amount.minor &&
-                this.asOf - Date.parse(paid.paidAt) <= DUPLICATE_DAYS * DAY_MS,
-            );
+          : earlierTwin(history, payout.reference, currency, amount.minor, this.asOf);
       if (twin !== undefined) {
         warnings.push({
           signal: 'possibleDuplicate',
@@ -150,6 +148,47 @@ export class PayeeWarnings {
     }
     return warnings;
   }
+}
+
+/**
+ * How soon after an earlier payout the same amount to the same payee is a possible duplicate:
+ * sooner than half the payee's usual interval (the median between its earlier paydays, when it
+ * has at least two), else sooner than DUPLICATE_FALLBACK_DAYS. A monthly salary a month later is
+ * no duplicate; the same salary two days later is. Payouts on one day (a payee paid to two
+ * accounts at once) are one payday: they say nothing of the payee's rhythm.
+ */
+export function duplicateWindowMs(paidAt: readonly number[]): number {
+  const days = [...new Set(paidAt.map((time) => Math.floor(time / DAY_MS)))].sort((a, b) => a - b);
+  if (days.length < 2) return DUPLICATE_FALLBACK_DAYS * DAY_MS;
+  const gaps = days
+    .slice(1)
+    .map((day, i) => day - days[i]!)
+    .sort((a, b) => a - b);
+  const middle = gaps.length >> 1;
+  const median = gaps.length % 2 === 1 ? gaps[middle]! : (gaps[middle - 1]! + gaps[middle]!) / 2;
+  return (median / 2) * DAY_MS;
+}
+
+/**
+ * The latest earlier payout to this payee, to any of its accounts, of the same amount and
+ * currency under another reference, sooner than the payee's usual interval allows; or none.
+ */
+export function earlierTwin(
+  history: PayeeLayer,
+  reference: string,
+  currency: string,
+  minor: bigint,
+  asOf: number,
+): PayeePayment | undefined {
+  const payments = paymentsOf(history);
+  const window = duplicateWindowMs(payments.map((paid) => Date.parse(paid.paidAt)));
+  return payments.find(
+    (paid) =>
+      paid.reference !== reference &&
+      paid.currency === currency &&
+      minorOf(paid.amount) === minor &&
+      asOf - Date.parse(paid.paidAt) < window,
+  );
 }
 
 /**

@@ -60,7 +60,7 @@ export function postgresConnection(url: string, env: NodeJS.ProcessEnv = process
     parsed = bare ? {} : parse(withoutParameters(url, TLS_PARAMETERS));
   } catch (error) {
     throw new ConfigError(
-      `the register postgres://*** cannot be read as a URL (${reasonOf(error)}): characters such as # / ? @ % : or a space in the password must be percent-encoded (# as %23, / as %2F, ? as %3F, @ as %40, % as %25, : as %3A, a space as %20); better still, pass the URL in PAYOUTS_REGISTER`,
+      `the register postgres://*** cannot be read as a URL (${reasonOf(error)}): characters such as # / ? @ % : or a space in the password must be percent-encoded (# as %23, / as %2F, ? as %3F, @ as %40, % as %25, : as %3A, a space as %20), and the URL is best passed in PAYOUTS_REGISTER`,
     );
   }
   const shown = withoutPassword(url);

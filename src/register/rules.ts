@@ -114,6 +114,12 @@ export function holderText(runId: string, current: PayoutRecord | undefined): st
 export const PAYEE_ACCOUNTS_KEPT = 8;
 
 /**
+ * Payouts remembered per payee, to any account: two years of a monthly payee, half a year of a
+ * weekly one; enough for a usual interval, and a bound on what a history costs.
+ */
+export const PAYEE_PAYMENTS_KEPT = 24;
+
+/**
  * A payee's history with one more payout of `batch`. The first payout of a batch keeps what
  * stood before it; later ones of the same batch stack on it and keep the same `before`.
  */
@@ -125,12 +131,14 @@ export function withPayment(
   const current = history === undefined ? undefined : layerOf(history);
   const before = history === undefined ? undefined : history.batch === batch ? history.before : current;
   const largest = { ...current?.largest };
-  const earlier = largest[payment.currency];
-  if (earlier === undefined || minorOf(payment.amount) > minorOf(earlier))
-    largest[payment.currency] = payment.amount;
+  const top = largest[payment.currency];
+  if (top === undefined || minorOf(payment.amount) > minorOf(top)) largest[payment.currency] = payment.amount;
   const others = (current?.accounts ?? []).filter((paid) => paid.account !== payment.account);
+  const earlier =
+    current === undefined ? [] : paymentsOf(current).filter((paid) => paid.reference !== payment.reference);
   return {
     accounts: [payment, ...others].slice(0, PAYEE_ACCOUNTS_KEPT),
+    payments: [payment, ...earlier].slice(0, PAYEE_PAYMENTS_KEPT),
     largest,
     batch,
     ...(before ? { before } : {}),
@@ -151,7 +159,16 @@ export function historyFor(
 }
 
 function layerOf(history: PayeeHistory): PayeeLayer {
-  return { accounts: history.accounts, largest: history.largest };
+  return {
+    accounts: history.accounts,
+    ...(history.payments ? { payments: history.payments } : {}),
+    largest: history.largest,
+  };
+}
+
+/** A payee's latest payouts, newest first; a history from before they were kept has its accounts' last. */
+export function paymentsOf(layer: PayeeLayer): readonly PayeePayment[] {
+  return layer.payments ?? layer.accounts;
 }
 
 /** Minor units of a decimal text the register wrote; an unreadable one counts as nothing. */

@@ -146,6 +146,12 @@ export interface PayeeLayer {
    * PAYEE_ACCOUNTS_KEPT): a payee paid to two accounts every month has two, both its own.
    */
   accounts: PayeePayment[];
+  /**
+   * The payee's latest payouts to any account, newest first (at most PAYEE_PAYMENTS_KEPT): the
+   * payee's usual interval, and the payouts a possible duplicate is compared with. Absent in a
+   * history written before it was kept: the last payout to each account stands in.
+   */
+  payments?: PayeePayment[];
   /** The largest amount paid, per currency (decimal text). */
   largest: Record<string, string>;
 }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PreparedRow } from '../../src/batch/prepare.js';
-import { heldReason, NEW_PAYEE_ONLY, PayeeWarnings } from '../../src/batch/warnings.js';
+import { duplicateWindowMs, heldReason, NEW_PAYEE_ONLY, PayeeWarnings } from '../../src/batch/warnings.js';
 import { withPayment } from '../../src/register/rules.js';
 import type { PayeeHistory, PayeePayment } from '../../src/register/types.js';
 import type { PayoutRow } from '../../src/rows/types.js';
@@ -135,31 +135,98 @@ describe('changedBankDetails', () => {
     );
     expect(heldReason([])).toBeUndefined();
   });
+  it('names the last account paid on the same rail, not the last of any rail', async () => {
+    const rtp: PayeePayment = {
+      ...paid('R-1', '20.00', '2026-12-01T10:00:00Z', '000555444333'),
+      rail: 'RTP',
+      account: 'rail:RTP\naccountNumber:000555444333',
+    };
+    const [warning] = await warningsOf(row('D-1', '50.00', '000999888777'), [
+      paid('N-1', '20.00', '2026-11-20T10:00:00Z'),
+      rtp,
+    ]);
+    expect(warning!.message).toBe(
+      'bank details changed: Ana Lopez was last paid to account ****6789 on 2026-11-20 (reference N-1), this row pays account ****8777',
+    );
+  });
 });
 
 describe('possibleDuplicate', () => {
+  const DAY = 24 * 60 * 60 * 1000;
+  /** Payouts of `amount` USD to Ana `daysAgo` days before AS_OF, oldest first, each its own reference. */
+  const series = (daysAgo: number[], amount = '50.00', account = '000123456789') =>
+    [...daysAgo]
+      .sort((a, b) => b - a)
+      .map((d) =>
+        paid(`P-${account.slice(-4)}-${d}`, amount, new Date(AS_OF - d * DAY).toISOString(), account),
+      );
+  const monthly = (last: number) => series([last, last + 30, last + 61, last + 91]);
+  const weekly = (last: number) => series([last, last + 7, last + 14, last + 21]);
+  // Mondays and Thursdays: 3 and 4 days apart.
+  const twiceAWeek = (last: number) => series([last, last + 3, last + 7, last + 10, last + 14]);
+
   it.each([
+    ['a monthly payee repeated after 28 days', monthly(28), []],
+    ['a monthly payee repeated after 30 days', monthly(30), []],
+    ['a monthly payee repeated after 31 days', monthly(31), []],
+    ['a monthly payee repeated after 2 days', monthly(2), ['possibleDuplicate']],
+    ['a weekly payee repeated after 7 days', weekly(7), []],
+    ['a weekly payee repeated after 2 days', weekly(2), ['possibleDuplicate']],
+    ['a payee paid twice a week, again after 3 days', twiceAWeek(3), []],
+    ['a payee paid twice a week, again after 4 days', twiceAWeek(4), []],
+    ['a payee paid twice a week, again the same day', twiceAWeek(0), ['possibleDuplicate']],
+    ['one earlier payout 2 days ago (no usual interval: a week)', series([2]), ['possibleDuplicate']],
+    ['one earlier payout 7 days ago', series([7]), []],
     [
-      'the same amount 20 days ago under another reference',
-      '50.00',
-      '2026-11-30T12:00:00Z',
-      'N-1',
+      'two accounts each paid monthly, this account again after 30 days',
+      [...series([30, 60, 91], '50.00', '000999888777'), ...series([30, 60, 91])].sort((a, b) =>
+        a.paidAt.localeCompare(b.paidAt),
+      ),
+      [],
+    ],
+    [
+      'two accounts: this account paid 2 days after the other',
+      [...series([32, 62], '50.00', '000999888777'), ...series([2])].sort((a, b) =>
+        a.paidAt.localeCompare(b.paidAt),
+      ),
       ['possibleDuplicate'],
     ],
-    ['the same amount exactly 45 days ago', '50.00', '2026-11-05T12:00:00Z', 'N-1', ['possibleDuplicate']],
-    ['the same amount 46 days ago', '50.00', '2026-11-04T12:00:00Z', 'N-1', []],
-    ['another amount', '50.01', '2026-11-30T12:00:00Z', 'N-1', []],
-    ['the same reference (this payout itself)', '50.00', '2026-11-30T12:00:00Z', 'D-1', []],
-  ])('%s', async (_, amount, paidAt, reference, expected) => {
-    expect(signals(await warningsOf(row('D-1', amount), [paid(reference, '50.00', paidAt)]))).toEqual(
-      expected,
-    );
+    ['another amount after 2 days', series([2], '50.01'), []],
+    ['the same reference (this payout itself)', [paid('D-1', '50.00', '2026-12-18T12:00:00Z')], []],
+  ])('%s', async (_, history, expected) => {
+    expect(signals(await warningsOf(row('D-1', '50.00'), history))).toEqual(expected);
+  });
+
+  it('reads a history written before dated payouts were kept (the last payout per account)', async () => {
+    const old = { accounts: [paid('N-1', '50.00', '2026-12-18T12:00:00Z')], largest: { USD: '50.00' } };
+    const store = {
+      fingerprint: (text: string) => (text.startsWith('payee:') ? text.slice(6) : text),
+      payeeHistory: async () => new Map([[ANA.key, { ...old, batch: 'b' }]]),
+      hasPayeeHistory: async () => true,
+    };
+    const warnings = new PayeeWarnings(store, AS_OF);
+    const r = row('D-1', '50.00');
+    await warnings.load([r]);
+    expect(signals(warnings.of(r))).toEqual(['possibleDuplicate']);
+  });
+
+  it.each([
+    [[], 7],
+    [[0], 7],
+    [[0, 30], 15],
+    [[0, 30, 61, 91], 15],
+    [[0, 7, 14], 3.5],
+    [[0, 3, 7, 10, 14], 1.75],
+    // Two payouts on one day are one payday.
+    [[0, 0, 30, 30], 15],
+  ])('the window after paydays %j is %s days', (days, window) => {
+    expect(duplicateWindowMs(days.map((d) => AS_OF + d * DAY))).toBe(window * DAY);
   });
 
   it('names the earlier payout, or the other rows of the sheet', async () => {
-    const [register] = await warningsOf(row('D-1', '50.00'), [paid('N-1', '50.00', '2026-11-30T12:00:00Z')]);
+    const [register] = await warningsOf(row('D-1', '50.00'), [paid('N-1', '50.00', '2026-12-18T12:00:00Z')]);
     expect(register!.message).toBe(
-      'possible duplicate: Ana Lopez was paid 50.00 USD on 2026-11-30 under reference N-1',
+      'possible duplicate: Ana Lopez was paid 50.00 USD on 2026-12-18 under reference N-1',
     );
     const inSheet = await warningsOf(row('D-1', '50.00', '000123456789', [7, 9]), []);
     expect(inSheet.map((w) => w.message)).toEqual([
