@@ -471,7 +471,7 @@ describe('mapRow: recipient', () => {
   });
 });
 
-describe('mapRow: spreadsheet damage (PRODUCT.md)', () => {
+describe('mapRow: spreadsheet damage (docs/sheets.md)', () => {
   it('an identifier stored as a number: damage first, then the spec message on the text', () => {
     expect(issuesOf({ ...ACH_ROW, routingNumber: number('21000021') })).toEqual([
       {
