@@ -1,8 +1,8 @@
 /**
  * Time, for every part of payouts that reads it or waits on it: the API layer (retries, rate
  * limiting, deadlines, token expiry), the register (leases), the batch (waits, timestamps)
- * and the sandbox (tokens, quotes, timestamps). Injected everywhere (STYLE.md "Time is
- * injected") so that tests move time in milliseconds instead of sleeping.
+ * and the sandbox (tokens, quotes, timestamps). Injected everywhere so that tests move time in
+ * milliseconds instead of sleeping.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 

@@ -1,4 +1,4 @@
-/** Beneficiaries (SPEC.md 4): create, get, delete. */
+/** Beneficiaries (docs/service.md "Resources and calls"): create, get, delete. */
 import { type Beneficiary, type BeneficiaryRequest, BeneficiarySchema, PATHS } from './contract.js';
 import type { CallOptions, HttpClient } from './http.js';
 

@@ -10,7 +10,7 @@
  * A failure that no wait can mend (a 429 asking for longer than that, an identity endpoint that
  * cannot issue tokens) gives up at once, with its own words (`giveUp`).
  *
- * Time is injected (STYLE.md); waits end on the caller's AbortSignal.
+ * Time is injected so tests need not sleep; waits end on the caller's AbortSignal.
  */
 
 import { type Clock, realSleep, type Sleep, systemClock } from '../clock.js';

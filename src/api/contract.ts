@@ -1,31 +1,37 @@
 /**
  * The payments service contract as payouts assumes it.
  *
- * SPEC.md fixes the token endpoint, the integrator, webhook and beneficiary paths, the error
- * body (2.5), the RecipientRequest fields (2.3, 2.4) and the validation messages (7.2). Where it
- * says "not shown" (paths of recipients, simulations, transactions, terms; request and response
- * bodies; states; event names; idempotency; rate-limit answers) this module holds the one
- * assumption payouts makes, and docs/api-assumptions.md explains each. A user with the real
- * service's documentation changes this file: the client (src/api) and the sandbox
- * (src/sandbox) both build on it.
+ * The service's documentation (retold in docs/service.md) fixes the token endpoint, the
+ * integrator, webhook and beneficiary paths, the error body, the RecipientRequest fields and
+ * the validation messages. Where it leaves something open (paths of recipients, simulations,
+ * transactions, terms; request and response bodies; states; event names; idempotency; rate-limit
+ * answers) this module holds the one assumption payouts makes, and docs/api-assumptions.md
+ * explains each. A user with the real service's documentation changes this file: the client
+ * (src/api) and the sandbox (src/sandbox) both build on it.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 
-/** The fields of an address object (SPEC.md 2.4: recipientAddress, bankAddress). */
+/**
+ * The fields of an address object (docs/service.md "Rail details": recipientAddress,
+ * bankAddress).
+ */
 export const ADDRESS_FIELDS = ['street1', 'city', 'state', 'postalCode', 'country'] as const;
 export type AddressField = (typeof ADDRESS_FIELDS)[number];
 
-/** SPEC.md 2.4 address object (recipientAddress, bankAddress). */
+/** An address object (recipientAddress, bankAddress; docs/service.md "Rail details"). */
 export type Address = Partial<Record<AddressField, string>>;
 
-/** SPEC.md 2.4 rail details: the fields a rail uses; values as the service receives them. */
+/**
+ * A rail's details (docs/service.md "Rail details"): the fields a rail uses; values as the
+ * service receives them.
+ */
 export type RecipientDetails = Record<string, string | boolean | Address | undefined>;
 
 /**
- * SPEC.md 2.3 RecipientRequest as sent to the service. `integratorLevel` marks an
- * integrator-level recipient (no beneficiary); how the real service learns that is "not
- * shown" and assumed in docs/api-assumptions.md.
+ * The RecipientRequest as sent to the service (docs/service.md "The recipient request").
+ * `integratorLevel` marks an integrator-level recipient (no beneficiary); how the real service
+ * learns that is not given and is assumed in docs/api-assumptions.md.
  */
 export interface RecipientRequest {
   individualName?: string;
@@ -39,16 +45,19 @@ export interface RecipientRequest {
   nickname?: string;
 }
 
-/** SPEC.md 4: token endpoint path, below {auth_url}. */
+/** Token endpoint path, below the auth URL (docs/service.md "Signing in and tokens"). */
 export const TOKEN_PATH = '/auth/realms/service/protocol/openid-connect/token';
 
-/** Resource paths below {base_url}. SPEC.md 4 where shown; the rest assumed. */
+/**
+ * Resource paths below {base_url}. docs/service.md "Resources and calls" where given; the rest
+ * assumed.
+ */
 export const PATHS = {
   integratorMe: '/v1/integrators/me',
   webhooks: (integratorId: string) => `/v1/integrators/${enc(integratorId)}/webhooks`,
   updateWebhookSecret: (integratorId: string) => `/v1/integrators/${enc(integratorId)}/update-webhook-secret`,
   webhookSecret: (integratorId: string) => `/v1/integrators/${enc(integratorId)}/webhook-secret`,
-  /** Assumed prefix: SPEC.md 4 shows only ".../terms-and-conditions". */
+  /** Assumed prefix: the service gives only ".../terms-and-conditions". */
   termsAndConditions: (integratorId: string) => `/v1/integrators/${enc(integratorId)}/terms-and-conditions`,
   beneficiaries: '/v1/beneficiaries',
   beneficiary: (id: string) => `/v1/beneficiaries/${enc(id)}`,
@@ -60,7 +69,7 @@ export const PATHS = {
   transactions: '/v1/transactions',
   transaction: (id: string) => `/v1/transactions/${enc(id)}`,
   /**
-   * Assumed (SPEC.md does not show a search): the integrator's transactions created with this
+   * Assumed (the service shows no search): the integrator's transactions created with this
    * `reference`, newest first, as `{ data: Transaction[] }`. How `reconcile` settles a payout
    * whose answer was lost: found, its transaction exists; none, it was never created.
    */
@@ -68,14 +77,17 @@ export const PATHS = {
     `/v1/transactions?reference=${encodeURIComponent(reference)}`,
 } as const;
 
-/** The sandbox's own inspection endpoint (PRODUCT.md "The sandbox"); not part of the service. */
+/** The sandbox's own inspection endpoint (docs/sandbox.md "Ledger"); not part of the service. */
 export const SANDBOX_LEDGER_PATH = '/_sandbox/ledger';
 
 function enc(segment: string): string {
   return encodeURIComponent(segment);
 }
 
-/** Header names. SPEC.md 6.3 gives the signature header; the others are assumed. */
+/**
+ * Header names. docs/service.md "Webhook signature" gives the signature header; the others are
+ * assumed.
+ */
 export const HEADERS = {
   idempotencyKey: 'Idempotency-Key',
   /** Set on a response replayed for a repeated Idempotency-Key. */
@@ -85,7 +97,7 @@ export const HEADERS = {
   retryAfter: 'Retry-After',
 } as const;
 
-/** SPEC.md 2.5 error body. */
+/** The error body (docs/service.md "Error body"). */
 export interface ErrorBody {
   timestamp: string;
   status: number;
@@ -93,8 +105,8 @@ export interface ErrorBody {
   message: string;
   path: string;
   /**
-   * Assumed extension on a 400 with validation details (SPEC.md 7.1: "The body carries
-   * validation details"): each message on its own, word for word (SPEC.md 7.2). `message`
+   * Assumed extension on a 400 with validation details (docs/service.md "Status codes"): each
+   * message on its own, word for word (docs/service.md "Validation messages"). `message`
    * holds the same messages joined with VALIDATION_MESSAGE_SEPARATOR.
    */
   errors?: string[];
@@ -112,7 +124,10 @@ export interface TokenErrorBody {
   error_description: string;
 }
 
-/** SPEC.md 2.1 token response; the long form adds the optional fields. */
+/**
+ * The token response (docs/service.md "Signing in and tokens"); the long form adds the optional
+ * fields.
+ */
 export interface TokenResponse {
   access_token: string;
   token_type: 'Bearer';
@@ -184,17 +199,20 @@ export interface Simulation {
   createdAt: string;
 }
 
-/** POST /v1/transactions body (SPEC.md 4: "it takes a simulationId"; the rest assumed). */
+/**
+ * POST /v1/transactions body (docs/service.md "Resources and calls": it takes the simulation's
+ * id; the rest assumed).
+ */
 export interface TransactionRequest {
   simulationId: string;
   /** The payout's own reference from the sheet. */
   reference?: string;
 }
 
-/** Longest `reference` a transaction accepts (SPEC.md 8: payload limits not shown; assumed). */
+/** Longest `reference` a transaction accepts (assumed: docs/api-assumptions.md "Limits"). */
 export const MAX_REFERENCE_LENGTH = 255;
 
-/** Transaction states (SPEC.md 3: not shown; assumed). */
+/** Transaction states (not given by the service; docs/api-assumptions.md "States"). */
 export const TRANSACTION_STATUSES = ['PENDING', 'COMPLETED', 'FAILED'] as const;
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 
@@ -212,7 +230,10 @@ export interface Transaction {
   updatedAt: string;
 }
 
-/** Webhook operations. SPEC.md 6.2 gives TRANSACTION_COMPLETED; the others are assumed. */
+/**
+ * Webhook operations. docs/service.md "Webhook payload" gives TRANSACTION_COMPLETED; the others
+ * are assumed.
+ */
 export const WEBHOOK_OPERATIONS = [
   'TRANSACTION_CREATED',
   'TRANSACTION_COMPLETED',
@@ -222,11 +243,11 @@ export const WEBHOOK_OPERATIONS = [
 ] as const;
 export type WebhookOperation = (typeof WEBHOOK_OPERATIONS)[number];
 
-/** SPEC.md 2.2 webhook payload. */
+/** The webhook payload (docs/service.md "Webhook payload"). */
 export interface WebhookPayload {
   operation: string;
   resourceId: string;
-  /** ISO 8601 without a zone designator, as SPEC.md 2.2 shows. */
+  /** ISO 8601 without a zone designator, as the service shows it. */
   createdAt: string;
   integratorId: string;
   beneficiaryId?: string | null;
@@ -241,9 +262,9 @@ export interface WebhookUrlBody {
 }
 
 /**
- * GET /v1/integrators/{id}/webhook-secret: "the webhook secret in encrypted form" (SPEC.md
- * 6.4; scheme assumed): AES-256-GCM with the key SHA-256(client_secret); `ciphertext` is
- * base64 of iv (12 bytes) | tag (16 bytes) | encrypted secret.
+ * GET /v1/integrators/{id}/webhook-secret: "the webhook secret in encrypted form" (docs/service.md
+ * "Webhook secret"; scheme assumed): AES-256-GCM with the key SHA-256(client_secret);
+ * `ciphertext` is base64 of iv (12 bytes) | tag (16 bytes) | encrypted secret.
  */
 export interface EncryptedWebhookSecret {
   algorithm: 'AES-256-GCM';
@@ -268,7 +289,7 @@ export const MESSAGES = {
   /** 409: the first request with this key has not finished; retry the same request later. */
   idempotencyInProgressPrefix: 'A request with this Idempotency-Key is still in progress',
   /**
-   * Assumed (SPEC.md 3, states not shown): a 422 whose message contains this says a payee in
+   * Assumed (docs/api-assumptions.md "States"): a 422 whose message contains this says a payee in
    * the request (a recipient's beneficiary) was deleted on the service.
    */
   payeeDeletedFragment: 'has been deleted',
@@ -280,7 +301,10 @@ export const MESSAGES = {
 // service that adds fields keeps working and one that renames a field we use fails loudly.
 // ---------------------------------------------------------------------------------------------
 
-/** SPEC.md 2.5, read leniently: a proxy or the identity endpoint may answer in another shape. */
+/**
+ * The error body (docs/service.md "Error body"), read leniently: a proxy or the identity endpoint
+ * may answer in another shape.
+ */
 export const ErrorBodySchema = z.looseObject({
   status: z.number().optional(),
   error: z.string().optional(),
@@ -292,7 +316,7 @@ export const ErrorBodySchema = z.looseObject({
   error_description: z.string().optional(),
 });
 
-/** SPEC.md 2.1; `token_type` compared case-insensitively, as RFC 6749 7.1 says. */
+/** The token response; `token_type` compared case-insensitively, as RFC 6749 7.1 says. */
 export const TokenResponseSchema = z.looseObject({
   access_token: z.string().min(1),
   token_type: z.string().regex(/^bearer$/i),

@@ -1,8 +1,9 @@
 /**
  * The HTTP core every service call goes through: rate limiter, bearer token, JSON in and out,
- * SPEC.md 2.5 error bodies into ServiceError, the single re-authentication on 401, retries per
- * retry.ts, 429 pausing all sending, and network failures classified by whether the request
- * may have taken effect (PRODUCT.md "Never pay twice": such a transaction is `unknown`).
+ * error bodies (docs/service.md "Error body") into ServiceError, the single re-authentication on
+ * 401, retries per retry.ts, 429 pausing all sending, and network failures classified by whether
+ * the request may have taken effect (README "Never pay twice: the register": such a transaction
+ * is `unknown`).
  *
  * Nothing secret leaves this module: errors and logs carry method, path, status, the service's
  * message and request id, never headers or request bodies.
@@ -63,7 +64,8 @@ export const TIMEOUT_DEFAULTS: Timeouts = {
 /**
  * The one place an attempt's deadline is set: at most 20 s, and half of `--max-outage`, so
  * that an outage made of stalled requests still ends within `--max-outage` plus one deadline
- * (PRODUCT.md exit 6). Never under 1 s: a run that waits through no outage still needs answers.
+ * (README "Exit codes", 6). Never under 1 s: a run that waits through no outage still needs
+ * answers.
  */
 export function requestDeadlineMs(maxOutageMs: number): number {
   return Math.max(1_000, Math.min(TIMEOUT_DEFAULTS.deadlineMs, Math.floor(maxOutageMs / 2)));
@@ -120,8 +122,8 @@ const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
  * Parses a service URL (`--base-url`, `--auth-url`): https, or plain http to a loopback
- * address only (PRODUCT.md options). Credentials inside the URL are refused so they can never
- * reach an error message.
+ * address only (README "Options of `validate` and `run`"). Credentials inside the URL are refused
+ * so they can never reach an error message.
  */
 export function parseServiceUrl(text: string, option: string): URL {
   let url: URL;
@@ -352,7 +354,8 @@ export class HttpClient {
 
       if (status === 401 && token !== undefined) {
         if (!reauthenticated) {
-          // SPEC.md 5.6: a 401 means the token is missing, invalid or expired; get a new one once.
+          // docs/service.md "Signing in and tokens": a 401 means the token is missing, invalid or
+          // expired; get a new one once.
           reauthenticated = true;
           this.tokens!.invalidate(token);
           this.logger?.debug({ method, path, requestId }, 'token refused - re-authenticating');
@@ -411,7 +414,8 @@ export class HttpClient {
 
       failures += 1;
       const earlier = inDoubt;
-      // A 5xx may come from a service that acted and then failed to answer (SPEC.md 7.1, 500).
+      // A 5xx may come from a service that acted and then failed to answer (docs/service.md
+      // "Status codes", 500).
       if (status >= 500) inDoubt ??= String(status);
       const retry = { ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, status };
       const again = tooLong ? false : this.retries(retry, attempt);
@@ -591,7 +595,7 @@ export class HttpClient {
     );
   }
 
-  /** A 429 pauses every request, not just this one (STYLE.md, octokit plugin-throttling). */
+  /** A 429 pauses every request, not just this one (as in octokit plugin-throttling). */
   private async throttle(
     options: RequestOptions,
     signal: AbortSignal | undefined,

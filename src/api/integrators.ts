@@ -1,6 +1,7 @@
 /**
- * The integrator record and its webhook settings (SPEC.md 4, 6.4): who am I, the callback URL,
- * and the webhook secret (rotate; fetch encrypted and decrypt with the client secret).
+ * The integrator record and its webhook settings (docs/service.md "Resources and calls", "Webhook
+ * secret"): who am I, the callback URL, and the webhook secret (rotate; fetch encrypted and
+ * decrypt with the client secret).
  */
 import { ConfigError } from '../errors.js';
 import {
@@ -21,7 +22,10 @@ export interface IntegratorsApi {
   getWebhookUrl(integratorId: string, options?: CallOptions): Promise<string | null>;
   /** PATCH the callback URL; resolves with the URL the service now holds. */
   setWebhookUrl(integratorId: string, url: string | null, options?: CallOptions): Promise<string | null>;
-  /** Regenerates the webhook secret and resolves with the new one (SPEC.md 6.4). */
+  /**
+   * Regenerates the webhook secret and resolves with the new one (docs/service.md "Webhook
+   * secret").
+   */
   rotateWebhookSecret(integratorId: string, options?: CallOptions): Promise<string>;
   /** Fetches the encrypted webhook secret and decrypts it with the client secret. */
   fetchWebhookSecret(integratorId: string, options?: CallOptions): Promise<string>;
@@ -47,7 +51,8 @@ export function integratorsApi(http: HttpClient, clientSecret: string): Integrat
       const request = { method: 'PATCH', path: PATHS.webhooks(integratorId) } as const;
       // Setting the same URL twice leaves the same state: safe to retry.
       const res = await http.request({ ...request, auth: true, body: { url }, safeToRepeat: true, signal });
-      // SPEC.md 4 leaves the answer "not further specified": a body is read when there is one.
+      // The service does not give this answer (docs/service.md "Resources and calls"): a body is
+      // read when there is one.
       return res.data === undefined ? url : parseBody(WebhookUrlBodySchema, res, request).url;
     },
 

@@ -1,6 +1,6 @@
 /**
  * Rate control for every request payouts sends (`--rate N`, all endpoints together). A layer
- * of its own, separate from retries (STYLE.md, octokit plugin-throttling): a 429 pauses the
+ * of its own, separate from retries (as in octokit plugin-throttling): a 429 pauses the
  * whole queue until Retry-After instead of each request backing off alone, and the sending rate
  * adapts while the service throttles: multiplicative decrease on a 429, additive increase
  * back towards the target while no 429 comes (AIMD, as TCP does).
@@ -113,8 +113,8 @@ export class RateLimiter {
   }
 
   /**
-   * Shares the configured rate with the other live runs of the same integrator (PRODUCT.md:
-   * `--rate` is the integrator's total, shared by the live runs), as counted at each heartbeat.
+   * Shares the configured rate with the other live runs of the same integrator (docs/register.md
+   * "Runs, claims and leases": `--rate` is the integrator's total), as counted at each heartbeat.
    */
   share(runs: number): void {
     const shares = Math.max(1, Math.floor(runs));

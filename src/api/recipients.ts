@@ -1,4 +1,7 @@
-/** Recipients, the payment destinations (SPEC.md 2.3, 2.4; paths assumed in contract.ts). */
+/**
+ * Recipients, the payment destinations (docs/service.md "The recipient request"; paths assumed in
+ * contract.ts).
+ */
 
 import type { CreateOptions } from './beneficiaries.js';
 import type { RecipientRequest } from './contract.js';
@@ -6,7 +9,10 @@ import { PATHS, type Recipient, RecipientSchema } from './contract.js';
 import type { CallOptions, HttpClient } from './http.js';
 
 export interface RecipientsApi {
-  /** POST /v1/recipients (201). A 400 carries one SPEC.md 7.2 message. */
+  /**
+   * POST /v1/recipients (201). A 400 carries the messages of docs/service.md "Validation
+   * messages".
+   */
   create(request: RecipientRequest, options?: CreateOptions): Promise<Recipient>;
   /** PUT /v1/recipients/{id} (200): replaces the recipient. */
   update(id: string, request: RecipientRequest, options?: CallOptions): Promise<Recipient>;

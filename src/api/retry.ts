@@ -1,8 +1,9 @@
 /**
- * Retry policy as pure functions (STYLE.md: stripe-node `_shouldRetry` / `_getSleepTimeInMS`,
- * ky `retry-timing.ts`). The HTTP core asks these; nothing here sleeps or reads a clock.
+ * Retry policy as pure functions, testable as tables (after stripe-node `_shouldRetry` /
+ * `_getSleepTimeInMS`, ky `retry-timing.ts`). The HTTP core asks these; nothing here sleeps or
+ * reads a clock.
  *
- * Rules (SPEC.md 7.1):
+ * Rules (docs/service.md "Status codes"):
  * - 408 and 429 and connect-phase failures mean the service never processed the request, so
  *   they are retried for every method.
  * - 500, 502, 503, 504 and connections broken after sending are retried for GET, HEAD and
@@ -86,7 +87,10 @@ export function classifyNetworkError(code: string | undefined): NetworkFailure {
 
 /** Statuses whose answer says the request was not processed at all. */
 const NOT_PROCESSED_STATUSES = new Set([408, 429]);
-/** Server-side statuses worth another try (SPEC.md 7.1: 500 "retry later", 502, 503). */
+/**
+ * Server-side statuses worth another try (docs/service.md "Status codes": 500 "try again later",
+ * 502, 503).
+ */
 const TRANSIENT_STATUSES = new Set([500, 502, 503, 504]);
 /** Methods that are idempotent by HTTP semantics as payouts uses them. */
 const IDEMPOTENT_METHODS = new Set<HttpMethod>(['GET', 'HEAD', 'DELETE']);

@@ -1,4 +1,7 @@
-/** Simulations: the quote a transaction is created from (SPEC.md 4; path and body assumed). */
+/**
+ * Simulations: the quote a transaction is created from (docs/service.md "Resources and calls";
+ * path and body assumed).
+ */
 import { PATHS, type Simulation, type SimulationRequest, SimulationSchema } from './contract.js';
 import type { CallOptions, HttpClient } from './http.js';
 

@@ -1,4 +1,7 @@
-/** Terms and conditions acceptance (SPEC.md 4: 204, no body; path prefix assumed). */
+/**
+ * Terms and conditions acceptance (docs/service.md "Resources and calls": 204, no body; path
+ * prefix assumed).
+ */
 import { PATHS } from './contract.js';
 import type { CallOptions, HttpClient } from './http.js';
 

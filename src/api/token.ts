@@ -1,8 +1,9 @@
 /**
- * Bearer tokens by the SPEC.md 5 password grant. One token request in flight however many
- * workers wait (single flight), refreshed before it expires, dropped on a 401 so the HTTP core
- * can re-authenticate once. Credentials never appear in an error or a log: the token request's
- * body is built here and handed to the HTTP core, which never reports bodies.
+ * Bearer tokens by the password grant (docs/service.md "Signing in and tokens"). One token
+ * request in flight however many workers wait (single flight), refreshed before it expires,
+ * dropped on a 401 so the HTTP core can re-authenticate once. Credentials never appear in an
+ * error or a log: the token request's body is built here and handed to the HTTP core, which never
+ * reports bodies.
  */
 
 import { type Clock, systemClock } from '../clock.js';
@@ -10,7 +11,7 @@ import { AuthError, ConfigError, ServiceError } from '../errors.js';
 import { TOKEN_PATH, TokenResponseSchema } from './contract.js';
 import { type ApiLogger, type HttpClient, parseBody, type TokenSource } from './http.js';
 
-/** SPEC.md 5.1: the four credentials of the password grant. */
+/** The four credentials of the password grant. */
 export interface Credentials {
   clientId: string;
   clientSecret: string;

@@ -1,6 +1,7 @@
 /**
- * Transactions (SPEC.md 4: created from a simulation). The only call that moves money, so its
- * POST always carries an Idempotency-Key (PRODUCT.md "Never pay twice"): the same key on every
+ * Transactions (docs/service.md "Resources and calls": created from a simulation). The only
+ * call that moves money, so its POST always carries an Idempotency-Key (README "Never pay
+ * twice: the register"): the same key on every
  * attempt and on every run of the batch, which makes retrying it safe.
  */
 import type { z } from 'zod';

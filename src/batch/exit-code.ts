@@ -1,5 +1,5 @@
 /**
- * The exit code of a run, decided in one place from what happened (PRODUCT.md "Exit codes").
+ * The exit code of a run, decided in one place from what happened (README "Exit codes").
  * Exit 2 means nothing was sent; once anything was sent the code is 0, 1, 5 or 6, whatever
  * ended the run, so a cron wrapper that retries on 6 and alerts on 1 does the right thing.
  */
@@ -61,7 +61,7 @@ const REFUSALS = new Set([400, 409, 422]);
 const CERTIFICATE_REFUSED = /CERT|UNABLE_TO_VERIFY|SELF_SIGNED/;
 
 /**
- * What a failure to reach or understand the service means for a run (PRODUCT.md exit codes):
+ * What a failure to reach or understand the service means for a run (README "Exit codes"):
  * `certificate` when the client refused the service's certificate (configuration: exit 2,
  * nothing sent), `outage` for everything else that kept payouts from the service (DNS,
  * refused, reset, TLS handshake, stall, an unreadable, invalid or oversized answer, a 429

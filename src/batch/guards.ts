@@ -3,8 +3,9 @@ import { parseSheetAmount } from '../rows/money.js';
 import { type BatchSummary, formatAmountForPeople } from './summary.js';
 
 /**
- * Batch guards of PRODUCT.md: `--expect-count N`, `--expect-total CUR=AMOUNT` (repeatable),
- * and `--max-amount CUR=AMOUNT` (repeatable): no single payout above the limit.
+ * Batch guards (README "Options of `validate` and `run`"): `--expect-count N`, `--expect-total
+ * CUR=AMOUNT` (repeatable), and `--max-amount CUR=AMOUNT` (repeatable): no single payout above
+ * the limit.
  */
 export interface ControlTotals {
   expectCount?: number;
@@ -76,7 +77,7 @@ export function checkControlTotals(summary: BatchSummary, expected: ControlTotal
       );
     }
   }
-  // " | " between findings: no message of payouts holds "; " (PRODUCT.md "The results file").
+  // " | " between findings: no message of payouts holds "; " (docs/sheets.md "The results file").
   const parts: string[] = [];
   if (totals.length > 0)
     parts.push(`control totals do not match, so nothing was sent: ${totals.join(' | ')}`);

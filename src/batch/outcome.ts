@@ -1,7 +1,8 @@
 /**
- * A row's final status from the error that stopped it (PRODUCT.md "Statuses"): `failed` when
- * nothing was paid, `unknown` when the transaction may have taken effect, `skipped` when it was
- * never sent. Pure: the decision lives here so that it is table-tested on its own.
+ * A row's final status from the error that stopped it (docs/sheets.md "The results file",
+ * statuses): `failed` when nothing was paid, `unknown` when the transaction may have taken
+ * effect, `skipped` when it was never sent. Pure: the decision lives here so that it is
+ * table-tested on its own.
  */
 import { MESSAGES } from '../api/contract.js';
 import { ABANDONED_CODE, DEADLINE_CODE } from '../api/http.js';

@@ -15,7 +15,7 @@ import type { OpenedSheet, RawRow } from '../sheet/types.js';
 import { FingerprintSet, ReferenceTable } from './references.js';
 import { isTotalsRow, TotalsRowCheck, type TotalsRowFinding } from './totals-row.js';
 
-/** Where and how to read a sheet (PRODUCT.md options `--sheet`, `--delimiter`, `--columns`). */
+/** Where and how to read a sheet (README options `--sheet`, `--delimiter`, `--columns`). */
 export interface SheetOptions {
   sheetPath: string;
   sheetName?: string;
@@ -28,7 +28,7 @@ export interface SheetOptions {
 export interface PreparedRow {
   raw: RawRow;
   payout: PayoutRow;
-  /** Every finding of the row: record problems, sheet rules, SPEC.md 7.2 messages. */
+  /** Every finding of the row: record problems, sheet rules, the service's validation messages. */
   issues: RowIssue[];
   /** Input column positions the findings are about, for marking cells in the results. */
   errorColumns: number[];
@@ -73,7 +73,7 @@ export interface KnownRepeats {
 
 /**
  * Opens a sheet, matches its headers and streams its rows mapped and checked: the first stages
- * of the pipeline (STYLE.md), shared by `validate` and `run`. Throws SheetError/UsageError
+ * of the pipeline, shared by `validate` and `run`. Throws SheetError/UsageError
  * (exit 2) for a sheet that cannot be read as a whole.
  */
 export async function prepareSheet(
@@ -178,7 +178,7 @@ async function* batchesOf(rows: AsyncIterable<RawRow>): AsyncGenerator<RawRow[]>
  * sheet-level rules (a reference used twice). `finish` refuses a sheet that had no row.
  */
 export class RowChecker {
-  // First row of each reference. PRODUCT.md: reference is unique within the sheet; the
+  // First row of each reference. docs/sheets.md: reference is unique within the sheet; the
   // idempotency key is derived from it, so a repeat would be refused as a payment anyway.
   private firstRowOf: ReferenceTable | undefined;
   private sawRow = false;
@@ -205,7 +205,7 @@ export class RowChecker {
     private readonly numbers: SheetNumbers = { decimalComma: false },
     /**
      * What an earlier reading of the same rows found: the first row of a repeated reference is
-     * refused too, since every row sharing a reference is (PRODUCT.md "The sheet"), and the
+     * refused too, since every row sharing a reference is (docs/sheets.md), and the
      * first row of a repeated payment is a possible duplicate too.
      */
     private readonly known: KnownRepeats = {},
@@ -329,7 +329,7 @@ function paymentKey(payee: Payee, amount: string, currency: string): string {
 
 /**
  * The results writer of a prepared sheet: same format and delimiter as the input, at `--out`
- * or the PRODUCT.md default `<sheet dir>/<sheet name>.results.<ext>`.
+ * or the default `<sheet dir>/<sheet name>.results.<ext>`.
  */
 export function openResultsFor(
   prepared: PreparedSheet,
@@ -341,7 +341,8 @@ export function openResultsFor(
     format: prepared.sheet.format,
     inputHeaders: prepared.sheet.headers,
     delimiter: prepared.sheet.dialect.delimiter,
-    // PRODUCT.md: CSV results keep the sheet's encoding mark, a BOM only if the sheet had one.
+    // docs/sheets.md "The results file": CSV results keep the sheet's encoding mark, a BOM only
+    // if the sheet had one.
     bom: prepared.sheet.dialect.bom ?? false,
     layout: prepared.sheet.layout,
     // XLSX results keep the workbook's other sheets and the payout sheet's name.

@@ -1,9 +1,9 @@
 /**
- * `payouts reconcile` (PRODUCT.md): asks the service what became of every payout the register
- * holds as `submitted` (its transaction's final state) or `unknown` (the transaction its
- * reference created, or proof that none exists), and records it. Rate-controlled by the client,
- * at most `concurrency` look-ups in flight, each recorded as it is learnt: a stopped reconcile
- * is resumed by running it again.
+ * `payouts reconcile` (docs/register.md "Month-end: `payouts reconcile`"): asks the service what
+ * became of every payout the register holds as `submitted` (its transaction's final state) or
+ * `unknown` (the transaction its reference created, or proof that none exists), and records it.
+ * Rate-controlled by the client, at most `concurrency` look-ups in flight, each recorded as it is
+ * learnt: a stopped reconcile is resumed by running it again.
  */
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';

@@ -1,5 +1,5 @@
 /**
- * Which row first used each reference (PRODUCT.md: reference is unique within the sheet), for
+ * Which row first used each reference (docs/sheets.md: reference is unique within the sheet), for
  * sheets of a million rows without a million-entry Map: an open-addressing table of 64-bit
  * reference hashes in typed arrays, about 12 bytes a reference instead of ~100.
  *

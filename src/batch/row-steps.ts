@@ -1,7 +1,7 @@
 /**
- * The per-row steps of `payouts run` (STYLE.md pipeline: beneficiary → recipient → simulation →
- * transaction), each recorded in the register as it happens. The transaction's intent is
- * durable before its request leaves (PRODUCT.md "Never pay twice: the register").
+ * The per-row steps of `payouts run` (beneficiary → recipient → simulation → transaction), each
+ * recorded in the register as it happens. The transaction's intent is durable before its request
+ * leaves (docs/register.md "The rules").
  */
 import type { PayoutsClient } from '../api/client.js';
 import { isSimulationExpired, payeeGone } from '../api/transactions.js';

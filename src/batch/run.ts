@@ -1,7 +1,7 @@
 /**
  * `payouts run`: read the sheet once, check the batch guards, then pay its valid rows with
  * bounded concurrency under a rate limit, each reference claimed in the register before it is
- * sent, and write the results file from what was read. PRODUCT.md "Never pay twice: the
+ * sent, and write the results file from what was read. README "Never pay twice: the
  * register".
  */
 import pLimit from 'p-limit';
@@ -41,7 +41,10 @@ import type { RowSample } from './validate.js';
 import { applyWebhookOutcomes, awaitOutcomes, type Settle } from './wait.js';
 import { heldReason, PayeeWarnings, WarningTally } from './warnings.js';
 
-/** Where the service is and who we are to it (PRODUCT.md `--base-url`, `--auth-url`, env). */
+/**
+ * Where the service is and who we are to it (`--base-url`, `--auth-url`, env: README "Options of
+ * `validate` and `run`").
+ */
 export interface Connection {
   baseUrl: string;
   authUrl: string;
@@ -51,7 +54,7 @@ export interface Connection {
 export interface RunOptions extends SheetOptions {
   connection: Connection;
   outPath?: string;
-  /** Where the register lives (PRODUCT.md `--register`): a file path or a PostgreSQL URL. */
+  /** Where the register lives (`--register`, docs/register.md): a file path or a PostgreSQL URL. */
   register: string;
   controls?: ControlTotals;
   /** `--approve DIGEST`: refuse unless the batch digest matches. */
@@ -275,7 +278,8 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
  * The register scope of this run: the service as its URL is spelt, unless the operator
  * declared that spelling the same service as another (then the other's scope and keys, so
  * nothing paid under it is paid again). An integrator with payouts under another spelling and
- * no declaration stops the run before anything is sent (PRODUCT.md: exit 2, both origins named).
+ * no declaration stops the run before anything is sent (exit 2, both origins named:
+ * docs/register.md "One integrator, one history").
  */
 export async function scopeOf(
   register: Register,
@@ -372,7 +376,7 @@ function report(
   };
 }
 
-/** A storage error after requests that move money left is exit 6, not 2 (PRODUCT.md exit codes). */
+/** A storage error after requests that move money left is exit 6, not 2 (README "Exit codes"). */
 function afterSending(error: unknown): unknown {
   return error instanceof StorageError ? error.sent() : error;
 }
@@ -493,7 +497,8 @@ async function sendRows(
       });
       const tracked: Promise<void> = task.finally(() => inFlight.delete(tracked));
       inFlight.add(tracked);
-      // Backpressure (STYLE.md): take the next row only when a slot is free.
+      // Backpressure, so memory does not grow with the sheet: take the next row only when a slot
+      // is free.
       if (inFlight.size >= options.concurrency) await Promise.race(inFlight);
     }
   };

@@ -1,7 +1,7 @@
 /**
  * A stop (SIGINT, SIGTERM, SIGHUP) lets requests under way finish for this long, then cuts
  * them, so that the run writes its results and ends within 10 s whatever is in flight
- * (PRODUCT.md exit 5); the rest of the 10 s is for the results file and the register.
+ * (README "Exit codes", 5); the rest of the 10 s is for the results file and the register.
  */
 export const STOP_GRACE_MS = 7_000;
 

@@ -32,7 +32,7 @@ import { NO_VERDICTS, packRows, type RowBatch, unpackRows, verdictAt } from './w
 export { type RowSample, tally } from './verdicts.js';
 
 export interface ValidateOptions extends SheetOptions {
-  /** Results file; default `<sheet dir>/<sheet name>.results.<ext>` (PRODUCT.md `--out`). */
+  /** Results file; default `<sheet dir>/<sheet name>.results.<ext>` (README, `--out`). */
   outPath?: string;
   controls?: ControlTotals;
   /** Called as rows go by, for a progress indicator. */
@@ -45,8 +45,9 @@ export interface ValidateOptions extends SheetOptions {
    */
   worker?: boolean;
   /**
-   * The register to read (PRODUCT.md: `validate` reads it too, read-only and offline), and
-   * which of its scopes: a missing register is no error, the rows are then checked as sheets.
+   * The register to read (docs/register.md "The rules": `validate` reads it too, read-only and
+   * offline), and which of its scopes: a missing register is no error, the rows are then checked
+   * as sheets.
    */
   register?: { location: string } & ScopeHint;
   /** The moment the approver's warnings count earlier payouts back from (ms); now by default. */
@@ -84,9 +85,9 @@ export interface ValidateReport {
 }
 
 /**
- * The dry run of PRODUCT.md: read, map and pre-validate every row, no network, and write the
- * results file atomically. Throws SheetError/UsageError (exit 2) before writing anything when
- * the sheet cannot be read; never leaves a partial results file.
+ * The dry run (README "Commands", `validate`): read, map and pre-validate every row, no network,
+ * and write the results file atomically. Throws SheetError/UsageError (exit 2) before writing
+ * anything when the sheet cannot be read; never leaves a partial results file.
  */
 export async function validateSheet(options: ValidateOptions): Promise<ValidateReport> {
   const registered = await openRegisterScope(options.register);

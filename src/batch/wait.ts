@@ -43,7 +43,8 @@ export async function askTransaction(
 }
 
 /**
- * The status check of PRODUCT.md (`completed`: "a webhook (or a status check) confirmed"):
+ * The status check of `run --wait` (docs/sheets.md, `completed`: "a webhook or a status check
+ * confirmed"):
  * asks the service for each transaction this run submitted until it is COMPLETED or FAILED,
  * or the time is up. Rows still pending stay `submitted`. Outcomes go to `settle` (the register).
  */
@@ -92,7 +93,7 @@ export async function awaitOutcomes(
 }
 
 /**
- * Webhook confirmations (PRODUCT.md `completed`: "a webhook ... confirmed"): outcomes that
+ * Webhook confirmations (docs/sheets.md, `completed`: "a webhook ... confirmed"): outcomes that
  * `payouts webhooks listen --events FILE` recorded turn this run's submitted rows, and rows an
  * earlier run submitted, into completed or failed. Returns how many rows changed.
  */

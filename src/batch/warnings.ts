@@ -1,8 +1,8 @@
 /**
- * The approver's warnings (PRODUCT.md "Warnings for the approver"): signals computed offline
- * from the sheet and the register's payee history, one list per row. A warning never blocks a
- * row by itself (`--hold-changed-payees` holds rows by one of them); the batch digest covers
- * them, so `--approve` approves what the approver saw.
+ * The approver's warnings (README "The approver's view", docs/approval.md): signals computed
+ * offline from the sheet and the register's payee history, one list per row. A warning never
+ * blocks a row by itself (`--hold-changed-payees` holds rows by one of them); the batch digest
+ * covers them, so `--approve` approves what the approver saw.
  */
 import { detailsOf } from '../register/details.js';
 import { historyFor, minorOf, paymentsOf } from '../register/rules.js';
@@ -275,7 +275,10 @@ export class WarningTally {
     return SIGNALS.reduce((n, s) => n + this.counts[s], 0);
   }
 
-  /** Every reference per signal, in sheet order (PRODUCT.md `--json` `warnings`). */
+  /**
+   * Every reference per signal, in sheet order (`warnings` of the `--json` summary: README
+   * "Options of `validate` and `run`").
+   */
   references(): Record<Signal, string[]> {
     const all = {} as Record<Signal, string[]>;
     for (const signal of SIGNALS) {

@@ -1,6 +1,7 @@
 /**
- * The canonical sheet columns of PRODUCT.md ("The sheet"). Field names are SPEC.md's,
- * flattened: address fields are `recipientAddress.street1` and so on.
+ * The canonical sheet columns (docs/sheets.md). Field names are the service's (docs/service.md
+ * "The recipient request", "Rail details"), flattened: address fields are
+ * `recipientAddress.street1` and so on.
  */
 import { ADDRESS_FIELDS } from '../api/contract.js';
 import type { Rail } from './rails.js';
@@ -48,12 +49,12 @@ export const CANONICAL_COLUMNS = [
 ] as const;
 export type CanonicalColumn = (typeof CANONICAL_COLUMNS)[number];
 
-/** Headers a sheet must have (PRODUCT.md: "required"); a missing one is exit 2. */
+/** Headers a sheet must have (docs/sheets.md: "required"); a missing one is exit 2. */
 export const REQUIRED_COLUMNS: readonly CanonicalColumn[] = ['reference', 'amount', 'currency', 'type'];
 
 /**
  * Identifier columns: a spreadsheet that turns them into numbers loses leading zeros or
- * digits (PRODUCT.md "Spreadsheet damage is reported, never silently repaired").
+ * digits (docs/sheets.md: "Spreadsheet damage is reported, never repaired").
  */
 export const IDENTIFIER_COLUMNS: readonly CanonicalColumn[] = [
   'accountNumber',
@@ -67,7 +68,10 @@ export const IDENTIFIER_COLUMNS: readonly CanonicalColumn[] = [
   'pixKey',
 ];
 
-/** The flat `details` fields of each rail (SPEC.md 2.4), without the address objects. */
+/**
+ * The flat `details` fields of each rail (docs/service.md "Rail details"), without the address
+ * objects.
+ */
 export const RAIL_DETAIL_FIELDS: Record<Rail, readonly CanonicalColumn[]> = {
   ACH: ['accountNumber', 'routingNumber', 'bankName', 'bankCountry', 'accountType'],
   WIRE: ['accountNumber', 'routingNumber', 'bankName'],
@@ -86,7 +90,7 @@ export const RAIL_DETAIL_FIELDS: Record<Rail, readonly CanonicalColumn[]> = {
   ],
 };
 
-/** The address objects inside each rail's `details` (SPEC.md 2.4 and 7.2). */
+/** The address objects inside each rail's `details` (docs/service.md "Rail details"). */
 export const RAIL_ADDRESSES: Record<Rail, readonly ('recipientAddress' | 'bankAddress')[]> = {
   ACH: ['recipientAddress'],
   WIRE: ['bankAddress', 'recipientAddress'],

@@ -1,4 +1,4 @@
-/** The payment rails of SPEC.md 2.3 and the currency each one carries. */
+/** The payment rails and the currency each one carries (docs/service.md "Rail details"). */
 export const RAILS = ['ACH', 'WIRE', 'SWIFT', 'RTP', 'SPEI', 'PIX', 'COP'] as const;
 export type Rail = (typeof RAILS)[number];
 
@@ -15,7 +15,7 @@ export const RAIL_CURRENCY: Record<Rail, Currency> = {
   COP: 'COP',
 };
 
-/** The rail named by a sheet's `type` cell, which PRODUCT.md lets be in any case. */
+/** The rail named by a sheet's `type` cell, which may be in any case (docs/sheets.md). */
 export function parseRail(text: string): Rail | undefined {
   const upper = text.trim().toUpperCase();
   return (RAILS as readonly string[]).includes(upper) ? (upper as Rail) : undefined;

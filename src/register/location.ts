@@ -1,8 +1,9 @@
 /**
- * Where the register lives (README, "Never pay twice: the register"): the flag, else PAYOUTS_REGISTER, else one
- * file in the user's state directory, `$XDG_STATE_HOME/payouts/register.db`, else
- * `~/.local/state/payouts/register.db`. A `postgres://` or `postgresql://` URL selects a
- * PostgreSQL register shared by many machines; anything else is a file path.
+ * Where the register lives (README "Options of `validate` and `run`", `--register`): the flag,
+ * else PAYOUTS_REGISTER, else one file in the user's state directory,
+ * `$XDG_STATE_HOME/payouts/register.db`, else `~/.local/state/payouts/register.db`. A
+ * `postgres://` or `postgresql://` URL selects a PostgreSQL register shared by many machines;
+ * anything else is a file path.
  */
 import { homedir } from 'node:os';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 /**
- * Opening a register by its location (PRODUCT.md `--register`): a `postgres://` or
- * `postgresql://` URL opens the PostgreSQL store, anything else the SQLite file. Callers get the
- * Register contract (types.ts), never a path check, SQL or a driver.
+ * Opening a register by its location (`--register`, docs/register.md "SQLite or PostgreSQL"): a
+ * `postgres://` or `postgresql://` URL opens the PostgreSQL store, anything else the SQLite file.
+ * Callers get the Register contract (types.ts), never a path check, SQL or a driver.
  */
 import { parseLocation } from './location.js';
 import type { OpenOptions, Register } from './types.js';

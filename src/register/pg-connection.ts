@@ -4,7 +4,7 @@
  * `sslmode`, so that `require` means encrypted without verification, as `psql` users expect,
  * and a register of payments never falls back to plain text silently (`allow` and `prefer`
  * are refused by name). The URL is shown only with its password replaced, and one that does
- * not parse only as `postgres://***` with the reason (docs/register.md, "A shared register").
+ * not parse only as `postgres://***` with the reason (docs/register.md, "A PostgreSQL register").
  */
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';

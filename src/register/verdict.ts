@@ -1,6 +1,6 @@
 /**
- * What the register says about a row before anything is sent (PRODUCT.md "Never pay twice:
- * the register"), one pure function for `run` and `validate` alike, so the dry run shows
+ * What the register says about a row before anything is sent (docs/register.md "The
+ * rules"), one pure function for `run` and `validate` alike, so the dry run shows
  * exactly what the run would do.
  */
 import { type PayoutDetails, sameDetails } from './details.js';

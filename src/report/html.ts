@@ -1,8 +1,9 @@
 /**
- * The approver's report (PRODUCT.md `--report`): one self-contained HTML page that opens
- * offline and prints on A4. Inline CSS, charts as inline SVG, no script and no request of any
- * kind. Everything in it was gathered while the rows streamed by (BatchSummary, WarningTally),
- * so its size is bounded whatever the sheet's: a million rows give the same few hundred KB.
+ * The approver's report (README "The approver's view", docs/approval.md "The report"): one
+ * self-contained HTML page that opens offline and prints on A4. Inline CSS, charts as inline SVG,
+ * no script and no request of any kind. Everything in it was gathered while the rows streamed by
+ * (BatchSummary, WarningTally), so its size is bounded whatever the sheet's: a million rows give
+ * the same few hundred KB.
  */
 import type { ControlTotals } from '../batch/guards.js';
 import { type BatchSummary, formatAmountForPeople, ROW_STATUSES, type RowStatus } from '../batch/summary.js';

@@ -1,8 +1,8 @@
 /**
- * Validation of a POST /v1/beneficiaries body. SPEC.md does not show the beneficiary body or
- * its messages; the body assumed is BeneficiaryRequest of src/api/contract.ts, and the
- * messages (BENEFICIARY_MESSAGES) are ours, phrased like SPEC.md 7.2. Used by the sheet
- * pipeline for rows that create a beneficiary and by the sandbox; never throws.
+ * Validation of a POST /v1/beneficiaries body. The service does not show the beneficiary body
+ * or its messages; the body assumed is BeneficiaryRequest of src/api/contract.ts, and the
+ * messages (BENEFICIARY_MESSAGES) are ours, phrased like the service's validation messages. Used
+ * by the sheet pipeline for rows that create a beneficiary and by the sandbox; never throws.
  */
 import { BENEFICIARY_TYPES } from '../api/contract.js';
 import { isCountryCode } from './countries.js';

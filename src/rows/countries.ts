@@ -1,7 +1,7 @@
 /**
- * ISO 3166-1 alpha-2: the 249 officially assigned country codes. SPEC.md 2.4 and 7.2 require
- * `<addr>.country` to be an "exactly 2-letter ISO country code"; the list is written out so
- * the check runs offline and does not move with a library upgrade.
+ * ISO 3166-1 alpha-2: the 249 officially assigned country codes. The service requires
+ * `<addr>.country` to be a "2-letter ISO country code" (docs/service.md "Validation messages");
+ * the list is written out so the check runs offline and does not move with a library upgrade.
  *
  * User-assigned codes (for example XK, which some banks use for Kosovo) are not ISO
  * assignments and are not accepted here.

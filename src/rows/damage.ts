@@ -1,6 +1,6 @@
 /**
- * Spreadsheet damage in identifier columns (PRODUCT.md "The sheet": "Spreadsheet damage is
- * reported, never silently repaired"). A spreadsheet that takes a routing, account, CLABE or
+ * Spreadsheet damage in identifier columns (docs/sheets.md: "Spreadsheet damage is
+ * reported, never repaired"). A spreadsheet that takes a routing, account, CLABE or
  * document number for a number drops its leading zeros, keeps only 15 significant digits, or
  * shows it in scientific notation; once saved, the lost digits cannot be recovered.
  */

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 /**
- * A raw sheet row to a typed payout (STYLE.md pipeline: raw cells → mapped payout request →
- * validation issues). Reads the canonical columns of PRODUCT.md "The sheet", builds the
+ * A raw sheet row to a typed payout (one stage of the pipeline: raw cells → mapped payout
+ * request → validation issues). Reads the canonical columns (docs/sheets.md), builds the
  * beneficiary and recipient requests exactly as they would be sent, and collects every
- * finding on its cells: reference and amount, spreadsheet damage, then the SPEC.md 7.2
- * messages word for word. Needs no network: it is the dry run of one row (uniqueness of the
- * reference across rows and the reader's record problems are the batch's).
+ * finding on its cells: reference and amount, spreadsheet damage, then the service's
+ * validation messages word for word. Needs no network: it is the dry run of one row (uniqueness
+ * of the reference across rows and the reader's record problems are the batch's).
  */
 import { type BeneficiaryRequest, MAX_REFERENCE_LENGTH } from '../api/contract.js';
 import {
@@ -92,7 +92,7 @@ export function mapRow(row: RawRow, columns: ColumnIndex, numbers: SheetNumbers 
   // `usd` is USD; totals per currency are by this normalised code.
   const currency = cells.text('currency')?.toUpperCase();
   const typeText = cells.text('type');
-  // PRODUCT.md: the rail may be written in any case; an unknown one is kept as given so that
+  // docs/sheets.md: the rail may be written in any case; an unknown one is kept as given so that
   // validateRecipient names it.
   const rail = typeText === undefined ? undefined : parseRail(typeText);
   const type = rail ?? typeText;
@@ -102,7 +102,7 @@ export function mapRow(row: RawRow, columns: ColumnIndex, numbers: SheetNumbers 
   const beneficiary = mapBeneficiary(cells, mapped);
   const recipient = mapRecipient(cells, beneficiary, currency, type, rail, mapped);
 
-  // Damage first (PRODUCT.md): it explains the spec messages that follow on the same column.
+  // Damage first: it explains the service's messages that follow on the same column.
   for (const issue of cells.issues) issues.push(issue);
   for (const issue of mapped) issues.push(issue);
   const payout: PayoutRow = {
@@ -170,7 +170,7 @@ function mapRecipient(
   const id = cells.text('recipientId');
   if (id !== undefined) {
     // The recipient's own fields are the service's business; the payout still needs a rail
-    // and the rail's currency for its simulation (SPEC.md 2.3).
+    // and the rail's currency for its simulation (docs/service.md "The recipient request").
     pushRowIssues(issues, validateTypeAndCurrency(type, currency));
     return { kind: 'existing', id };
   }
@@ -195,18 +195,18 @@ function mapRecipient(
 }
 
 /**
- * The rail's own `details` (SPEC.md 2.4; PRODUCT.md "a rail uses only its own"). An address
- * object is there only when one of its cells is filled, so that an empty one gives "<addr>
- * must be provided". With none of the rail's cells filled, details is null, which the spec
- * answers with "The field recipient.details is required".
+ * The rail's own `details` (docs/service.md "Rail details"; a rail uses only its own columns). An
+ * address object is there only when one of its cells is filled, so that an empty one gives
+ * "<addr> must be provided". With none of the rail's cells filled, details is null, which the
+ * service answers with "The field recipient.details is required".
  */
 function mapDetails(cells: RowCells, rail: Rail): RecipientDetails | null {
   const details: RecipientDetails = {};
   let filled = false;
   for (const column of RAIL_DETAIL_FIELDS[rail]) {
     if (column === 'thirdPartyWithdrawal') {
-      // A JSON boolean for the service (SPEC.md 2.4). An empty cell means false; an unreadable
-      // one is reported by boolean() and left out rather than guessed.
+      // A JSON boolean for the service (docs/service.md "Rail details"). An empty cell means
+      // false; an unreadable one is reported by boolean() and left out rather than guessed.
       const given = cells.text(column) !== undefined;
       const value = cells.boolean(column);
       if (!given) details[column] = false;
@@ -310,7 +310,7 @@ const SHEET_BOOLEANS: ReadonlyMap<string, boolean> = new Map([
 ]);
 
 /**
- * SPEC.md 7.2 issues as row issues: the path names the canonical column
+ * Validation issues as row issues: the path names the canonical column
  * (`details.recipientAddress.city` → `recipientAddress.city`); a path that is no single column
  * (`details`, a whole address) gives none. Messages are kept word for word.
  */

@@ -3,15 +3,16 @@ import { MAX_REFERENCE_LENGTH } from '../api/contract.js';
  * Every message the rows stage can give, in one place, so that the sheet pipeline, the
  * sandbox, the tests and the docs all use the same text.
  *
- * The recipient messages are SPEC.md 7.2 word for word (including its grammar, e.g. "iban
- * must matches the regex"): users and scripts match on them. The rest are ours and say what
- * is wrong, where, and what to do (STYLE.md "Every message a user can see...").
+ * The recipient messages are the service's word for word (docs/service.md "Validation
+ * messages", including its grammar, e.g. "iban must matches the regex"): users and scripts
+ * match on them. The rest are ours and say what is wrong, where, and what to do, so a user can
+ * fix the row without asking anyone.
  */
 import type { AddressField } from '../columns/columns.js';
 import { RAIL_CURRENCY, RAILS, type Rail } from '../columns/rails.js';
 import { boundCell, quoteCell } from '../sheet/quote.js';
 
-/** SPEC.md 7.2 "Common". */
+/** Common to every rail (docs/service.md "Validation messages"). */
 export const COMMON_MESSAGES = {
   nameRequired: 'The field recipient.individualName or recipient.businessName is required',
   countryOfIncorporationRequired:
@@ -26,12 +27,15 @@ export const COMMON_MESSAGES = {
 } as const;
 
 /**
- * A `type` that is not one of the seven rails. SPEC.md 7.2 does not show the service's
- * message for it, so this one is ours, phrased like the spec's.
+ * A `type` that is not one of the seven rails. The service does not give its message
+ * for it, so this one is ours, phrased like the service's.
  */
 export const TYPE_NOT_A_RAIL = `The field recipient.type must be one of ${RAILS.join(', ')}`;
 
-/** Template of the (ours) message for a currency that is not the rail's (SPEC.md 2.3). */
+/**
+ * Template of the (ours) message for a currency that is not the rail's (docs/service.md "The
+ * recipient request").
+ */
 export const CURRENCY_NOT_THE_RAILS = 'The field recipient.currency must be <CUR> for <RAIL>';
 
 /** CURRENCY_NOT_THE_RAILS filled in for one rail, e.g. "... must be MXN for SPEI". */
@@ -39,10 +43,10 @@ export function currencyNotTheRails(rail: Rail): string {
   return CURRENCY_NOT_THE_RAILS.replace('<CUR>', RAIL_CURRENCY[rail]).replace('<RAIL>', rail);
 }
 
-/** The two address objects of SPEC.md 2.4. */
+/** The two address objects (docs/service.md "Rail details"). */
 export type AddressName = 'recipientAddress' | 'bankAddress';
 
-/** SPEC.md 7.2 "Address messages" for one address object. */
+/** The address messages (docs/service.md "Validation messages") for one address object. */
 export function addressMessages(addr: AddressName): { missing: string } & Record<AddressField, string> {
   return {
     missing: `${addr} must be provided`,
@@ -54,7 +58,10 @@ export function addressMessages(addr: AddressName): { missing: string } & Record
   };
 }
 
-/** SPEC.md 7.2 per-rail `details` messages (ACH, WIRE, SWIFT, RTP, SPEI, PIX, COP). */
+/**
+ * The per-rail `details` messages (docs/service.md "Validation messages"; ACH, WIRE, SWIFT, RTP,
+ * SPEI, PIX, COP).
+ */
 export const DETAIL_MESSAGES = {
   accountNumberRequired: 'accountNumber must be provided',
   routingNumberRequired: 'routingNumber must be provided',
@@ -85,8 +92,9 @@ export const DETAIL_MESSAGES = {
 } as const;
 
 /**
- * POST /v1/beneficiaries validation (ours: SPEC.md does not show the beneficiary body; the
- * assumed body is BeneficiaryRequest in src/api/contract.ts). Phrased like SPEC.md 7.2.
+ * POST /v1/beneficiaries validation (ours: the service does not show the beneficiary body;
+ * the assumed body is BeneficiaryRequest in src/api/contract.ts). Phrased like the service's
+ * validation messages.
  */
 export const BENEFICIARY_MESSAGES = {
   typeRequired: 'beneficiary.type must be provided - possible values - INDIVIDUAL,BUSINESS',
@@ -95,7 +103,7 @@ export const BENEFICIARY_MESSAGES = {
   countryRequired: 'beneficiary.country must be provided and must be 2-letter ISO country code',
 } as const;
 
-/** Amount cell messages (PRODUCT.md "The sheet": decimal with `.`, > 0, at most 2 decimals). */
+/** Amount cell messages (docs/sheets.md, `amount`: decimal with `.`, > 0, at most 2 decimals). */
 export const AMOUNT_MESSAGES = {
   required: 'amount is required: enter the amount the recipient receives, e.g. 1250.00',
   notDecimal: (text: string) =>
@@ -125,7 +133,7 @@ export const ROW_MESSAGES = {
     `${column} ${quoteCell(text)} is not true or false: write true or false (yes/no and 1/0 also work), or leave the cell empty for false`,
   integratorWithBeneficiary:
     'integratorLevel is true but the row also names a beneficiary (beneficiaryId or beneficiaryType, beneficiaryName, beneficiaryEmail, beneficiaryCountry): an integrator-level recipient has no beneficiary, so clear integratorLevel or the beneficiary cells',
-  /** PRODUCT.md "Spreadsheet damage is reported, never silently repaired". */
+  /** docs/sheets.md: "Spreadsheet damage is reported, never repaired". */
   arrivedAsNumber: (column: string, text: string) =>
     `${column} arrived as a number (${boundCell(text)}): a spreadsheet dropped its leading zeros or digits. Format the ${column} column as Text, re-enter the value and save again.`,
   arrivedInScientificNotation: (column: string, text: string) =>

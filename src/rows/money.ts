@@ -1,5 +1,5 @@
 /**
- * Amounts (PRODUCT.md "The sheet": decimal with `.`, greater than 0, at most 2 decimals; money
+ * Amounts (docs/sheets.md, `amount`: decimal with `.`, greater than 0, at most 2 decimals; money
  * is never a float). Text goes straight to an integer of minor units (cents) as a bigint:
  * no Number() or parseFloat ever sees an amount, so 0.1 + 0.2 cannot happen.
  */

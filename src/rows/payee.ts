@@ -1,5 +1,5 @@
 /**
- * Who a payout pays, without its bank details (PRODUCT.md "Warnings for the approver"): the
+ * Who a payout pays, without its bank details (docs/approval.md "How a payee is recognised"): the
  * approver's signals compare the bank details of one payee over time, so the payee cannot be
  * named by them. Defined once, here.
  */

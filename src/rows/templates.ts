@@ -21,7 +21,7 @@ export function templateSpecs(rails: readonly Rail[]): TemplateSpec[] {
 }
 
 // Columns a spreadsheet must keep as text: identifiers lose leading zeros as numbers, and
-// postal codes do too (PRODUCT.md "Spreadsheet damage").
+// postal codes do too (docs/sheets.md: spreadsheet damage).
 const TEXT_COLUMNS = new Set<string>([
   ...IDENTIFIER_COLUMNS,
   'reference',

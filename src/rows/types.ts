@@ -17,7 +17,7 @@ export interface RowIssue {
 }
 
 /**
- * Who the payout's recipient belongs to (PRODUCT.md "The sheet"): an existing beneficiary, a
+ * Who the payout's recipient belongs to (docs/sheets.md): an existing beneficiary, a
  * new one (rows with the same `key` create it once), none because the recipient is
  * integrator-level, or none given at all (the row is then invalid).
  */
@@ -56,6 +56,6 @@ export interface PayoutRow {
   rail?: Rail;
   beneficiary: BeneficiaryRef;
   recipient: RecipientRef;
-  /** Every finding on the row, spreadsheet damage first, SPEC.md 7.2 messages word for word. */
+  /** Every finding on the row, spreadsheet damage first, the service's messages word for word. */
   issues: RowIssue[];
 }

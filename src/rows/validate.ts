@@ -1,9 +1,9 @@
 /**
- * SPEC.md 7.2 recipient validation: the one implementation, used by the sheet pipeline (dry
- * run, src/rows/map.ts) and by the sandbox's POST/PUT recipient endpoint.
+ * Recipient validation (docs/service.md "Validation messages"): the one implementation, used by
+ * the sheet pipeline (dry run, src/rows/map.ts) and by the sandbox's POST/PUT recipient endpoint.
  *
  * It takes untrusted JSON of any shape and never throws. Every message that applies is
- * returned (not only the first), word for word as SPEC.md 7.2 writes it, with the dotted
+ * returned (not only the first), word for word as the service writes it, with the dotted
  * request path it is about. How the values are read:
  * - "must be provided" fails for a missing field, null, a string that is blank after trimming,
  *   or a value that is not a string (a number or object cannot be a name or an account);
@@ -32,20 +32,29 @@ import type { ValidationIssue } from './types.js';
 
 type JsonObject = Record<string, unknown>;
 
-/** SPEC.md 2.3: nickname limit and allowed characters (letters in any script, digits, ` -(),._'`). */
+/**
+ * Nickname limit and allowed characters: letters in any script, digits, ` -(),._'`
+ * (docs/service.md "The recipient request").
+ */
 const NICKNAME_MAX_LENGTH = 50;
 const NICKNAME_ALLOWED = /^[\p{L}\p{M}\p{N} \-().,_']*$/u;
 
-/** SPEC.md 2.4: 1 to 3 letter ISO state code (ISO 3166-2 subdivision part, uppercase). */
+/**
+ * docs/service.md "Rail details": 1 to 3 letter ISO state code (ISO 3166-2 subdivision part,
+ * uppercase).
+ */
 const STATE_PATTERN = /^[A-Z]{1,3}$/;
 const COUNTRY_PATTERN = /^[A-Z]{2}$/;
 
-/** SPEC.md 2.4 ACH accountType values, exact spelling of the 7.2 message. */
+/** ACH accountType values, spelled exactly as in the service's message. */
 export const ACH_ACCOUNT_TYPES = ['Checking', 'Savings', 'GeneralLedger', 'Loan'] as const;
-/** SPEC.md 2.4 COP accountType values. */
+/** COP accountType values (docs/service.md "Rail details"). */
 export const COP_ACCOUNT_TYPES = ['CHECKING', 'SAVINGS'] as const;
 
-/** SPEC.md 2.4 PIX: the formatting characters removed before counting a CPF/CNPJ. */
+/**
+ * PIX (docs/service.md "Rail details"): the formatting characters removed before counting a
+ * CPF/CNPJ.
+ */
 const DOCUMENT_FORMATTING = /[/.-]/g;
 
 /** Options of `validateRecipient`. */
@@ -58,8 +67,9 @@ export interface RecipientValidationOptions {
 }
 
 /**
- * All SPEC.md 7.2 messages that apply to a RecipientRequest body, in the order of the spec's
- * lists (common fields, then the rail's details). Never throws, whatever `body` is.
+ * All validation messages that apply to a RecipientRequest body, in the order of the service's
+ * lists in docs/service.md "Validation messages" (common fields, then the rail's details). Never
+ * throws, whatever `body` is.
  */
 export function validateRecipient(body: unknown, options?: RecipientValidationOptions): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
@@ -71,7 +81,7 @@ export function validateRecipient(body: unknown, options?: RecipientValidationOp
   if (hasBusiness && !isProvided(recipient['countryOfIncorporation'])) {
     report(issues, 'countryOfIncorporation', COMMON_MESSAGES.countryOfIncorporationRequired);
   }
-  // SPEC.md 2.3: an integrator-level recipient has no beneficiary.
+  // docs/service.md "The recipient request": an integrator-level recipient has no beneficiary.
   if (
     recipient['integratorLevel'] !== true &&
     options?.beneficiaryToCreate !== true &&
@@ -85,7 +95,7 @@ export function validateRecipient(body: unknown, options?: RecipientValidationOp
 
   const countryOfIncorporation = recipient['countryOfIncorporation'];
   if (isGiven(countryOfIncorporation)) {
-    // SPEC.md 7.2 gives one cause only: "longer than 2 characters".
+    // The service gives one cause only: longer than 2 characters.
     if (typeof countryOfIncorporation !== 'string' || countryOfIncorporation.length > 2) {
       report(issues, 'countryOfIncorporation', COMMON_MESSAGES.countryOfIncorporationIso);
     }
@@ -110,8 +120,8 @@ export function validateRecipient(body: unknown, options?: RecipientValidationOp
 
 /**
  * The `type` and `currency` messages alone: required, a known rail, the rail's currency
- * (SPEC.md 2.3). Also used for rows that pay an existing recipient, whose other fields are
- * the service's business.
+ * (docs/service.md "The recipient request"). Also used for rows that pay an existing recipient,
+ * whose other fields are the service's business.
  */
 export function validateTypeAndCurrency(type: unknown, currency: unknown): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
@@ -168,7 +178,7 @@ const RAIL_VALIDATORS: Record<Rail, (details: JsonObject, issues: Issues) => voi
     requireField(d, 'bankCountry', DETAIL_MESSAGES.bankCountryRequired, issues);
     if (!isOneOf(d['accountType'], ACH_ACCOUNT_TYPES))
       reportDetail(issues, 'accountType', DETAIL_MESSAGES.achAccountType);
-    // SPEC.md 7.2: "bankAddress is not required" for ACH.
+    // ACH does not require a bankAddress (docs/service.md "Validation messages").
     checkAddress(d, 'recipientAddress', issues);
   },
 
@@ -215,7 +225,7 @@ const RAIL_VALIDATORS: Record<Rail, (details: JsonObject, issues: Issues) => voi
 
   RTP(d, issues) {
     requireField(d, 'accountNumber', DETAIL_MESSAGES.accountNumberRequired, issues);
-    // SPEC.md 7.2 gives RTP no "is invalid" message: only presence and length are checked.
+    // The service gives RTP no "is invalid" message: only presence and length are checked.
     const routingNumber = d['routingNumber'];
     if (!isProvided(routingNumber))
       reportDetail(issues, 'routingNumber', DETAIL_MESSAGES.routingNumberRequired);
@@ -249,7 +259,8 @@ const RAIL_VALIDATORS: Record<Rail, (details: JsonObject, issues: Issues) => voi
       reportDetail(issues, 'accountType', DETAIL_MESSAGES.copAccountType);
     requireField(d, 'bankAccount', DETAIL_MESSAGES.bankAccountRequired, issues);
     requireField(d, 'bankCode', DETAIL_MESSAGES.bankCodeRequired, issues);
-    // SPEC.md 2.4: thirdPartyWithdrawal is a boolean; only a JSON true asks for the three fields.
+    // thirdPartyWithdrawal is a boolean (docs/service.md "Rail details"); only a JSON true asks
+    // for the three fields.
     if (d['thirdPartyWithdrawal'] === true) {
       requireField(d, 'documentId', DETAIL_MESSAGES.documentIdThirdParty, issues);
       requireField(d, 'documentType', DETAIL_MESSAGES.documentTypeThirdParty, issues);
@@ -258,7 +269,10 @@ const RAIL_VALIDATORS: Record<Rail, (details: JsonObject, issues: Issues) => voi
   },
 };
 
-/** ACH and WIRE: provided, 9 characters, then a known US bank (SPEC.md 7.2). */
+/**
+ * ACH and WIRE: provided, 9 characters, then a known US bank (docs/service.md "Validation
+ * messages").
+ */
 function checkUsRoutingNumber(d: JsonObject, issues: Issues): void {
   const routingNumber = d['routingNumber'];
   if (!isProvided(routingNumber))
@@ -275,7 +289,10 @@ const ADDRESS_MESSAGES: Record<AddressName, ReturnType<typeof addressMessages>> 
   bankAddress: addressMessages('bankAddress'),
 };
 
-/** SPEC.md 7.2 "Address messages": a missing or malformed object gives only "<addr> must be provided". */
+/**
+ * Address messages (docs/service.md "Validation messages"): a missing or malformed object gives
+ * only "<addr> must be provided".
+ */
 function checkAddress(d: JsonObject, addr: AddressName, issues: Issues): void {
   const messages = ADDRESS_MESSAGES[addr];
   const address = d[addr];

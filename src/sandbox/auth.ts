@@ -7,10 +7,10 @@ import { type JwtClaims, signJwt, verifyJwt } from './jwt.js';
 import type { IntegratorRecord, SandboxState } from './state.js';
 import { isoWithOffset } from './time.js';
 
-/** SPEC.md 2.1/5 step 4: the long form's refresh lifetime. */
+/** The long form's refresh lifetime (docs/service.md "Signing in and tokens"). */
 export const REFRESH_TTL_SECONDS = 1800;
 
-/** SPEC.md 5 step 4: the scopes of the short and the long response form. */
+/** The scopes of the short and the long response form (docs/service.md "Signing in and tokens"). */
 const SCOPES: Record<TokenResponseForm, string> = { short: 'read write', long: 'email openid profile' };
 
 /** Verified tokens kept; the cache starts over when it grows past this. */
@@ -46,7 +46,7 @@ export class TokenService {
     private readonly options: TokenServiceOptions,
   ) {}
 
-  /** The SPEC.md 2.1 token response for an integrator, in the configured form. */
+  /** The token response for an integrator, in the configured form. */
   issue(integrator: IntegratorRecord, clientId: string, sessionId: string = randomUUID()): TokenResponse {
     const now = Math.floor(this.options.clock.now() / 1000);
     const scope = SCOPES[this.options.form];
@@ -95,7 +95,10 @@ export class TokenService {
     return integrator === undefined ? undefined : this.issue(integrator, clientId, claims.sid);
   }
 
-  /** The integrator of the bearer token in an Authorization header; 401 otherwise (SPEC.md 5 step 6). */
+  /**
+   * The integrator of the bearer token in an Authorization header; 401 otherwise (docs/service.md
+   * "Signing in and tokens").
+   */
   authenticate(authorization: string | undefined): IntegratorRecord {
     if (authorization === undefined || authorization === '') {
       throw unauthorized(

@@ -1,4 +1,4 @@
-/** The sandbox credentials of PRODUCT.md ("The sandbox"). */
+/** The sandbox credentials (README "The sandbox", docs/sandbox.md "Credentials"). */
 export const SANDBOX_CREDENTIALS = {
   clientId: 'sandbox-client',
   clientSecret: 'sandbox-secret',

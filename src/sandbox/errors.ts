@@ -10,8 +10,8 @@ export interface Reply {
 }
 
 /**
- * An answer with a SPEC.md 2.5 error body. Routes throw it; the server turns it into the body
- * with the request's path and the time of the answer.
+ * An answer with the service's error body (docs/service.md "Error body"). Routes throw it; the
+ * server turns it into the body with the request's path and the time of the answer.
  */
 export class HttpError extends Error {
   readonly status: number;
@@ -36,12 +36,12 @@ export function validationError(messages: readonly string[]): HttpError {
   return new HttpError(400, messages.join(VALIDATION_MESSAGE_SEPARATOR), { errors: [...messages] });
 }
 
-/** The reason phrase of a status (SPEC.md 2.5 `error`). */
+/** The reason phrase of a status (the error body's `error`). */
 export function reasonPhrase(status: number): string {
   return STATUS_CODES[status] ?? 'Unknown Status';
 }
 
-/** A SPEC.md 2.5 error body. */
+/** The service's error body (docs/service.md "Error body"). */
 export function errorBody(
   status: number,
   message: string,

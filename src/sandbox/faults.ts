@@ -1,6 +1,6 @@
 import type { Random } from './prng.js';
 
-/** Statuses an injected error answers with (SPEC.md 7.1), drawn uniformly. */
+/** Statuses an injected error answers with (docs/service.md "Status codes"), drawn uniformly. */
 export const INJECTED_ERROR_STATUSES = [500, 502, 503] as const;
 export type InjectedErrorStatus = (typeof INJECTED_ERROR_STATUSES)[number];
 

@@ -3,7 +3,10 @@ import { UsageError } from '../errors.js';
 import { callbackUrlProblem } from '../webhooks/callback-url.js';
 import { randomSeed } from './prng.js';
 
-/** Which form of the SPEC.md 2.1 token response the token endpoint gives (SPEC.md 5 step 4). */
+/**
+ * Which form of the token response the token endpoint gives (docs/service.md "Signing in and
+ * tokens").
+ */
 export type TokenResponseForm = 'short' | 'long';
 export const TOKEN_RESPONSE_FORMS: readonly TokenResponseForm[] = ['short', 'long'];
 
@@ -118,7 +121,7 @@ export const SANDBOX_DEFAULTS = {
 
 const D = SANDBOX_DEFAULTS;
 
-/** Every flag of `payouts sandbox` (PRODUCT.md "The sandbox"). */
+/** Every flag of `payouts sandbox` (docs/sandbox.md "Flags"). */
 export const SANDBOX_FLAGS: readonly SandboxFlag[] = [
   {
     name: 'port',

@@ -15,7 +15,10 @@ export type IdempotencyDecision =
 
 type Entry = { fingerprint: string; reply: StoredReply | undefined };
 
-/** Longest Idempotency-Key accepted (assumed; SPEC.md does not name the header). */
+/**
+ * Longest Idempotency-Key accepted (assumed: the service does not name the header;
+ * docs/api-assumptions.md "Limits").
+ */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The sandbox: a local simulator of the payments service of SPEC.md, built on the
+ * The sandbox: a local simulator of the payments service of docs/service.md, built on the
  * assumptions of src/api/contract.ts. `payouts sandbox` and `payouts run --sandbox` start it
  * through startSandbox; tests start it on port 0.
  */

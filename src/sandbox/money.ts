@@ -1,6 +1,7 @@
 /**
- * Fixed-point helpers for quotes: bigint only, never a float (STYLE.md). Amounts themselves
- * are parsed and formatted by src/rows/money.ts, the same rules as the sheet.
+ * Fixed-point helpers for quotes: bigint only, never a float, so no cent is ever lost to
+ * rounding. Amounts themselves are parsed and formatted by src/rows/money.ts, the same rules as
+ * the sheet.
  */
 
 /** A fixed-point value with `scale` decimals as text: formatFixed(17250000n, 6) is "17.250000". */

@@ -15,7 +15,10 @@ import { type CompiledRoute, type Match, type RouteRequest, Router, type Sandbox
 import { ROUTES } from './routes/index.js';
 import type { IntegratorRecord } from './state.js';
 
-/** Largest request body read (assumed; SPEC.md 8: payload size limits not shown); above it 413. */
+/**
+ * Largest request body read (assumed: the service gives no payload limit; docs/api-assumptions.md
+ * "Limits"); above it 413.
+ */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 const EMPTY = Buffer.alloc(0);

@@ -36,7 +36,7 @@ export interface RequestCounts {
   injected: { errors: number; resets: number; rateLimited: number };
 }
 
-/** A transaction as the ledger shows it (PRODUCT.md "The sandbox"). */
+/** A transaction as the ledger shows it (docs/sandbox.md "Ledger"). */
 export interface LedgerTransaction {
   id: string;
   integratorId: string;
@@ -75,7 +75,7 @@ export function notFound(kind: ResourceKind, id: string): HttpError {
   return new HttpError(404, `${kind} ${id} not found`);
 }
 
-/** 403 for a resource of another integrator (SPEC.md 5 step 7). */
+/** 403 for a resource of another integrator (docs/service.md "Signing in and tokens"). */
 export function forbidden(kind: ResourceKind, id: string): HttpError {
   return new HttpError(403, `${kind} ${id} belongs to another integrator - this token may not use it`);
 }

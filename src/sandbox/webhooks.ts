@@ -43,7 +43,10 @@ interface Job {
 /** Deliveries in flight at once; more wait in a queue so a burst never floods the receiver. */
 const MAX_IN_FLIGHT = 16;
 
-/** Base64 of HMAC-SHA256 of the raw body keyed with the webhook secret (SPEC.md 6.3). */
+/**
+ * Base64 of HMAC-SHA256 of the raw body keyed with the webhook secret (docs/service.md "Webhook
+ * signature").
+ */
 export function signWebhook(body: string, secret: string): string {
   return createHmac('sha256', secret).update(body).digest('base64');
 }
@@ -57,7 +60,7 @@ export function retryDelay(attempt: number, backoffMs: number): number {
 }
 
 /**
- * Sends SPEC.md 2.2 payloads to callback URLs (SPEC.md 6.1), signed per 6.3, retried with
+ * Sends webhook payloads to callback URLs (docs/service.md "Webhooks"), signed, retried with
  * exponential backoff while the receiver fails (no answer, or not 2xx), never on the path of
  * an API request.
  */

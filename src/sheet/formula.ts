@@ -1,7 +1,7 @@
 /**
  * A cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first, or the
- * full-width forms Apple Numbers turns into them) gets a leading `'` (PRODUCT.md "Cells that a
- * spreadsheet would run as a formula are neutralised", OWASP "CSV Injection"); plain numbers such
+ * full-width forms Apple Numbers turns into them) gets a leading `'` (docs/sheets.md "The results
+ * file", OWASP "CSV Injection"); plain numbers such
  * as `-12.50` stay as they are.
  */
 export function neutraliseFormula(text: string): string {
@@ -17,8 +17,8 @@ export function neutraliseFormula(text: string): string {
 }
 
 /**
- * Undoes neutraliseFormula on a cell of a results file fed back (PRODUCT.md "the neutralising
- * mark is removed again"): the service receives exactly what the user had typed.
+ * Undoes neutraliseFormula on a cell of a results file fed back (docs/sheets.md "The results
+ * file": the mark is removed again): the service receives exactly what the user had typed.
  */
 export function restoreFormula(text: string): string {
   if (text.charCodeAt(0) !== 39 /* ' */) return text;

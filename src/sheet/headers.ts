@@ -5,7 +5,7 @@ import { CANONICAL_COLUMNS, type CanonicalColumn, REQUIRED_COLUMNS } from '../co
 import { SheetError, UsageError } from '../errors.js';
 import { boundCell, quoteCell } from './quote.js';
 
-/** How a sheet's header row maps onto the canonical columns of PRODUCT.md ("The sheet"). */
+/** How a sheet's header row maps onto the canonical columns (docs/sheets.md). */
 export interface HeaderMatch {
   /** Cell index of each canonical column the sheet has. */
   index: Map<CanonicalColumn, number>;
@@ -18,7 +18,7 @@ export interface HeaderMatch {
 /** `--columns FILE`: their header (normalised) → canonical column. */
 export type ColumnsMap = ReadonlyMap<string, CanonicalColumn>;
 
-// PRODUCT.md "The sheet": matching ignores case, spaces, underscores, hyphens and dots.
+// docs/sheets.md: matching ignores case, spaces, underscores, hyphens and dots.
 const IGNORED_IN_NAMES = /[\s_.-]+/g;
 
 /** A header reduced to what matching compares: `Routing Number` → `routingnumber`. */
@@ -30,12 +30,18 @@ const CANONICAL_BY_NORMALISED: ReadonlyMap<string, CanonicalColumn> = new Map(
   CANONICAL_COLUMNS.map((column) => [normaliseHeader(column), column]),
 );
 
-/** The canonical column a header means by PRODUCT.md's matching rule, without `--columns`. */
+/**
+ * The canonical column a header means by the header matching rule (docs/sheets.md), without
+ * `--columns`.
+ */
 export function canonicalColumnOf(header: string): CanonicalColumn | undefined {
   return CANONICAL_BY_NORMALISED.get(normaliseHeader(header));
 }
 
-/** True for `result.*` headers (PRODUCT.md: ignored on input), whatever their case. */
+/**
+ * True for `result.*` headers (ignored on input, so a results file can be fed back), whatever
+ * their case.
+ */
 export function isResultHeader(header: string): boolean {
   return /^result\./i.test(header.trim());
 }
@@ -61,8 +67,8 @@ export interface HeaderPlace {
 export const HEADER_SEARCH_ROWS = 10;
 
 /**
- * Whether a row can be the header row: it holds every required column (by PRODUCT.md's
- * matching, or `--columns`). The readers look for such a row in the first HEADER_SEARCH_ROWS.
+ * Whether a row can be the header row: it holds every required column (by the header
+ * matching rule, or `--columns`). The readers look for such a row in the first HEADER_SEARCH_ROWS.
  */
 export function headerPredicate(
   columnsMap?: ReadonlyMap<string, string>,

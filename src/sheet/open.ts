@@ -77,7 +77,8 @@ async function openByFormat(file: string, opts: OpenSheetOptions): Promise<Opene
 
 /**
  * A results file fed back (it has `result.*` columns) gets its formula marks removed, so the
- * service receives exactly what the user had typed, never the `'` (PRODUCT.md).
+ * service receives exactly what the user had typed, never the `'` (docs/sheets.md "The results
+ * file").
  */
 function restoredIfResults(sheet: OpenedSheet): OpenedSheet {
   if (!sheet.headers.some(isResultHeader)) return sheet;

@@ -14,7 +14,7 @@ const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/g;
 /**
  * A cell's text for a message: control characters shown as `\n`, `\t` or `\u001b`, cut to
  * QUOTED_CHARS with an ellipsis, in double quotes. `; ` becomes `;` and a no-break space,
- * because the results file joins messages with `; ` (PRODUCT.md "The results file").
+ * because the results file joins messages with `; ` (docs/sheets.md "The results file").
  */
 export function quoteCell(text: string, max = QUOTED_CHARS): string {
   return `"${boundCell(text, max)}"`;

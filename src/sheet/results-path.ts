@@ -10,14 +10,18 @@ function stemOf(sheetPath: string): string {
 }
 
 /**
- * PRODUCT.md default `--out`: `<sheet dir>/<sheet name>.results.<same extension>`; a rehearsal
- * (`run --sandbox`) writes `<sheet name>.sandbox.results.<ext>`, never over a real run's.
+ * The default `--out` (README "Options of `validate` and `run`"):
+ * `<sheet dir>/<sheet name>.results.<same extension>`; a rehearsal (`run --sandbox`) writes
+ * `<sheet name>.sandbox.results.<ext>`, never over a real run's.
  */
 export function resultsPathFor(sheetPath: string, format: SheetFormat, rehearsal = false): string {
   return `${stemOf(sheetPath)}${rehearsal ? '.sandbox' : ''}.results.${format}`;
 }
 
-/** PRODUCT.md default `--report` of validate: `<sheet name>.report.html` beside the results file. */
+/**
+ * The default `--report` of validate (README "The approver's view"): `<sheet name>.report.html`
+ * beside the results file.
+ */
 export function reportPathFor(sheetPath: string, resultsPath: string): string {
   return path.join(path.dirname(resultsPath), `${path.parse(sheetPath).name}.report.html`);
 }
@@ -37,10 +41,10 @@ function extensionsFor(sheetPath: string, format: SheetFormat): string[] {
 }
 
 /**
- * Refuses a results path that cannot be right (PRODUCT.md `--out`): one whose
- * extension is not the sheet's format (XLSX bytes in `x.csv`), or one that is the sheet itself,
- * however it is spelled: relative, through a symbolic link, as a hard link, or in another case
- * (a case-insensitive disk would write over the sheet). Throws UsageError (exit 2).
+ * Refuses a results path that cannot be right (docs/sheets.md "The results file", `--out`): one
+ * whose extension is not the sheet's format (XLSX bytes in `x.csv`), or one that is the sheet
+ * itself, however it is spelled: relative, through a symbolic link, as a hard link, or in another
+ * case (a case-insensitive disk would write over the sheet). Throws UsageError (exit 2).
  */
 export function checkResultsPath(sheetPath: string, outPath: string, format: SheetFormat): void {
   const allowed = extensionsFor(sheetPath, format);

@@ -13,7 +13,7 @@ import type { Cell, OpenedSheet, SheetFormat, SheetLayout } from './types.js';
 
 export { neutraliseFormula, restoreFormula } from './formula.js';
 
-/** The columns appended to every input column (PRODUCT.md "The results file"). */
+/** The columns appended to every input column (docs/sheets.md "The results file"). */
 export const RESULT_COLUMNS = [
   'result.row',
   'result.status',
@@ -77,7 +77,10 @@ export interface ResultsWriterOptions {
   workbook?: { path: string; sheet: string; sheets: readonly string[] };
 }
 
-/** Statuses whose rows are marked in an XLSX results file (PRODUCT.md "Row statuses"). */
+/**
+ * Statuses whose rows are marked in an XLSX results file (docs/sheets.md "The results file":
+ * failing rows are filled red).
+ */
 export const MARKED_STATUSES: ReadonlySet<string> = new Set(['invalid', 'failed', 'unknown']);
 
 /** Opens a results writer in the format of the input (CSV gives CSV, XLSX gives XLSX). */
@@ -309,7 +312,7 @@ class CsvResultsWriter implements ResultsWriter {
 // Excel's "Light red fill" of conditional formatting.
 const MARK_FILL: ExcelJS.Fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: 'FFFFC7CE' } };
 const HEADER_STYLE: Partial<ExcelJS.Style> = { font: { bold: true } };
-// Identifier columns keep leading zeros only as text (PRODUCT.md "Spreadsheet damage"); the
+// Identifier columns keep leading zeros only as text (docs/sheets.md: spreadsheet damage); the
 // reference and postal codes too.
 const TEXT_COLUMNS: ReadonlySet<CanonicalColumn> = new Set<CanonicalColumn>([
   ...IDENTIFIER_COLUMNS,

@@ -1,10 +1,10 @@
 import { isIP } from 'node:net';
 
 /**
- * Why a webhook callback URL is refused, or undefined when it is accepted. SPEC.md 6.1 says the
- * callback URL should be HTTPS; the sandbox also accepts plain http to a loopback host, so a
- * receiver on the integrator's own machine works (the same rule payouts applies to its own
- * --base-url, PRODUCT.md).
+ * Why a webhook callback URL is refused, or undefined when it is accepted. docs/service.md
+ * "Webhook delivery" says the callback URL should be HTTPS; the sandbox also accepts plain http
+ * to a loopback host, so a receiver on the integrator's own machine works (the same rule payouts
+ * applies to its own `--base-url`: README "Options of `validate` and `run`").
  */
 export function callbackUrlProblem(text: string): string | undefined {
   let url: URL;

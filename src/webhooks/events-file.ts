@@ -1,8 +1,8 @@
 /**
  * The events file: one JSON line per webhook event received, `{ receivedAt, event }` with the
- * SPEC.md 2.2 payload as it arrived. The receiver appends to it (fsynced before the delivery is
- * acknowledged) and reads it back on start to keep de-duplicating; reconcile.ts reads it to
- * turn `submitted` rows into `completed` or `failed`.
+ * payload as it arrived (docs/service.md "Webhook payload"). The receiver appends to it (fsynced
+ * before the delivery is acknowledged) and reads it back on start to keep de-duplicating;
+ * reconcile.ts reads it to turn `submitted` rows into `completed` or `failed`.
  */
 import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -30,7 +30,7 @@ export interface ReadEventsOptions {
 
 /**
  * Reads the events file line by line, in order; a missing file reads as empty. A line may also
- * be a bare SPEC.md 2.2 payload (a file put together by hand); its `receivedAt` is then ''.
+ * be a bare webhook payload (a file put together by hand); its `receivedAt` is then ''.
  */
 export async function* readEvents(
   file: string,

@@ -1,11 +1,11 @@
 /**
- * The SPEC.md 2.2 webhook payload as payouts reads it: strict on the fields it acts on
- * (operation, resourceId, success), lenient on the rest, unknown fields kept.
+ * The webhook payload (docs/service.md "Webhook payload") as payouts reads it: strict on the
+ * fields it acts on (operation, resourceId, success), lenient on the rest, unknown fields kept.
  */
 import { z } from 'zod';
 import type { WebhookPayload } from '../api/contract.js';
 
-/** SPEC.md 2.2. `message` and `data` may be absent (read as null and {}). */
+/** The webhook payload. `message` and `data` may be absent (read as null and {}). */
 export const WebhookPayloadSchema = z.looseObject({
   operation: z.string().min(1),
   resourceId: z.string().min(1),
@@ -30,15 +30,18 @@ export function parseWebhookBody(raw: Buffer | string): ParsedPayload {
   return toWebhookPayload(value);
 }
 
-/** Checks an already parsed JSON value against SPEC.md 2.2. */
+/** Checks an already parsed JSON value against the webhook payload's shape. */
 export function toWebhookPayload(value: unknown): ParsedPayload {
   const parsed = WebhookPayloadSchema.safeParse(value);
   if (parsed.success) return { ok: true, payload: parsed.data };
   const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`);
-  return { ok: false, problem: `not a SPEC.md 2.2 webhook payload (${problems.join('; ')})` };
+  return { ok: false, problem: `not a webhook payload (${problems.join('; ')})` };
 }
 
-/** What identifies a duplicate delivery: the pair resourceId + operation (SPEC.md 6.1 item 4). */
+/**
+ * What identifies a duplicate delivery: the pair resourceId + operation (docs/service.md "Webhook
+ * delivery").
+ */
 export function eventKey(payload: Pick<WebhookPayload, 'resourceId' | 'operation'>): string {
   return JSON.stringify([payload.resourceId, payload.operation]);
 }

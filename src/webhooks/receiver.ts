@@ -1,7 +1,7 @@
 /**
- * The webhook receiver (SPEC.md 6.1): a node:http server that takes the service's POSTs, checks
- * the signature on the raw body (6.3), reads the 2.2 payload, drops duplicates by resourceId +
- * operation (6.1 item 4), records each new event durably and answers 200, then hands the event
+ * The webhook receiver (docs/service.md "Webhooks"): a node:http server that takes the service's
+ * POSTs, checks the signature on the raw body, reads the payload, drops duplicates by
+ * resourceId + operation, records each new event durably and answers 200, then hands the event
  * to `onEvent`.
  *
  * The one ordering choice: an event is appended to the events file (fsynced) BEFORE the 200,
@@ -26,7 +26,10 @@ export interface ReceiverOptions {
   port?: number;
   /** The request path the service POSTs to. */
   path?: string;
-  /** The webhook secret, or the current and previous ones during a rotation (SPEC.md 6.4). */
+  /**
+   * The webhook secret, or the current and previous ones during a rotation (docs/service.md
+   * "Webhook secret").
+   */
   secrets: string | readonly string[];
   /** Called once per new event, after the 200, one event at a time in arrival order. */
   onEvent?: (record: EventRecord) => void | Promise<void>;
@@ -63,7 +66,10 @@ export interface ReceiverStats {
 }
 
 export interface WebhookReceiver {
-  /** The callback URL to give the service (behind your HTTPS front, SPEC.md 6.1 item 5). */
+  /**
+   * The callback URL to give the service (behind your HTTPS front: docs/service.md "Webhook
+   * delivery").
+   */
   url: string;
   host: string;
   port: number;
@@ -95,7 +101,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
     (s) => s !== '',
   );
   if (secrets.length === 0) {
-    throw new ConfigError('the webhook receiver needs the webhook secret to check signatures (SPEC.md 6.3)');
+    throw new ConfigError('the webhook receiver needs the webhook secret to check signatures');
   }
   const host = options.host ?? RECEIVER_DEFAULTS.host;
   const requestPath = options.path ?? RECEIVER_DEFAULTS.path;
@@ -168,7 +174,8 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
     if (body === 'too-large') return reject(413, `body over ${maxBodyBytes} bytes`, { connection: 'close' });
     if (body === 'aborted') return;
 
-    // SPEC.md 6.3: nothing of an unsigned or wrongly signed request is looked at, let alone kept.
+    // docs/service.md "Webhook signature": nothing of an unsigned or wrongly signed request is
+    // looked at, let alone kept.
     const signature = req.headers[HEADERS.webhookSignature.toLowerCase()];
     if (signature === undefined) return reject(401, `missing ${HEADERS.webhookSignature} header`);
     if (!verifySignature(body, signature, secrets)) return reject(401, 'signature does not match');
@@ -205,7 +212,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
     }
     stats.accepted += 1;
     answer(res, 200, { status: 'received' }, closing ? { connection: 'close' } : {});
-    // SPEC.md 6.1 item 3: answer first, process afterwards.
+    // docs/service.md "Webhook delivery": answer first, process afterwards.
     setImmediate(() => enqueue(record));
   }
 
@@ -269,7 +276,7 @@ function answer(
   res.end(text);
 }
 
-/** The raw body, unmodified (SPEC.md 6.3), or why there is none. */
+/** The raw body, unmodified (docs/service.md "Webhook signature"), or why there is none. */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large' | 'aborted'> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];

@@ -1,11 +1,14 @@
 /**
  * Reconciliation: what the webhook events say about transactions. The batch runner uses it to
- * turn `submitted` rows into `completed` or `failed` (PRODUCT.md row statuses).
+ * turn `submitted` rows into `completed` or `failed` (docs/sheets.md "The results file", statuses).
  */
 import type { WebhookPayload } from '../api/contract.js';
 import { type ReadEventsOptions, readEvents } from './events-file.js';
 
-/** The operations that settle a transaction (SPEC.md 6.2 names the first; the second is assumed). */
+/**
+ * The operations that settle a transaction (the service names the first; the second is assumed:
+ * docs/api-assumptions.md "Events").
+ */
 export const SETTLING_OPERATIONS = {
   completed: 'TRANSACTION_COMPLETED',
   failed: 'TRANSACTION_FAILED',
@@ -17,7 +20,7 @@ export interface TransactionOutcome {
   /** Why it failed (the event's `message`, else `data.failureReason`); the service's context otherwise. */
   message: string | null;
   operation: string;
-  /** When the event occurred (`createdAt`, SPEC.md 2.2). */
+  /** When the event occurred (`createdAt` of the webhook payload). */
   occurredAt: string;
   /** When payouts received it ('' for an event file put together by hand). */
   receivedAt: string;
@@ -25,7 +28,8 @@ export interface TransactionOutcome {
 
 /**
  * The outcome one event gives its transaction, or undefined when it does not settle one.
- * `success: false` is a failure whatever the operation (SPEC.md 2.2: false when it failed).
+ * `success: false` is a failure whatever the operation (docs/service.md "Webhook payload": false
+ * when it failed).
  */
 export function transactionOutcomeOf(
   event: WebhookPayload,
@@ -38,7 +42,8 @@ export function transactionOutcomeOf(
   const reason = event.data['failureReason'];
   const message = nonEmpty(event.message) ?? (failed ? nonEmpty(reason) : null);
   return {
-    // SPEC.md 2.2: resourceId identifies the resource of the event, here the transaction.
+    // docs/service.md "Webhook payload": resourceId identifies the resource of the event, here
+    // the transaction.
     transactionId: event.resourceId,
     outcome: {
       status: failed ? 'failed' : 'completed',
@@ -75,7 +80,10 @@ function nonEmpty(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value : null;
 }
 
-/** SPEC.md 2.2 timestamps carry no zone: all are read as UTC, so they compare with each other. */
+/**
+ * Webhook timestamps carry no zone (docs/service.md "Webhook payload"): all are read as UTC, so
+ * they compare with each other.
+ */
 function occurredAtMs(outcome: TransactionOutcome): number {
   const text = outcome.occurredAt;
   const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`);

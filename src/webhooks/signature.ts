@@ -1,6 +1,7 @@
 /**
- * Webhook signatures (SPEC.md 6.3): the X-Service-Webhook-Signature header is the Base64 of
- * HMAC-SHA256 over the raw request body, keyed with the integrator's webhook secret.
+ * Webhook signatures (docs/service.md "Webhook signature"): the X-Service-Webhook-Signature
+ * header is the Base64 of HMAC-SHA256 over the raw request body, keyed with the integrator's
+ * webhook secret.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -11,17 +12,17 @@ export function signBody(rawBody: Buffer | string, secret: string): string {
 
 /**
  * True when `header` is the signature of `rawBody` under one of `secrets` (the current secret
- * and, during a rotation, the previous one: SPEC.md 6.4). The body must be the bytes as
- * received, never re-serialised JSON. Comparison is constant-time; every secret is tried, so
- * the time taken does not tell which one matched. Empty secrets are ignored: anyone can compute
- * an HMAC under an empty key.
+ * and, during a rotation, the previous one: docs/service.md "Webhook secret"). The body must be
+ * the bytes as received, never re-serialised JSON. Comparison is constant-time; every secret is
+ * tried, so the time taken does not tell which one matched. Empty secrets are ignored: anyone can
+ * compute an HMAC under an empty key.
  */
 export function verifySignature(
   rawBody: Buffer | string,
   header: string | readonly string[] | undefined,
   secrets: string | readonly string[],
 ): boolean {
-  // A repeated header arrives as an array (or joined by Node): no sender of SPEC.md 6.3 does that.
+  // A repeated header arrives as an array (or joined by Node): no signing sender does that.
   if (typeof header !== 'string') return false;
   const given = Buffer.from(header.trim(), 'utf8');
   let valid = false;

@@ -174,7 +174,7 @@ describe('beneficiaries, recipients, simulations, terms', () => {
     expect(server.received.map((r) => r.method)).toEqual(['POST', 'POST', 'GET', 'DELETE']);
   });
 
-  it('a recipient refused with a SPEC.md 7.2 message keeps it word for word', async () => {
+  it('a recipient refused with a validation message of the service keeps it word for word', async () => {
     const message = 'The field recipient.individualName or recipient.businessName is required';
     const { client } = await connect({ [PATHS.recipients]: fail(400, message) });
     const err = (await client.recipients.create({ type: 'ACH' }).catch((e: unknown) => e)) as ServiceError;

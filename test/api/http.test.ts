@@ -115,7 +115,7 @@ describe('HttpClient success and JSON', () => {
   });
 });
 
-describe('HttpClient errors (SPEC.md 2.5, 7.1)', () => {
+describe('HttpClient errors (error body and status codes of docs/service.md)', () => {
   it('parses the error body into a ServiceError and never retries a 400', async () => {
     const { http, server } = await setup({
       '/v1/recipients': fail(400, 'routingNumber must be 9 characters long', { 'x-request-id': 'rid-400' }),
@@ -170,7 +170,7 @@ describe('HttpClient errors (SPEC.md 2.5, 7.1)', () => {
     expect(server.count('/v1/x')).toBe(1);
   });
 
-  it('describes an error answer without a SPEC.md 2.5 body by its status', async () => {
+  it('describes an error answer without the service error body by its status', async () => {
     const { http } = await setup({
       '/v1/x': ({ res }) => res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>'),
     });

@@ -53,7 +53,7 @@ const issue =
     json(res, 200, { ...TOKEN, access_token: `tok-${index + 1}`, expires_in: lifetimeS });
 
 describe('TokenManager', () => {
-  it('sends the SPEC.md 5 password grant, form-urlencoded', async () => {
+  it('sends the password grant, form-urlencoded', async () => {
     const { tokens, server } = await manager(issue(3600));
     expect(await tokens.getToken()).toBe('tok-1');
     const sent = server.received[0]!;

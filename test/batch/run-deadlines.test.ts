@@ -1,7 +1,7 @@
 /**
  * A cron job can trust the run when the service misbehaves: a fault proxy between payouts and
  * the sandbox stalls, dribbles, throttles for a day or answers badly, and every run ends in
- * bounded time with the exit code PRODUCT.md gives, its results file agreeing row by row with
+ * bounded time with the exit code the README gives, its results file agreeing row by row with
  * the sandbox's ledger (no paid reference shown as not sent), and, with JSON logs, nothing but
  * JSON records on stderr. Limits are short (--max-outage 2: a request deadline of 1 s).
  * Spawned runs need `npm run build`.
@@ -150,8 +150,9 @@ describe('slow: stalls and dribbles end within --max-outage plus one deadline', 
 });
 
 /**
- * Sends the run SIGTERM once `ready()` holds (or it ended), and checks the stop as PRODUCT.md
- * gives it: exit 5 within 10 s of the signal, nothing but JSON records on stderr.
+ * Sends the run SIGTERM once `ready()` holds (or it ended), and checks the stop as the
+ * README "Exit codes" gives it: exit 5 within 10 s of the signal, nothing but JSON records on
+ * stderr.
  */
 async function terminateWhen(run: ReturnType<typeof spawnCli>, ready: () => boolean): Promise<ChildExit> {
   while (!ready() && run.child.exitCode === null) await new Promise((r) => setTimeout(r, 50));

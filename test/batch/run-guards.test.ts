@@ -1,5 +1,5 @@
 /**
- * The guards of `payouts run` refuse before anything is sent (PRODUCT.md exit codes 2, 3, 4):
+ * The guards of `payouts run` refuse before anything is sent (README "Exit codes" 2, 3, 4):
  * control totals, the approval digest, a checkpoint of another sheet, a held lock, refused
  * credentials and plain http to a remote host.
  */

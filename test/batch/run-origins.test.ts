@@ -1,8 +1,8 @@
 /**
- * One integrator, one history, whatever the URL's spelling (PRODUCT.md "Never pay twice"): a
- * run that reaches an integrator with payouts under another origin sends nothing (exit 2,
- * both origins named) until the operator declares the new origin the same service (its scope
- * and keys are used: every row is already paid) or a separate one.
+ * One integrator, one history, whatever the URL's spelling (docs/register.md "One integrator, one
+ * history"): a run that reaches an integrator with payouts under another origin sends nothing
+ * (exit 2, both origins named) until the operator declares the new origin the same service (its
+ * scope and keys are used: every row is already paid) or a separate one.
  */
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';

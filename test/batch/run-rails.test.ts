@@ -46,7 +46,7 @@ describe('payouts run on the clean sample (all seven rails)', () => {
         transactionId: payment.id,
         simulationId: payment.simulationId,
         recipientId: payment.recipientId,
-        // The integrator-level row (SPEC.md 2.3) has no beneficiary.
+        // The integrator-level row has no beneficiary.
         beneficiaryId: payment.beneficiaryId ?? '',
       });
       expect(recipients.get(payment.recipientId)?.currency).toBe(row['currency']);

@@ -1,8 +1,8 @@
 /**
- * `payouts reconcile` against the sandbox (PRODUCT.md): the final state of payouts whose
- * webhooks were missed, the transaction each `unknown` payout's reference created after the
- * register was lost, and proof that none exists for one whose request never left. Each case
- * checks the ledger: nothing is ever paid twice.
+ * `payouts reconcile` against the sandbox (docs/register.md "Month-end"): the final state of
+ * payouts whose webhooks were missed, the transaction each `unknown` payout's reference created
+ * after the register was lost, and proof that none exists for one whose request never left. Each
+ * case checks the ledger: nothing is ever paid twice.
  */
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -170,7 +170,7 @@ describe('payouts run when the service refuses rows', () => {
     const sb = await testSandbox();
     const rejected = sampleRows()[2]!;
     // The service's rules may be stricter than the dry run's copy of them; its 400 answer for
-    // the recipient (SPEC.md 2.5 body, 7.2 messages) must reach the row as it is.
+    // the recipient (error body, validation messages) must reach the row as it is.
     const proxy = await scriptedProxy(sb.url, ({ method, path: url, body }) =>
       method === 'POST' && url === '/v1/recipients' && body.includes(`"${rejected['businessName']}"`)
         ? {

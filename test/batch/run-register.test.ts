@@ -54,7 +54,8 @@ describe('payouts run and the register', () => {
     expect(first.code, first.stderr).toBe(1);
     expect(summaryOf(first).statuses).toMatchObject({ submitted: 11, invalid: 1 });
 
-    // The person fixes the one cell in the results file and runs that file (PRODUCT.md invites it).
+    // The person fixes the one cell in the results file and runs that file (the README invites
+    // it: "Fix it and feed it back").
     const resultsFile = summaryOf(first).results;
     const fixed = (await readFile(resultsFile, 'utf8')).replace(',12.5O,', `,${rows[4]!['amount']},`);
     await writeFile(resultsFile, fixed);
@@ -123,7 +124,8 @@ describe('payouts run and the register', () => {
     const rehearsed = await runAgainst(rehearsal, sheet, FAST);
     expect(rehearsed.code, rehearsed.stderr).toBe(0);
     // The two sandboxes give the same integrator id: payouts cannot tell them from one service
-    // under two URLs, so it sends nothing until told (PRODUCT.md), and then keeps them apart.
+    // under two URLs, so it sends nothing until told (docs/register.md "One integrator, one
+    // history"), and then keeps them apart.
     const refused = await runAgainst(production, sheet, FAST);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`already has payouts in the register under ${rehearsal.url}`);

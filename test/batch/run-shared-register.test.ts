@@ -1,6 +1,6 @@
 /**
- * Many processes, one register (PRODUCT.md "Many machines share one register through
- * PostgreSQL"): runs of overlapping sheets and of the same sheet at once, some killed with
+ * Many processes, one register (docs/register.md "Runs, claims and
+ * leases"): runs of overlapping sheets and of the same sheet at once, some killed with
  * SIGKILL and resumed, pay every reference exactly once; and a live run keeps its claims against
  * a neighbour that shares its host name and pid (another PID namespace) and whose clock is a day
  * ahead (faketime), on SQLite and on PostgreSQL. Needs `npm run build`, and `unshare` and

@@ -1,7 +1,7 @@
 /**
- * A transaction whose answer never arrives is `unknown` (PRODUCT.md row statuses): it is not
- * sent again without --retry-unknown, and with it the same Idempotency-Key fetches the one
- * transaction the service made instead of paying twice.
+ * A transaction whose answer never arrives is `unknown` (docs/sheets.md "The results file",
+ * statuses): it is not sent again without --retry-unknown, and with it the same Idempotency-Key
+ * fetches the one transaction the service made instead of paying twice.
  */
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';

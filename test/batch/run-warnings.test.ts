@@ -1,5 +1,5 @@
 /**
- * The approver's warnings against the sandbox (PRODUCT.md "Warnings for the approver"): a
+ * The approver's warnings against the sandbox (docs/approval.md): a
  * second month after a first one was paid, with a changed account, a payment already made,
  * an unusual amount, a duplicate inside the sheet and a new payee. The warnings in the results
  * file and the JSON summary, `--hold-changed-payees` paying everything but the held row, and

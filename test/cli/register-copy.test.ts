@@ -1,7 +1,7 @@
 /**
- * `payouts register copy` (PRODUCT.md): a team moving its register from SQLite to PostgreSQL
- * (and back) keeps its history: every scope, run, payout, payee and event, idempotently, and a
- * record that conflicts with the target's is refused and listed.
+ * `payouts register copy` (docs/register.md "Moving and copying"): a team moving its register
+ * from SQLite to PostgreSQL (and back) keeps its history: every scope, run, payout, payee and
+ * event, idempotently, and a record that conflicts with the target's is refused and listed.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';

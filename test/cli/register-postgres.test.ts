@@ -1,8 +1,8 @@
 /**
- * A PostgreSQL register from the command line (PRODUCT.md `--register`): a `postgres://` URL in
- * PAYOUTS_REGISTER or --register is a database, never a file; its password is never shown; a
- * database that could lose acknowledged commits is refused; two containers starting together
- * migrate it once.
+ * A PostgreSQL register from the command line (`--register`, docs/register.md "A PostgreSQL
+ * register"): a `postgres://` URL in PAYOUTS_REGISTER or --register is a database, never a file;
+ * its password is never shown; a database that could lose acknowledged commits is refused; two
+ * containers starting together migrate it once.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

@@ -1,7 +1,7 @@
 /**
- * `payouts run` against a real sandbox on a free loopback port (STYLE.md: tests use real servers
- * on port 0): starting it, running the CLI in-process or as a child process, and checking the
- * sandbox ledger against the sheet ("Never pay twice": one transaction per valid row).
+ * `payouts run` against a real sandbox on a free loopback port (a real server, not a mock):
+ * starting it, running the CLI in-process or as a child process, and checking the sandbox
+ * ledger against the sheet ("Never pay twice": one transaction per valid row).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -22,7 +22,10 @@ import { type CliResult, runCli, usesRegister } from './cli.js';
 import { withTestRegister } from './register.js';
 import { generateRows, readCsv, type SheetRow, writeSheet } from './sheets.js';
 
-/** The sandbox credentials of PRODUCT.md, as the environment a run reads them from. */
+/**
+ * The sandbox credentials (docs/sandbox.md "Credentials"), as the environment a run reads them
+ * from.
+ */
 export const SANDBOX_ENV: NodeJS.ProcessEnv = {
   PAYOUTS_CLIENT_ID: 'sandbox-client',
   PAYOUTS_CLIENT_SECRET: 'sandbox-secret',

@@ -1,5 +1,5 @@
 /**
- * A scripted fault proxy on a free loopback port in front of the sandbox (STYLE.md: scripted
+ * A scripted fault proxy on a free loopback port in front of the sandbox (scripted
  * faults such as "reset after processing"). Per request: forward it (after holding it back a
  * while), answer it itself (JSON or any text: HTML, empty, cut short, oversized), forward it
  * and then answer badly (stall, dribble the headers or the body a byte at a time, cut the

@@ -1,5 +1,5 @@
 /**
- * Every test's own register (PRODUCT.md `--register`): commands that read or write one get
+ * Every test's own register (`--register`, docs/register.md): commands that read or write one get
  * PAYOUTS_REGISTER pointing into a temporary directory removed when the test ends, so no test
  * touches the user's state directory or sees another test's payouts.
  */

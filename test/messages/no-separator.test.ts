@@ -32,7 +32,7 @@ function literalsOf(file: string, text: string): { line: number; text: string }[
   return found;
 }
 
-// PRODUCT.md "The results file": messages are joined with "; " in result.errors, and no message
+// docs/sheets.md "The results file": messages are joined with "; " in result.errors, and no message
 // of payouts' own contains it, so a script can split on it. Every message is built from
 // literals in src/, so a scan of every literal covers every builder, the formula messages of the
 // XLSX reader included. The one literal allowed is the separator itself.

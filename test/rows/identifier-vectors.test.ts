@@ -1,8 +1,9 @@
 /**
  * Identifier vectors from other projects' test suites and from the Federal Reserve's routing
  * directories (test/fixtures/identifiers/*.tsv, each naming its sources), run through the
- * SPEC.md 7.2 validation. Each line gives the message(s) we expect, and, where the source
- * project's verdict differs, why SPEC.md decides otherwise (docs/api-assumptions.md).
+ * recipient validation. Each line gives the message(s) we expect, and, where the source
+ * project's verdict differs, why the service's rules decide otherwise (docs/service.md,
+ * docs/api-assumptions.md "Identifier checks").
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -56,11 +57,11 @@ describe.each([
     expect(wrong).toEqual([]);
   });
 
-  it('names a source for every vector and a SPEC.md or registry reason for every difference', () => {
+  it('names a source for every vector and a reason from docs/service.md or the registry for every difference', () => {
     for (const { value, source, why } of all) {
       expect(value).not.toBe('');
       expect(source).not.toBe('');
-      if (why !== '') expect(why).toMatch(/SPEC\.md|registry|format/i);
+      if (why !== '') expect(why).toMatch(/service\.md|registry|format/i);
     }
   });
 });

@@ -238,7 +238,7 @@ describe('mapRow: beneficiary', () => {
     expect(payout.issues).toEqual([]);
   });
 
-  it('no beneficiary at all: the spec message on the beneficiaryId column', () => {
+  it('no beneficiary at all: the service message on the beneficiaryId column', () => {
     const payout = map(noBeneficiary);
     expect(payout.beneficiary).toEqual({ kind: 'missing' });
     expect(payout.issues).toEqual([
@@ -372,7 +372,7 @@ describe('mapRow: recipient', () => {
     expect(payout.issues).toEqual([]);
   });
 
-  it('no detail cell of the rail filled: details null and the spec message', () => {
+  it('no detail cell of the rail filled: details null and the service message', () => {
     const payout = map({
       ...rowFor('PIX', 'BRL'),
     });
@@ -471,8 +471,8 @@ describe('mapRow: recipient', () => {
   });
 });
 
-describe('mapRow: spreadsheet damage (PRODUCT.md)', () => {
-  it('an identifier stored as a number: damage first, then the spec message on the text', () => {
+describe('mapRow: spreadsheet damage (docs/sheets.md)', () => {
+  it('an identifier stored as a number: damage first, then the service message on the text', () => {
     expect(issuesOf({ ...ACH_ROW, routingNumber: number('21000021') })).toEqual([
       {
         column: 'routingNumber',

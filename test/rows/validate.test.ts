@@ -14,8 +14,9 @@ import { address, body, details, US_ADDRESS, VALID } from './fixtures.js';
 const messagesOf = (request: unknown) => validateRecipient(request).map((issue) => issue.message);
 
 /**
- * One row per message: the message copied from SPEC.md 7.2 (or, for the two messages that
- * SPEC.md does not show, ours), its path, a request that gets it and one that does not.
+ * One row per message: the message copied from docs/service.md "Validation messages" (or, for
+ * the two messages the service does not give, ours), its path, a request that gets it and one
+ * that does not.
  */
 interface Case {
   message: string;
@@ -25,7 +26,7 @@ interface Case {
 }
 
 const cases: Case[] = [
-  // SPEC.md 7.2 "Common"
+  // Common to every rail
   {
     message: 'The field recipient.individualName or recipient.businessName is required',
     path: 'individualName',
@@ -118,7 +119,7 @@ const cases: Case[] = [
       r['nickname'] = "José's main (USD), acct_1. O-2";
     }),
   },
-  // Ours: SPEC.md 7.2 does not show these two.
+  // Ours: the service does not give these two.
   {
     message: 'The field recipient.type must be one of ACH, WIRE, SWIFT, RTP, SPEI, PIX, COP',
     path: 'type',
@@ -184,7 +185,7 @@ const cases: Case[] = [
     passes: body('COP'),
   },
 
-  // SPEC.md 7.2 address messages, recipientAddress (ACH) and bankAddress (WIRE)
+  // Address messages, recipientAddress (ACH) and bankAddress (WIRE)
   ...(['recipientAddress', 'bankAddress'] as const).flatMap((addr): Case[] => {
     const rail = addr === 'recipientAddress' ? 'ACH' : 'WIRE';
     const literal = {
@@ -257,7 +258,7 @@ const cases: Case[] = [
     ];
   }),
 
-  // SPEC.md 7.2 ACH
+  // ACH
   {
     message: 'accountNumber must be provided',
     path: 'details.accountNumber',
@@ -311,7 +312,7 @@ const cases: Case[] = [
     }),
   },
 
-  // SPEC.md 7.2 SWIFT
+  // SWIFT
   {
     message: 'swiftCode must be provided and matches the regex: ^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$',
     path: 'details.swiftCode',
@@ -366,7 +367,7 @@ const cases: Case[] = [
     }),
   },
 
-  // SPEC.md 7.2 SPEI
+  // SPEI
   {
     message: 'clabe must be provided',
     path: 'details.clabe',
@@ -404,7 +405,7 @@ const cases: Case[] = [
     passes: body('SPEI'),
   },
 
-  // SPEC.md 7.2 PIX
+  // PIX
   {
     message: 'pixKey must be provided',
     path: 'details.pixKey',
@@ -428,7 +429,7 @@ const cases: Case[] = [
     }),
   },
 
-  // SPEC.md 7.2 COP
+  // COP
   {
     message: 'accountType must be CHECKING or SAVINGS',
     path: 'details.accountType',
@@ -480,7 +481,7 @@ const cases: Case[] = [
   },
 ];
 
-describe('validateRecipient: every SPEC.md 7.2 message', () => {
+describe('validateRecipient: every validation message of the service', () => {
   it.each(RAILS)('accepts a complete %s recipient', (rail) => {
     expect(validateRecipient(VALID[rail])).toEqual([]);
   });
@@ -734,7 +735,7 @@ describe('validateRecipient: rail details', () => {
     },
   );
 
-  // SPEC.md 7.2 "iban is invalid" means not in the IBAN directory (the SWIFT registry).
+  // "iban is invalid" means not in the IBAN directory (the SWIFT registry).
   it.each(['DZ580002100001113000000570', 'GF4120041010050500013M02606', 'CI93CI0080111301134291200589'])(
     'SWIFT iban %s of a country outside the IBAN registry: iban is invalid',
     (iban) => {
@@ -831,7 +832,7 @@ describe('validateRecipient: rail details', () => {
     ]);
   });
 
-  it('SPEC.md counts a PIX document after removing only / - and .', () => {
+  it('counts a PIX document after removing only / - and ., as the service does', () => {
     // "123 456 789 09" is 14 characters with its spaces, so it passes the length rule.
     expect(validateRecipient(details('PIX', (d) => (d['documentNumber'] = '123 456 789 09')))).toEqual([]);
   });
@@ -855,7 +856,7 @@ describe('validateRecipient: rail details', () => {
     expect(messagesOf(details('RTP', (d) => (d['routingNumber'] = '12345678')))).toEqual([
       'routingNumber must be 9 characters long',
     ]);
-    // SPEC.md 7.2 gives RTP no "is invalid": a bad check digit passes the pre-validation.
+    // The service gives RTP no "is invalid": a bad check digit passes the pre-validation.
     expect(messagesOf(details('RTP', (d) => (d['routingNumber'] = '021000022')))).toEqual([]);
   });
 
@@ -932,7 +933,7 @@ describe('validateRecipient: rail details', () => {
 });
 
 describe('validateRecipient: several messages at once', () => {
-  it('returns every message, in the order of SPEC.md 7.2', () => {
+  it('returns every message, in the order of docs/service.md "Validation messages"', () => {
     const request = {
       businessName: 'Acme Holdings',
       countryOfIncorporation: 'USA',

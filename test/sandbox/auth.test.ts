@@ -3,7 +3,7 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { PATHS, TOKEN_PATH } from '../../src/api/contract.js';
 import { call, expectErrorBody, OTHER, quoteFor, sandbox, token } from './helpers.js';
 
-describe('protected endpoints: 401 (SPEC.md 5 step 6)', () => {
+describe('protected endpoints: 401 without a good token', () => {
   it('refuses a missing, malformed, non-Bearer or badly signed token with 401 and a 2.5 body', async () => {
     const sb = await sandbox();
     const good = await token(sb);
@@ -75,7 +75,7 @@ describe('protected endpoints: 401 (SPEC.md 5 step 6)', () => {
   });
 });
 
-describe('ownership: 403 across integrators (SPEC.md 5 step 7), 404 for unknown ids', () => {
+describe('ownership: 403 across integrators, 404 for unknown ids', () => {
   it('refuses every kind of resource of another integrator with 403', async () => {
     const sb = await sandbox();
     const mine = await token(sb);

@@ -3,7 +3,7 @@ import { PATHS } from '../../src/api/contract.js';
 import { validateBeneficiary } from '../../src/rows/beneficiary.js';
 import { call, expectErrorBody, sandbox, token } from './helpers.js';
 
-describe('beneficiaries (SPEC.md 4)', () => {
+describe('beneficiaries', () => {
   it('creates (201), reads (200), deletes (204) and then no longer finds (404) a beneficiary', async () => {
     const sb = await sandbox();
     const accessToken = await token(sb);

@@ -67,7 +67,10 @@ export async function token(sb: SandboxHandle, user = PRIMARY): Promise<string> 
   return answer.body.access_token as string;
 }
 
-/** A SPEC.md 2.5 error body check: exact field set, timestamp with offset, reason phrase, path. */
+/**
+ * An error body check (docs/service.md "Error body"): exact field set, timestamp with offset,
+ * reason phrase, path.
+ */
 export function expectErrorBody(answer: Answer, status: number, path: string): void {
   if (answer.status !== status) throw new Error(`expected ${status}, got ${answer.status}: ${answer.text}`);
   const keys = Object.keys(answer.body)

@@ -12,7 +12,7 @@ function decrypt(ciphertext: string, clientSecret: string): string {
   return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
 }
 
-describe('integrators (SPEC.md 4, 6.4)', () => {
+describe('integrators and the webhook secret', () => {
   it('GET /v1/integrators/me returns the caller without its secret', async () => {
     const sb = await sandbox();
     const answer = await call(sb, 'GET', PATHS.integratorMe, { token: await token(sb) });

@@ -111,7 +111,7 @@ describe('recipients: create, read, update', () => {
   });
 });
 
-describe('recipients: SPEC.md 7.2 messages through POST /v1/recipients (400)', () => {
+describe("recipients: the service's validation messages through POST /v1/recipients (400)", () => {
   // At least one message per rail plus the common and address ones; every message, one by one,
   // is tested against src/rows/validate.ts in test/rows.
   const thirdParty = { thirdPartyWithdrawal: true, documentId: '1', documentType: 'CC', email: 'a@b.co' };

@@ -12,7 +12,7 @@ function decodePayload(jwt: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8'));
 }
 
-describe('token endpoint (SPEC.md 2.1, 4, 5)', () => {
+describe('token endpoint', () => {
   it('issues the short form for a form-urlencoded password grant', async () => {
     const sb = await sandbox();
     const answer = await call(

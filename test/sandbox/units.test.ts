@@ -19,7 +19,7 @@ import { callbackUrlProblem, isLoopbackHost } from '../../src/webhooks/callback-
 import { sandbox } from './helpers.js';
 
 describe('SANDBOX_FLAGS', () => {
-  it('names every flag of PRODUCT.md, with help text and a default or a reason to have none', () => {
+  it('names every flag the README and docs/sandbox.md give, with help text and a default or a reason to have none', () => {
     const names = SANDBOX_FLAGS.map((f) => f.name);
     for (const name of [
       'latency',

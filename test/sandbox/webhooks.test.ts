@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { PATHS } from '../../src/api/contract.js';
 import { call, eventually, quoteFor, type ReceivedWebhook, receiver, sandbox, token } from './helpers.js';
 
-/** SPEC.md 6.3, implemented here independently of src/sandbox: Base64(HMAC-SHA256(raw body, secret)). */
+/**
+ * The webhook signature (docs/service.md), implemented here independently of src/sandbox:
+ * Base64(HMAC-SHA256(raw body, secret)).
+ */
 function signatureValid(webhook: ReceivedWebhook, secret: string): boolean {
   const header = webhook.headers['x-service-webhook-signature'];
   if (typeof header !== 'string') return false;
@@ -15,8 +18,8 @@ function signatureValid(webhook: ReceivedWebhook, secret: string): boolean {
 const operations = (received: ReceivedWebhook[]) =>
   received.map((w) => JSON.parse(w.raw).operation as string);
 
-describe('webhooks (SPEC.md 2.2, 6)', () => {
-  it('delivers signed SPEC.md 2.2 payloads for beneficiaries and the transaction lifecycle', async () => {
+describe('webhooks', () => {
+  it('delivers signed webhook payloads for beneficiaries and the transaction lifecycle', async () => {
     const hooks = await receiver();
     const sb = await sandbox({ webhookSecret: 'whsec-test', webhookUrl: hooks.url });
     const accessToken = await token(sb);

@@ -9,7 +9,7 @@ import { rejection, useTempDirs } from './tmp.js';
 const file = 'payouts.csv';
 
 describe('normaliseHeader', () => {
-  it('ignores case, spaces, underscores, hyphens and dots (PRODUCT.md "The sheet")', () => {
+  it('ignores case, spaces, underscores, hyphens and dots (docs/sheets.md)', () => {
     for (const header of [
       'Routing Number',
       'routing_number',

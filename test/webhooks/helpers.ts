@@ -22,7 +22,7 @@ export async function receiver(options: Partial<ReceiverOptions> = {}): Promise<
   return handle;
 }
 
-/** A SPEC.md 2.2 payload. */
+/** A webhook payload (docs/service.md "Webhook payload"). */
 export function payload(overrides: Partial<WebhookPayload> = {}): WebhookPayload {
   return {
     operation: 'TRANSACTION_COMPLETED',

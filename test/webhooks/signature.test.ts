@@ -2,7 +2,10 @@ import { webcrypto } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signBody, verifySignature } from '../../src/webhooks/signature.js';
 
-/** SPEC.md 6.3 computed with WebCrypto, independently of src/webhooks (which uses node:crypto's createHmac). */
+/**
+ * The webhook signature (docs/service.md) computed with WebCrypto, independently of src/webhooks
+ * (which uses node:crypto's createHmac).
+ */
 async function webcryptoSignature(body: Uint8Array, secret: string): Promise<string> {
   const key = await webcrypto.subtle.importKey(
     'raw',
@@ -14,7 +17,7 @@ async function webcryptoSignature(body: Uint8Array, secret: string): Promise<str
   return Buffer.from(await webcrypto.subtle.sign('HMAC', key, body)).toString('base64');
 }
 
-describe('signBody (SPEC.md 6.3)', () => {
+describe('signBody', () => {
   it('matches RFC 4231 test case 2, Base64-encoded', () => {
     // HMAC-SHA256(key "Jefe", "what do ya want for nothing?") = 5bdcc146...64ec3843 (RFC 4231 4.3).
     const hex = '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843';
@@ -51,7 +54,7 @@ describe('verifySignature', () => {
     expect(verifySignature(body, [signature, signature], secret)).toBe(false);
     expect(verifySignature(body, signature.slice(0, -1), secret)).toBe(false);
     expect(verifySignature(body, signature, 'another-secret')).toBe(false);
-    // Re-serialised JSON is not the raw body (SPEC.md 6.3).
+    // Re-serialised JSON is not the raw body the signature covers.
     const reformatted = Buffer.from(JSON.stringify(JSON.parse(body.toString()), null, 2));
     expect(verifySignature(reformatted, signature, secret)).toBe(false);
     // Base64 of the right bytes in hex, or with a character changed, is not the header either.
@@ -60,7 +63,7 @@ describe('verifySignature', () => {
     expect(verifySignature(body, flipped, secret)).toBe(false);
   });
 
-  it('accepts any secret of the list: current and previous during a rotation (SPEC.md 6.4)', () => {
+  it('accepts any secret of the list: current and previous during a rotation', () => {
     expect(verifySignature(body, signBody(body, previous), [secret, previous])).toBe(true);
     expect(verifySignature(body, signBody(body, secret), [secret, previous])).toBe(true);
     expect(verifySignature(body, signBody(body, 'third'), [secret, previous])).toBe(false);

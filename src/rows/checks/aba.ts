@@ -1,5 +1,6 @@
 /**
- * ABA routing transit numbers (SPEC.md 7.2, ACH/WIRE/SWIFT "routingNumber is invalid").
+ * ABA routing transit numbers (ACH/WIRE/SWIFT "routingNumber is invalid", docs/service.md
+ * "Validation messages").
  *
  * The service answers "no known US bank"; offline we check what every assigned number
  * satisfies: nine digits and the 3-7-1 weighted check digit (ABA / Accuris rules), and then

@@ -1,10 +1,10 @@
 import { isValidBIC } from 'ibantools';
 
-/** SPEC.md 2.4 / 7.2: the regex the service names in its swiftCode message. */
+/** docs/service.md "Rail details": the regex the service names in its swiftCode message. */
 export const BIC_PATTERN = /^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$/;
 
 /**
- * Offline stand-in for SPEC.md 7.2 "swiftCode is invalid" (not in the SWIFT directory): the
+ * Offline stand-in for the service's "swiftCode is invalid" (not in the SWIFT directory): the
  * code has the service's format and positions 5-6 name a country (ISO 9362). The country
  * table is ibantools': the ISO 3166-1 codes plus XK, which SWIFT assigns to Kosovo's banks.
  */

@@ -1,13 +1,13 @@
 import { clabe } from 'clabe-validator';
 
-/** SPEC.md 7.2 "clabe must be 18 digits long". */
+/** "clabe must be 18 digits long" (docs/service.md "Validation messages"). */
 export const CLABE_PATTERN = /^[0-9]{18}$/;
 
 /**
  * The check digit of a CLABE from its first 17 digits: weights 3, 7, 1 repeated, each product
  * taken mod 10, and (10 - sum mod 10) mod 10 (Banxico). clabe-validator's computeChecksum is
- * exactly that; its full `validate` also rejects unknown bank and city codes, which SPEC.md
- * 7.2 does not ask for, so only the check digit is used.
+ * exactly that; its full `validate` also rejects unknown bank and city codes, which the service's
+ * messages do not ask for, so only the check digit is used.
  */
 export function clabeCheckDigit(first17: string): number | undefined {
   if (!/^[0-9]{17}$/.test(first17)) return undefined;

@@ -1,7 +1,7 @@
 import { countrySpecs } from 'ibantools';
 import { IBAN_REGISTRY } from './iban-registry.js';
 
-/** SPEC.md 2.4 / 7.2: the shape the service demands before it looks the IBAN up. */
+/** docs/service.md "Rail details": the shape the service demands before it looks the IBAN up. */
 export const IBAN_PATTERN = /^[A-Z]{2}[0-9]{2}[A-Z0-9]{1,30}$/;
 
 /** The registry's character classes (upper case only: the electronic format). */
@@ -49,7 +49,7 @@ export function hasValidIbanChecksum(iban: string): boolean {
 }
 
 /**
- * Offline stand-in for SPEC.md 7.2 "iban is invalid" (not in the IBAN directory): the country
+ * Offline stand-in for the service's "iban is invalid" (not in the IBAN directory): the country
  * is one of the SWIFT IBAN Registry (iban-registry.ts names the release; ibantools also knows
  * countries outside it), the length and BBAN structure are the registry's, the
  * mod-97 check digits hold, and so does the national check digit where the country has one

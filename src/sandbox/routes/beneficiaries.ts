@@ -7,7 +7,7 @@ import { type BeneficiaryRecord, notFound, owned } from '../state.js';
 import { isoWithOffset } from '../time.js';
 import { emitEvent } from './events.js';
 
-/** Beneficiary routes of SPEC.md 4. */
+/** Beneficiary routes (docs/service.md "Resources and calls"). */
 export const beneficiaryRoutes: Route[] = [
   { method: 'POST', pattern: PATHS.beneficiaries, auth: true, handler: createBeneficiary },
   { method: 'GET', pattern: PATHS.beneficiary(PARAM), auth: true, handler: getBeneficiary },

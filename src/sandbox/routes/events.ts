@@ -13,8 +13,9 @@ export interface SandboxEvent {
 }
 
 /**
- * Sends an event (SPEC.md 6.1) to the integrator's callback URL as it is now. `duplicateDraw`
- * is a draw of the request that caused the event, so duplicates follow the seed.
+ * Sends an event (docs/service.md "Webhook delivery") to the integrator's callback URL as it is
+ * now. `duplicateDraw` is a draw of the request that caused the event, so duplicates follow the
+ * seed.
  */
 export function emitEvent(sandbox: Sandbox, event: SandboxEvent, duplicateDraw: number): void {
   const integrator = sandbox.state.integrators.get(event.integratorId);

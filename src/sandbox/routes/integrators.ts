@@ -12,7 +12,7 @@ import { type AuthedRequest, jsonObject, PARAM, param, type Route, type Sandbox 
 import { forbidden, type IntegratorRecord, notFound, publicIntegrator } from '../state.js';
 import { isoWithOffset } from '../time.js';
 
-/** Integrator routes of SPEC.md 4 and 6.4. */
+/** Integrator routes (docs/service.md "Resources and calls", "Webhook secret"). */
 export const integratorRoutes: Route[] = [
   {
     method: 'GET',
@@ -71,7 +71,10 @@ function rotateWebhookSecret(request: AuthedRequest, sandbox: Sandbox): Reply {
   return ok(body);
 }
 
-/** SPEC.md 6.4 "in encrypted form", with the scheme of contract.ts (key from the client secret). */
+/**
+ * The secret "in encrypted form" (docs/service.md "Webhook secret"), with the scheme of
+ * contract.ts (key from the client secret).
+ */
 function getEncryptedWebhookSecret(request: AuthedRequest, sandbox: Sandbox): Reply {
   const integrator = pathIntegrator(request, sandbox);
   return ok(encryptWebhookSecret(integrator.webhookSecret, SANDBOX_CREDENTIALS.clientSecret));

@@ -2,7 +2,7 @@ import { SANDBOX_LEDGER_PATH } from '../../api/contract.js';
 import type { Route, Sandbox } from '../router.js';
 import type { SandboxLedger } from '../state.js';
 
-/** GET /_sandbox/ledger (PRODUCT.md "The sandbox"): no token, no faults. */
+/** GET /_sandbox/ledger (docs/sandbox.md "Ledger"): no token, no faults. */
 export const ledgerRoutes: Route[] = [
   {
     method: 'GET',

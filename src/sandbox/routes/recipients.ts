@@ -8,7 +8,7 @@ import { owned } from '../state.js';
 import { isoWithOffset } from '../time.js';
 import { ownBeneficiary } from './beneficiaries.js';
 
-/** Recipient routes (paths assumed in contract.ts), validated by src/rows/validate.ts (SPEC.md 7.2). */
+/** Recipient routes (paths assumed in contract.ts), validated by src/rows/validate.ts. */
 export const recipientRoutes: Route[] = [
   { method: 'POST', pattern: PATHS.recipients, auth: true, handler: createRecipient },
   { method: 'GET', pattern: PATHS.recipient(PARAM), auth: true, handler: getRecipient },
@@ -67,8 +67,9 @@ function updateRecipient(request: AuthedRequest, sandbox: Sandbox): Reply {
 }
 
 /**
- * The body as a RecipientRequest: 400 with every SPEC.md 7.2 message when invalid, then 404 or
- * 403 when the beneficiary is unknown (or deleted) or another integrator's.
+ * The body as a RecipientRequest: 400 with every validation message that applies
+ * (docs/service.md) when invalid, then 404 or 403 when the beneficiary is unknown (or deleted) or
+ * another integrator's.
  */
 function validRecipientRequest(request: AuthedRequest, sandbox: Sandbox): RecipientRequest {
   const body = jsonObject(request);

@@ -8,7 +8,10 @@ import { owned, type SimulationRecord } from '../state.js';
 import { isoWithOffset } from '../time.js';
 import { assertPayable, ownRecipient } from './recipients.js';
 
-/** Simulation routes (paths and bodies assumed in contract.ts; SPEC.md 4: success 200). */
+/**
+ * Simulation routes (paths and bodies assumed in contract.ts; docs/service.md "Resources and
+ * calls": success 200).
+ */
 export const simulationRoutes: Route[] = [
   { method: 'POST', pattern: PATHS.simulations, auth: true, handler: createSimulation },
   { method: 'GET', pattern: PATHS.simulation(PARAM), auth: true, handler: getSimulation },

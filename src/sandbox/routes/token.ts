@@ -6,9 +6,10 @@ import type { Route, RouteRequest, Sandbox } from '../router.js';
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 /**
- * The token endpoint (SPEC.md 4 and 5): the password grant, plus the refresh_token grant for
- * the long form's refresh token (assumed; SPEC.md 5 does not show that request). Errors are
- * OAuth 2.0 bodies (RFC 6749 5.2), as an identity server answers, not SPEC.md 2.5.
+ * The token endpoint (docs/service.md "Signing in and tokens"): the password grant, plus the
+ * refresh_token grant for the long form's refresh token (assumed: the service does not show
+ * that request). Errors are OAuth 2.0 bodies (RFC 6749 5.2), as an identity server answers,
+ * not the service's error body.
  */
 export const tokenRoutes: Route[] = [
   { method: 'POST', pattern: TOKEN_PATH, auth: false, handler: issueToken },

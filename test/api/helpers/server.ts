@@ -29,7 +29,7 @@ export interface TestServer {
 }
 
 /**
- * A real HTTP server on 127.0.0.1, port 0 (STYLE.md "Tests use real servers on port 0"),
+ * A real HTTP server on 127.0.0.1, port 0, so tests meet real sockets,
  * routing by path; each handler scripts the faults of its path by request index.
  */
 export async function startServer(routes: Record<string, Handler>): Promise<TestServer> {
@@ -85,12 +85,12 @@ export function json(
   res.end(text);
 }
 
-/** SPEC.md 2.5. */
+/** The error body (docs/service.md "Error body"). */
 export function errorBody(status: number, error: string, message: string, path: string) {
   return { timestamp: '2025-01-01T00:00:00+00:00', status, error, message, path };
 }
 
-/** Answers `status` with a SPEC.md 2.5 body. */
+/** Answers `status` with the service's error body. */
 export function fail(status: number, message = 'boom', headers: Record<string, string> = {}): Handler {
   return ({ res, req }) => json(res, status, errorBody(status, 'Error', message, req.url ?? ''), headers);
 }
