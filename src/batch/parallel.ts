@@ -142,6 +142,7 @@ export class CheckingWorker {
     Object.assign(summary.byStatus, message.summary.byStatus);
     for (const [currency, minor] of message.summary.sheetTotals) summary.sheetTotals.set(currency, minor);
     for (const [currency, minor] of message.summary.validTotals) summary.validTotals.set(currency, minor);
+    for (const [currency, minor] of message.summary.sendTotals) summary.sendTotals.set(currency, minor);
     for (const [currency, row] of message.summary.largestValid) summary.largestValid.set(currency, row);
     for (const [rail, rows] of message.summary.byRail) summary.byRail.set(rail, rows);
     for (const [currency, rows] of message.summary.largestPayments)

@@ -4,6 +4,7 @@
  * replay of those rows for the send pass and the results file.
  */
 import { BatchDigest } from './digest.js';
+import type { JudgedWarnings } from './judged.js';
 import {
   type KnownRepeats,
   openResultsFor,
@@ -18,6 +19,7 @@ import { RowSnapshot } from './snapshot.js';
 import { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { tally } from './validate.js';
+import { NO_WARNINGS, type RowWarning } from './warnings.js';
 
 /** What reading and replaying the sheet needs of the run's options. */
 export type ReadOptions = SheetOptions & { outPath?: string; rehearsal?: boolean };
@@ -117,6 +119,32 @@ export async function* replay(
     read.summary?.rows,
   );
   for await (const raw of read.snapshot.rows()) yield checker.check(raw);
+}
+
+/** A replayed row with the approver's warnings judged for it before sending (judged.ts). */
+export interface JudgedRow {
+  row: PreparedRow;
+  warnings: readonly RowWarning[];
+}
+
+/**
+ * The rows of `replay`, each with its judged warnings; none (NO_WARNINGS) when the run never
+ * judged them (it stopped before its register scope was open).
+ */
+export async function* replayJudged(
+  options: ReadOptions,
+  read: Pick<ReadSheet, 'prepared' | 'snapshot' | 'known'> & { summary?: BatchSummary },
+  judged: JudgedWarnings | undefined,
+): AsyncGenerator<JudgedRow> {
+  const warnings = judged?.rows();
+  try {
+    for await (const row of replay(options, read)) {
+      const next = warnings === undefined ? undefined : await warnings.next();
+      yield { row, warnings: next === undefined || next.done ? NO_WARNINGS : next.value };
+    }
+  } finally {
+    await warnings?.return(undefined);
+  }
 }
 
 /** The rows of `replay` a few hundred at a time: the payees' history is read once per batch. */

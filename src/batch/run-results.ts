@@ -6,16 +6,21 @@
 import { ClaimLostError, RegisterError } from '../errors.js';
 import { holderText } from '../register/rules.js';
 import type { PayoutRecord, ScopeStore } from '../register/types.js';
+import type { JudgedWarnings } from './judged.js';
 import { notSentBecause, notSentInterrupted } from './outcome.js';
 import { openResultsFor } from './prepare.js';
-import { type ReadOptions, type ReadSheet, replay, replayBatches } from './read-once.js';
+import { type ReadOptions, type ReadSheet, replay, replayJudged } from './read-once.js';
 import type { RowResult } from './row-steps.js';
 import { BatchSummary } from './summary.js';
 import { type RowSample, tally } from './validate.js';
-import { PayeeWarnings } from './warnings.js';
+import { NO_WARNINGS, WarningTally } from './warnings.js';
 
-/** A row's result with its sheet row number. */
-export type SentRow = RowResult & { rowNumber: number };
+/**
+ * A row's result with its sheet row number; `fromRegister` when the register decided it (paid
+ * already, a reference reused, in doubt): not a row this run would send, so no warnings;
+ * `held` when `--hold-changed-payees` held it: a row that needs attention.
+ */
+export type SentRow = RowResult & { rowNumber: number; fromRegister?: boolean; held?: boolean };
 
 /** Why the send pass ended before every valid row had a result. */
 export interface StopReason {
@@ -30,8 +35,6 @@ export interface StopReason {
   /** The register scope, once open, and this run. */
   store?: ScopeStore;
   runId?: string;
-  /** When the approver's warnings were judged (none before the register scope was open). */
-  asOf?: number;
 }
 
 /** The result of a valid row the send pass did not finish, from what the register knows. */
@@ -87,11 +90,17 @@ const missingResult: RowResult = {
   errors: ['this row was not reached by the send pass (a bug in payouts), run again to send it'],
 };
 
+/**
+ * Writes the results file from what pass 1 read, the rows' outcomes and the warnings judged
+ * before sending (none when the run stopped before judging them); returns the summary and the
+ * warnings shown, which are those of rows this run would send (not those the register decided).
+ */
 export async function writeResults(
-  options: ReadOptions,
+  options: ReadOptions & { warnedReferences?: boolean },
   read: ReadSheet,
   results: Map<string, SentRow>,
   stop: StopReason,
+  judged?: JudgedWarnings,
 ) {
   // The valid rows that got no result, settled in one register look-up.
   const missing: string[] = [];
@@ -104,43 +113,48 @@ export async function writeResults(
   const resultsPath = writer.path;
   const summary = new BatchSummary();
   const samples: RowSample[] = [];
-  // Before the register scope was open there is no payee history to judge by: no warnings then.
-  const warnings =
-    stop.store && stop.asOf !== undefined ? new PayeeWarnings(stop.store, stop.asOf, read.tag) : undefined;
+  const shown = new WarningTally(options.warnedReferences ?? true);
   try {
-    for await (const batch of replayBatches(options, read)) {
-      await warnings?.load(batch);
-      for (const row of batch) {
-        const result: RowResult =
-          row.totals !== undefined
-            ? { status: 'skipped', errors: [row.totals.message] }
-            : row.issues.length > 0
-              ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
-              : (results.get(row.payout.reference) ?? unfinished.get(row.payout.reference) ?? missingResult);
-        tally(summary, row, result.status);
-        if (
-          (result.status === 'invalid' || result.status === 'failed' || result.status === 'unknown') &&
-          samples.length < 20
-        ) {
-          samples.push({
-            rowNumber: row.raw.rowNumber,
-            reference: row.payout.reference,
-            messages: result.errors,
-          });
-        }
-        await writer.write({
-          cells: row.raw.cells,
+    for await (const { row, warnings } of replayJudged(options, read, judged)) {
+      const sent =
+        row.totals === undefined && row.issues.length === 0 ? results.get(row.payout.reference) : undefined;
+      const result: RowResult =
+        row.totals !== undefined
+          ? { status: 'skipped', errors: [row.totals.message] }
+          : row.issues.length > 0
+            ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
+            : (sent ?? unfinished.get(row.payout.reference) ?? missingResult);
+      const warned = sent?.fromRegister === true || result.status === 'invalid' ? NO_WARNINGS : warnings;
+      if (warned.length > 0) shown.add(row.raw.rowNumber, row.payout.reference, warned);
+      tally(summary, row, result.status);
+      // Held rows need attention as much as refused ones: listed with them.
+      if (sent?.held === true) summary.errorGroups.add(row.raw.rowNumber, result.errors);
+      if (
+        (result.status === 'invalid' ||
+          result.status === 'failed' ||
+          result.status === 'unknown' ||
+          sent?.held === true) &&
+        samples.length < 20
+      ) {
+        samples.push({
           rowNumber: row.raw.rowNumber,
-          status: result.status,
-          errors: result.errors,
-          errorColumns: result.status === 'invalid' ? row.errorColumns : [],
-          warnings: warnings?.of(row).map((w) => w.message),
-          beneficiaryId: result.beneficiaryId,
-          recipientId: result.recipientId,
-          simulationId: result.simulationId,
-          transactionId: result.transactionId,
+          reference: row.payout.reference,
+          messages: result.errors,
         });
       }
+      const writing = writer.write({
+        cells: row.raw.cells,
+        rowNumber: row.raw.rowNumber,
+        status: result.status,
+        errors: result.errors,
+        errorColumns: result.status === 'invalid' ? row.errorColumns : [],
+        warnings: warned.length === 0 ? undefined : warned.map((w) => w.message),
+        beneficiaryId: result.beneficiaryId,
+        recipientId: result.recipientId,
+        simulationId: result.simulationId,
+        transactionId: result.transactionId,
+      });
+      if (writing) await writing;
     }
     await writer.commit();
   } catch (error) {
@@ -152,6 +166,7 @@ export async function writeResults(
     resultsPath,
     summary,
     samples,
+    warnings: shown,
     unknownColumns: read.prepared.header.unknown,
   };
 }

@@ -30,16 +30,18 @@ import { BatchDigest } from './digest.js';
 import { earlierResult } from './earlier.js';
 import { runExitCode, serviceFailureOf } from './exit-code.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
+import { type JudgedWarnings, JudgedWarningsWriter } from './judged.js';
 import type { PreparedRow, SheetOptions } from './prepare.js';
-import { type ReadSheet, readOnce, replay, replayBatches } from './read-once.js';
+import { type JudgedRow, type ReadSheet, readOnce, replayBatches, replayJudged } from './read-once.js';
+import { RegisterCheck } from './register-check.js';
 import { type RowResult, RowSteps } from './row-steps.js';
 import { RunHolder } from './run-holder.js';
 import { type SentRow, type StopReason, writeResults } from './run-results.js';
 import { STOP_GRACE_MS, StopGrace } from './stop-grace.js';
-import type { BatchSummary } from './summary.js';
+import { BatchSummary } from './summary.js';
 import type { RowSample } from './validate.js';
 import { applyWebhookOutcomes, awaitOutcomes, type Settle } from './wait.js';
-import { heldReason, PayeeWarnings, WarningTally } from './warnings.js';
+import { heldReason, NO_WARNINGS, PayeeWarnings, type WarningTally } from './warnings.js';
 
 /**
  * Where the service is and who we are to it (`--base-url`, `--auth-url`, env: README "Options of
@@ -175,7 +177,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         sent: false,
       };
       const written = await writeResults(options, read, new Map(), how);
-      return report(options, written, { ...how, digest: read.digest, warnings: new WarningTally() });
+      return report(options, written, { ...how, digest: read.digest });
     }
     const scope = await scopeOf(
       register,
@@ -185,7 +187,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     const store = await register.openScope(scope, options.connection.credentials.username);
     // The digest covers the approver's warnings, which need the register: checked here, still
     // before anything is sent (exit 4).
-    const approval = await judgeBatch(options, read, store, asOf);
+    const approval = await judgeBatch(options, read, store, asOf, read.snapshot.sidecar('warnings.jsonl'));
     if (options.approve !== undefined) checkApproval(options.approve, approval.digest);
     run = await RunHolder.start(store, options, approval.digest, clock, client.limiter);
     logger.info(
@@ -207,15 +209,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
 
     const steps = new RowSteps({ client, store, scope, runId: run.self.runId, signal });
     // Pass 2: claim and send, at most `concurrency` rows in flight, fed from what pass 1 read.
-    const sent = await sendRows(
-      options,
-      read,
-      run,
-      steps,
-      new PayeeWarnings(store, asOf, read.tag),
-      signal,
-      () => breaker.gaveUp,
-    );
+    const sent = await sendRows(options, read, run, steps, approval.judged, signal, () => breaker.gaveUp);
     const unavailable = breaker.gaveUp;
     const settle: Settle = (reference, result) =>
       store.settle(
@@ -243,9 +237,10 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       stoppedBy: sent.fatal,
       store,
       runId: run.self.runId,
-      asOf,
     };
-    const written = await writeResults(options, read, sent.results, stop);
+    const written = await writeResults(options, read, sent.results, stop, approval.judged);
+    for (const [currency, minor] of approval.sendTotals)
+      BatchSummary.add(written.summary.sendTotals, currency, minor);
     const exitCode = runExitCode({
       sent: run.sentAnything,
       interrupted: signal.aborted,
@@ -260,7 +255,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       unavailableReason: breaker.gaveUpBecause,
       sent: run.sentAnything,
       runId: run.self.runId,
-      ...approval,
+      digest: approval.digest,
     });
   } catch (error) {
     throw run?.sentAnything ? afterSending(error) : error;
@@ -355,7 +350,6 @@ function report(
     sent: boolean;
     runId?: string;
     digest: string;
-    warnings: WarningTally;
   },
 ): RunReport {
   return {
@@ -363,7 +357,7 @@ function report(
     format: written.format,
     summary: written.summary,
     digest: how.digest,
-    warnings: how.warnings,
+    warnings: written.warnings,
     runId: how.runId ?? '',
     resultsPath: written.resultsPath,
     register: shownLocation(options.register),
@@ -391,27 +385,49 @@ function checkApproval(approved: string, digest: string): void {
 
 /**
  * The batch digest as `validate` prints it: the valid rows with the approver's warnings on
- * them, from the sheet and the register's payee history (warnings.ts), and those warnings.
+ * them, from the sheet and the register's payee history (warnings.ts), and the totals of the
+ * rows this run would send now (valid, not known to the register, not held). A row the register
+ * refuses (its reference was paid with other details) is invalid: no warnings, there or in the
+ * digest. With `keep`, each row's warnings are written to that file for the passes after it
+ * (judged.ts), which then need the register no more.
  */
 async function judgeBatch(
   options: RunOptions,
   read: ReadSheet,
   store: ScopeStore | undefined,
   asOf: number,
-): Promise<{ digest: string; warnings: WarningTally }> {
+  keep?: string,
+): Promise<{ digest: string; sendTotals: Map<string, bigint>; judged?: JudgedWarnings }> {
   const digest = new BatchDigest(read.prepared.header.index);
-  const tally = new WarningTally(options.warnedReferences ?? true);
   const warnings = new PayeeWarnings(store, asOf, read.tag);
-  for await (const batch of replayBatches(options, read)) {
-    await warnings.load(batch);
-    for (const row of batch) {
-      if (row.totals !== undefined) continue;
-      const found = warnings.of(row);
-      if (row.issues.length === 0) digest.add(row, found);
-      if (found.length > 0) tally.add(row.raw.rowNumber, row.payout.reference, found);
+  const check = store === undefined ? undefined : new RegisterCheck(store);
+  const sendTotals = new Map<string, bigint>();
+  const writer = keep === undefined ? undefined : await JudgedWarningsWriter.create(keep);
+  try {
+    for await (const batch of replayBatches(options, read)) {
+      await warnings.load(batch);
+      const earlier = check === undefined ? undefined : await check.results(batch);
+      for (let i = 0; i < batch.length; i++) {
+        const row = batch[i]!;
+        const known = earlier?.[i];
+        const valid = row.issues.length === 0 && row.totals === undefined;
+        const found = valid && known?.status !== 'invalid' ? warnings.of(row) : NO_WARNINGS;
+        if (valid) digest.add(row, found);
+        const writing = writer?.add(found);
+        if (writing) await writing;
+        const { amount, currency } = row.payout;
+        const sends = known === undefined || (known.status === 'unknown' && options.retryUnknown === true);
+        const held = options.holdChangedPayees === true && heldReason(found) !== undefined;
+        if (valid && sends && !held && amount && currency)
+          BatchSummary.add(sendTotals, currency, amount.minor);
+      }
     }
+    const judged = await writer?.seal();
+    return { digest: digest.finish().digest, sendTotals, ...(judged ? { judged } : {}) };
+  } catch (error) {
+    await writer?.abandon();
+    throw error;
   }
-  return { digest: digest.finish().digest, warnings: tally };
 }
 
 /**
@@ -432,7 +448,7 @@ async function sendRows(
   read: ReadSheet,
   run: RunHolder,
   steps: RowSteps,
-  warnings: PayeeWarnings,
+  judged: JudgedWarnings | undefined,
   signal: AbortSignal,
   unavailable: () => boolean,
 ): Promise<{ results: Map<string, SentRow>; fatal?: unknown }> {
@@ -441,21 +457,24 @@ async function sendRows(
   const inFlight = new Set<Promise<void>>();
   let fatal: { error: unknown } | undefined;
   let done = 0;
-  const finished = (row: PreparedRow, result: RowResult) => {
-    results.set(row.payout.reference, { ...result, rowNumber: row.raw.rowNumber });
+  const finished = (row: PreparedRow, result: RowResult, decided?: 'fromRegister' | 'held') => {
+    results.set(row.payout.reference, {
+      ...result,
+      rowNumber: row.raw.rowNumber,
+      ...(decided === undefined ? {} : { [decided]: true }),
+    });
     logRow(options.logger, row, result);
     done += 1;
     options.onProgress?.(done, read.validRows);
   };
-  let pending: PreparedRow[] = [];
-  const feed = async (rows: PreparedRow[]) => {
-    await warnings.load(rows);
+  let pending: JudgedRow[] = [];
+  const feed = async (rows: JudgedRow[]) => {
     const batch: PreparedRow[] = [];
-    for (const row of rows) {
+    for (const { row, warnings } of rows) {
       // --hold-changed-payees: a payee whose bank details changed is not paid, nor claimed.
-      const held = options.holdChangedPayees ? heldReason(warnings.of(row)) : undefined;
+      const held = options.holdChangedPayees ? heldReason(warnings) : undefined;
       if (held === undefined) batch.push(row);
-      else finished(row, { status: 'skipped', errors: [held] });
+      else finished(row, { status: 'skipped', errors: [held] }, 'held');
     }
     const claimed = await run.claim(batch);
     await steps.prefetch(
@@ -468,7 +487,7 @@ async function sendRows(
       if (signal.aborted || fatal || unavailable()) return;
       const earlier = earlierResult(verdict, details);
       if (earlier) {
-        finished(row, earlier);
+        finished(row, earlier, 'fromRegister');
         continue;
       }
       const resend = verdict.kind === 'resend' ? verdict.record : undefined;
@@ -483,7 +502,7 @@ async function sendRows(
             await rememberPayment(
               options,
               run.store,
-              warnings.payeeHash(row),
+              row.payee === undefined ? undefined : run.store.fingerprint(`payee:${row.payee.key}`),
               row.payout.reference,
               details,
               read.tag,
@@ -503,10 +522,11 @@ async function sendRows(
     }
   };
   try {
-    for await (const row of replay(options, read)) {
+    for await (const judgedRow of replayJudged(options, read, judged)) {
       if (signal.aborted || fatal || unavailable()) break;
+      const { row } = judgedRow;
       if (row.issues.length > 0 || row.totals !== undefined) continue;
-      pending.push(row);
+      pending.push(judgedRow);
       if (pending.length >= claimAhead(options.concurrency)) {
         await feed(pending);
         pending = [];

@@ -56,6 +56,11 @@ export class RowSnapshot {
     }
   }
 
+  /** A file of this snapshot's private folder, for what the run keeps beside its rows; removed with it. */
+  sidecar(name: string): string {
+    return path.join(this.dir, name);
+  }
+
   /** Removes the snapshot. */
   async dispose(): Promise<void> {
     await this.handle.close().catch(() => {});

@@ -38,6 +38,8 @@ export class BatchSummary {
   readonly sheetTotals = new Map<string, bigint>();
   /** Sum of the amounts of rows that are valid (or were sent), per currency. */
   readonly validTotals = new Map<string, bigint>();
+  /** What `run` would send now, per currency: valid rows not paid already, not held. */
+  readonly sendTotals = new Map<string, bigint>();
   /** Amounts read from a grouped form such as "1,250.00", which the summary reports. */
   groupedAmounts = 0;
   /** Rows whose amount or currency could not be read: in no total, which the summary says. */

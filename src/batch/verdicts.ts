@@ -99,14 +99,11 @@ export class ValidationTally {
       return { status: 'skipped', errors: [row.totals.message], errorColumns: VALID.errorColumns };
     }
     const valid = row.issues.length === 0;
-    if (valid) this.digest.add(row, warnings);
-    const warned =
-      warnings.length === 0
-        ? undefined
-        : warnings === NEW_PAYEE_ONLY
-          ? VALID_NEW_PAYEE.warnings
-          : warnings.map((w) => w.message);
-    if (warned !== undefined) this.warnings.add(row.raw.rowNumber, row.payout.reference, warnings);
+    // A row the register refuses (its reference was paid with other details) is invalid: no
+    // warnings, in the digest either. One it knows otherwise (paid already, in doubt) keeps them
+    // in the digest, so a resumed batch hashes as the first run did, but shows none: warnings
+    // are for the rows that would be sent.
+    if (valid) this.digest.add(row, earlier?.status === 'invalid' ? NO_WARNINGS : warnings);
     if (earlier !== undefined) {
       tally(this.summary, row, earlier.status, earlier.errors);
       if (earlier.status !== 'skipped' && this.invalidSamples.length < this.sampleSize) {
@@ -117,16 +114,26 @@ export class ValidationTally {
         status: earlier.status,
         errors: earlier.errors,
         errorColumns: VALID.errorColumns,
-        warnings: warned,
         beneficiaryId: earlier.beneficiaryId,
         recipientId: earlier.recipientId,
         simulationId: earlier.simulationId,
         transactionId: earlier.transactionId,
       };
     }
+    const warned =
+      warnings.length === 0
+        ? undefined
+        : warnings === NEW_PAYEE_ONLY
+          ? VALID_NEW_PAYEE.warnings
+          : warnings.map((w) => w.message);
+    if (warned !== undefined) this.warnings.add(row.raw.rowNumber, row.payout.reference, warnings);
     const held = this.hold && valid ? heldReason(warnings) : undefined;
     if (held !== undefined) {
       tally(this.summary, row, 'skipped');
+      // A held row needs attention as much as an invalid one: listed with them.
+      this.summary.errorGroups.add(row.raw.rowNumber, [held]);
+      if (this.invalidSamples.length < this.sampleSize)
+        this.invalidSamples.push({ ...sampleOf(row), messages: [held] });
       return { status: 'skipped', errors: [held], errorColumns: VALID.errorColumns, warnings: warned };
     }
     const status: RowStatus = valid ? 'valid' : 'invalid';
@@ -190,8 +197,12 @@ export function tally(
   if (!amount || !currency) summary.untotalledRows += 1;
   if (amount && currency) {
     BatchSummary.add(summary.sheetTotals, currency, amount.minor);
-    if (status !== 'invalid') {
-      BatchSummary.add(summary.validTotals, currency, amount.minor);
+    // A dry run's `valid` rows are what `run` would send now (not paid, not held).
+    if (status === 'valid') BatchSummary.add(summary.sendTotals, currency, amount.minor);
+    if (status !== 'invalid') BatchSummary.add(summary.validTotals, currency, amount.minor);
+    // The largest payments an approver is shown are those sent or to be sent, not rows paid
+    // already or held.
+    if (TO_BE_SENT.has(status)) {
       summary.noteLargest(currency, amount.minor, row.raw.rowNumber, row.payout.reference);
       summary.noteLargePayment(currency, {
         minor: amount.minor,
@@ -201,6 +212,9 @@ export function tally(
     }
   }
 }
+
+/** Statuses of rows sent, or (a dry run) to be sent. */
+const TO_BE_SENT: ReadonlySet<RowStatus> = new Set(['valid', 'submitted', 'completed', 'failed', 'unknown']);
 
 function sampleOf(row: PreparedRow): RowSample {
   return {

@@ -137,7 +137,8 @@ function totalsSection(summary: BatchSummary, facts: ReportFacts): string {
     .map((c) => {
       const all = summary.sheetTotals.get(c) ?? 0n;
       const valid = summary.validTotals.get(c) ?? 0n;
-      return `<tr><td>${esc(c)}</td><td class="amount">${formatAmountForPeople(all)}</td><td class="amount">${formatAmountForPeople(valid)}</td></tr>`;
+      const send = summary.sendTotals.get(c) ?? 0n;
+      return `<tr><td>${esc(c)}</td><td class="amount">${formatAmountForPeople(all)}</td><td class="amount">${formatAmountForPeople(valid)}</td><td class="amount">${formatAmountForPeople(send)}</td></tr>`;
     })
     .join('');
   const controls: string[] = [];
@@ -162,7 +163,7 @@ function totalsSection(summary: BatchSummary, facts: ReportFacts): string {
       : '';
   return `<section><h2>Totals per currency</h2>
 ${summary.untotalledRows > 0 ? `<p class="bad">${num(summary.untotalledRows)} row${summary.untotalledRows === 1 ? ' has' : 's have'} an amount or currency that could not be read: in no total below.</p>` : ''}
-${currencies.length === 0 ? '<p class="note">No amount could be read.</p>' : `<table><thead><tr><th>Currency</th><th class="amount">All rows</th><th class="amount">Valid rows</th></tr></thead><tbody>${rows}</tbody></table>`}
+${currencies.length === 0 ? '<p class="note">No amount could be read.</p>' : `<table><thead><tr><th>Currency</th><th class="amount">All rows</th><th class="amount">Valid rows</th><th class="amount">${facts.command === 'validate' ? 'To be sent now' : 'To send when the run began'}</th></tr></thead><tbody>${rows}</tbody></table><p class="note">Valid rows include those paid already and those held, and the last column is what ${facts.command === 'validate' ? 'payouts run would send now' : 'this run set out to send'}: valid rows not paid already and not held.</p>`}
 <h3>Control totals</h3>
 ${controls.length === 0 ? '<p class="note">None were given (--expect-count, --expect-total).</p>' : `<table><thead><tr><th>Control</th><th class="amount">Expected</th><th class="amount">In the sheet</th><th>Result</th></tr></thead><tbody>${controls.join('')}</tbody></table>`}
 ${guard}</section>`;
@@ -204,13 +205,13 @@ function largestSection(summary: BatchSummary): string {
           )
           .join('')}</tbody></table>`,
     );
-  return `<section><h2>The 20 largest payments</h2>${blocks.length === 0 ? '<p class="note">No valid row.</p>' : blocks.join('')}</section>`;
+  return `<section><h2>The 20 largest payments</h2><p class="note">Per currency, of the rows sent or to be sent (not those paid already or held).</p>${blocks.length === 0 ? '<p class="note">No row to send.</p>' : blocks.join('')}</section>`;
 }
 
 function errorsSection(summary: BatchSummary): string {
   const groups = summary.errorGroups.sorted();
   if (groups.length === 0)
-    return '<section><h2>Errors by message</h2><p class="ok">No row is invalid, failed or unknown.</p></section>';
+    return '<section><h2>Rows that need attention</h2><p class="ok">No row is invalid, failed, unknown or held.</p></section>';
   const rows = groups
     .map(
       ([message, g]) =>
@@ -218,7 +219,7 @@ function errorsSection(summary: BatchSummary): string {
     )
     .join('');
   const other = summary.errorGroups.otherRows;
-  return `<section><h2>Errors by message</h2><table><thead><tr><th class="amount">Rows</th><th>Message</th><th>Rows (first 50)</th></tr></thead><tbody>${rows}</tbody></table>${other > 0 ? `<p class="note">${num(other)} more messages on rows not listed here: the results file has them all.</p>` : ''}</section>`;
+  return `<section><h2>Rows that need attention</h2><p class="note">Invalid, failed, unknown and held rows, by message.</p><table><thead><tr><th class="amount">Rows</th><th>Message</th><th>Rows (first 50)</th></tr></thead><tbody>${rows}</tbody></table>${other > 0 ? `<p class="note">${num(other)} more messages on rows not listed here: the results file has them all.</p>` : ''}</section>`;
 }
 
 function num(n: number): string {

@@ -1,0 +1,80 @@
+/**
+ * The approver's warnings of a run's rows, judged once, before anything is sent, from the
+ * sheet and the register's payee history, and kept on disk beside the sheet's snapshot, one
+ * line per row in sheet order. The send pass (which rows `--hold-changed-payees` holds) and the
+ * results file read them back in step with the rows, so neither needs the register again: a
+ * register that fails mid-run costs no warning and no results file, and the run holds no row's
+ * warnings in memory.
+ */
+import { type FileHandle, open } from 'node:fs/promises';
+import { NEW_PAYEE_ONLY, NO_WARNINGS, type RowWarning, type Signal } from './warnings.js';
+
+/** Text gathered before a write. */
+const WRITE_CHARS = 256 * 1024;
+
+/** The line of a row whose one warning is NEW_PAYEE_ONLY (a first month: most rows). */
+const NEW_PAYEE_LINE = '1';
+
+/** Writes each row's warnings, in sheet order. */
+export class JudgedWarningsWriter {
+  private pending = '';
+
+  private constructor(
+    readonly file: string,
+    private readonly handle: FileHandle,
+  ) {}
+
+  /** A new file (0600, beside the snapshot's rows). */
+  static async create(file: string): Promise<JudgedWarningsWriter> {
+    return new JudgedWarningsWriter(file, await open(file, 'w', 0o600));
+  }
+
+  /** The next row's warnings; a promise to wait on only when a write is due. */
+  add(warnings: readonly RowWarning[]): Promise<void> | undefined {
+    this.pending +=
+      warnings.length === 0
+        ? '\n'
+        : warnings === NEW_PAYEE_ONLY
+          ? `${NEW_PAYEE_LINE}\n`
+          : `${JSON.stringify(warnings.map((w) => [w.signal, w.message]))}\n`;
+    return this.pending.length >= WRITE_CHARS ? this.flush() : undefined;
+  }
+
+  /** Writes what is pending and closes the file; the warnings can then be read. */
+  async seal(): Promise<JudgedWarnings> {
+    await this.flush();
+    await this.handle.close();
+    return new JudgedWarnings(this.file);
+  }
+
+  /** Closes the file without sealing it (the run stopped before sending). */
+  async abandon(): Promise<void> {
+    await this.handle.close().catch(() => {});
+  }
+
+  private async flush(): Promise<void> {
+    if (this.pending === '') return;
+    const text = this.pending;
+    this.pending = '';
+    await this.handle.write(text);
+  }
+}
+
+/** The warnings of a run's rows, as judged before sending, read in sheet order. */
+export class JudgedWarnings {
+  constructor(readonly file: string) {}
+
+  /** Each row's warnings, in the order they were judged. */
+  async *rows(): AsyncGenerator<readonly RowWarning[]> {
+    const handle = await open(this.file, 'r');
+    try {
+      for await (const line of handle.readLines({ encoding: 'utf8' })) {
+        if (line === '') yield NO_WARNINGS;
+        else if (line === NEW_PAYEE_LINE) yield NEW_PAYEE_ONLY;
+        else yield (JSON.parse(line) as [Signal, string][]).map(([signal, message]) => ({ signal, message }));
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+}
