@@ -12,6 +12,7 @@ const END_TO_END = [
   'test/batch/validate-worker.test.ts',
   'test/cli/**/*.test.ts',
   'test/webhooks/cli.test.ts',
+  'test/webhooks/events-disk.test.ts',
   'test/report/browser.test.ts',
 ];
 

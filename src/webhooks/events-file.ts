@@ -107,15 +107,22 @@ interface Pending {
 export class EventLog {
   private pending: Pending[] = [];
   private draining: Promise<void> | undefined;
-  private failure: StorageError | undefined;
+  /** Lines whose write failed, written again before anything newer (oldest first, bounded). */
+  private backlog: string[] = [];
+  private retry: NodeJS.Timeout | undefined;
   private closed = false;
 
   private constructor(
     readonly path: string,
     private readonly file: FileHandle,
-    /** The file's last line has no newline (a crash cut it): start on a fresh line. */
+    /** The file's last line has no newline (a crash or a failed write cut it): start on a fresh line. */
     private needsNewline: boolean,
   ) {}
+
+  /** Lines kept for another try after failed writes; past this the oldest are given up (and said). */
+  static readonly BACKLOG_LINES = 10_000;
+  /** How soon a failed write is tried again when nothing new comes. */
+  static readonly RETRY_MS = 1_000;
 
   /** Opens `file` for appending, creating it with mode 0600 (events carry payment details). */
   static async open(file: string): Promise<EventLog> {
@@ -145,20 +152,32 @@ export class EventLog {
     }
   }
 
-  /** Appends one event; resolves once it is on disk. */
+  /**
+   * Appends one event; resolves once it is on disk. A write that fails (a full disk) rejects
+   * its appends, and their lines are written again with the next append or a second later:
+   * a failure is never sticky, so the file catches up once the disk has room.
+   */
   append(record: EventRecord): Promise<void> {
     if (this.closed) return Promise.reject(new Error(`events file ${this.path} is closed`));
-    if (this.failure) return Promise.reject(this.failure);
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ text: `${JSON.stringify(record)}\n`, resolve, reject });
       this.startDrain();
     });
   }
 
-  /** Waits for every append, then closes the file. */
+  /** Lines waiting for another try after a failed write. */
+  get behind(): number {
+    return this.backlog.length;
+  }
+
+  /** Waits for every append (one more try of what failed), then closes the file. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    while (this.draining) await this.draining;
+    if (this.backlog.length > 0) this.startDrain();
     while (this.draining) await this.draining;
     await this.file.close();
   }
@@ -167,26 +186,37 @@ export class EventLog {
     this.draining ??= this.drain().finally(() => {
       this.draining = undefined;
       // Lines queued between the loop's last check and this callback must not be stranded.
-      if (this.pending.length > 0 && !this.failure) this.startDrain();
+      if (this.pending.length > 0) this.startDrain();
     });
   }
 
-  /** The only writer: takes whatever is queued, writes it, fsyncs, repeats. */
+  /** The only writer: takes what failed before and whatever is queued, writes it, fsyncs, repeats. */
   private async drain(): Promise<void> {
-    while (this.pending.length > 0 && !this.failure) {
+    while (this.pending.length > 0 || (this.backlog.length > 0 && this.retry === undefined)) {
       const group = this.pending;
       this.pending = [];
+      const lines = [...this.backlog, ...group.map((p) => p.text)];
       try {
-        const text = (this.needsNewline ? '\n' : '') + group.map((p) => p.text).join('');
-        await this.file.write(text);
+        await this.file.write((this.needsNewline ? '\n' : '') + lines.join(''));
         this.needsNewline = false;
         await this.file.datasync();
       } catch (error) {
-        // The file's tail is unknown after a failed write: refuse everything after it.
-        this.failure = eventsFileError(this.path, 'write', error);
-        for (const p of [...group, ...this.pending.splice(0)]) p.reject(this.failure);
+        // The file's tail is unknown after a failed write: the next write starts on a fresh line
+        // (a reader skips a torn one), and these lines are tried again.
+        this.needsNewline = true;
+        this.backlog = lines.slice(-EventLog.BACKLOG_LINES);
+        const failure = eventsFileError(this.path, 'write', error);
+        for (const p of group) p.reject(failure);
+        if (!this.closed) {
+          this.retry = setTimeout(() => {
+            this.retry = undefined;
+            this.startDrain();
+          }, EventLog.RETRY_MS);
+          this.retry.unref();
+        }
         return;
       }
+      this.backlog = [];
       for (const p of group) p.resolve();
     }
   }

@@ -34,3 +34,31 @@ export function verifySignature(
   }
   return valid;
 }
+
+/**
+ * The signature check of a body that arrives in chunks: one HMAC per secret, fed as the bytes
+ * come, so that the check needs no more than the chunks themselves.
+ */
+export class StreamingSignature {
+  private readonly macs;
+
+  constructor(secrets: readonly string[]) {
+    this.macs = secrets.filter((secret) => secret !== '').map((secret) => createHmac('sha256', secret));
+  }
+
+  update(chunk: Buffer): void {
+    for (const mac of this.macs) mac.update(chunk);
+  }
+
+  /** True when `header` is the signature under one of the secrets (constant-time, every secret tried). */
+  matches(header: string | readonly string[] | undefined): boolean {
+    if (typeof header !== 'string') return false;
+    const given = Buffer.from(header.trim(), 'utf8');
+    let valid = false;
+    for (const mac of this.macs) {
+      const expected = Buffer.from(mac.digest('base64'), 'utf8');
+      if (given.length === expected.length && timingSafeEqual(given, expected)) valid = true;
+    }
+    return valid;
+  }
+}

@@ -1,9 +1,10 @@
 import { stat, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PATHS } from '../../src/api/contract.js';
 import type { EventRecord } from '../../src/webhooks/events-file.js';
-import type { ReceiverNotice } from '../../src/webhooks/receiver.js';
+import { RECEIVER_DEFAULTS, type ReceiverNotice } from '../../src/webhooks/receiver.js';
 import { call, quoteFor, sandbox, token } from '../sandbox/helpers.js';
 import { jsonLines, payload, post, receiver, SECRET, sign, tempDir } from './helpers.js';
 
@@ -33,7 +34,16 @@ describe('webhook receiver: signature', () => {
     expect(events).toEqual([]);
     expect(await jsonLines(eventsFile)).toEqual([]);
     expect(r.stats).toMatchObject({ accepted: 0, rejected: 4 });
-    expect(notices.map((n) => n.kind === 'rejected' && n.status)).toEqual([401, 401, 401, 401]);
+    // Refusals are said as one summary per interval, counted, never one line per request.
+    expect(notices).toEqual([]);
+    await r.close();
+    expect(notices).toEqual([
+      {
+        kind: 'refused',
+        seconds: expect.any(Number),
+        counts: { '401 missing X-Service-Webhook-Signature header': 1, '401 signature does not match': 3 },
+      },
+    ]);
     expect(JSON.stringify(notices)).not.toContain(SECRET);
   });
 
@@ -192,43 +202,181 @@ describe('webhook receiver: duplicates by resourceId and operation', () => {
     expect(await jsonLines(eventsFile)).toHaveLength(1);
   });
 
-  it('still de-duplicates after a restart, from the events file', async () => {
+  it('after a restart, the register says what is a duplicate: the events file is not read back', async () => {
     const dir = await tempDir();
     const eventsFile = path.join(dir, 'events.jsonl');
+    // A register in memory: an event is new once, whatever process records it.
+    const held = new Set<string>();
+    const persist = async (e: EventRecord) => {
+      const key = `${e.event.resourceId} ${e.event.operation}`;
+      if (held.has(key)) return false;
+      held.add(key);
+      return true;
+    };
     const body = JSON.stringify(payload());
-    const first = await receiver({ eventsFile });
+    const first = await receiver({ eventsFile, persist });
     expect((await post(first.url, body)).status).toBe(200);
     await first.close();
 
     const events: EventRecord[] = [];
-    const second = await receiver({ eventsFile, onEvent: (e) => void events.push(e) });
-    expect(second.stats.loaded).toBe(1);
+    const second = await receiver({ eventsFile, persist, onEvent: (e) => void events.push(e) });
     expect(await post(second.url, body)).toEqual({ status: 200, body: { status: 'duplicate' } });
     const next = JSON.stringify(payload({ resourceId: 'tx-2' }));
     expect(await post(second.url, next)).toEqual({ status: 200, body: { status: 'received' } });
     await second.idle();
     expect(events.map((e) => e.event.resourceId)).toEqual(['tx-2']);
+    expect(second.stats).toMatchObject({ accepted: 1, duplicates: 1 });
+    // The export holds each event once: a duplicate is not written again.
     expect(
       (await jsonLines(eventsFile)).map((l) => (l['event'] as { resourceId: string }).resourceId),
     ).toEqual(['tx-1', 'tx-2']);
   });
 
-  it('skips a line cut short by a crash, reports it, and appends on a fresh line', async () => {
+  it('appends on a fresh line after a line cut short by a crash', async () => {
     const dir = await tempDir();
     const eventsFile = path.join(dir, 'events.jsonl');
     const kept = { receivedAt: '2026-01-02T03:04:05.000Z', event: payload({ resourceId: 'kept' }) };
     await writeFile(eventsFile, `${JSON.stringify(kept)}\n{"receivedAt":"2026-01-02T03:04:06.000Z","ev`);
-    const notices: ReceiverNotice[] = [];
-    const r = await receiver({ eventsFile, onNotice: (n) => void notices.push(n) });
-    expect(r.stats.loaded).toBe(1);
-    expect(notices).toEqual([expect.objectContaining({ kind: 'bad-line', line: 2 })]);
+    const r = await receiver({ eventsFile });
     const body = JSON.stringify(payload({ resourceId: 'new' }));
     expect((await post(r.url, body)).status).toBe(200);
     await r.close();
     const { readEvents } = await import('../../src/webhooks/events-file.js');
     const read: string[] = [];
-    for await (const e of readEvents(eventsFile)) read.push(e.event.resourceId);
+    const bad: number[] = [];
+    for await (const e of readEvents(eventsFile, { onBadLine: (line) => void bad.push(line) }))
+      read.push(e.event.resourceId);
     expect(read).toEqual(['kept', 'new']);
+    expect(bad).toEqual([2]);
+  });
+});
+
+describe('webhook receiver: the register decides, in time', () => {
+  it('answers 503 with Retry-After when the register does not record in time, and 401 meanwhile', async () => {
+    let stalled = true;
+    const held = new Set<string>();
+    const notices: ReceiverNotice[] = [];
+    const r = await receiver({
+      recordDeadlineMs: 300,
+      onNotice: (n) => void notices.push(n),
+      persist: async (e) => {
+        // A stalled register: this write never answers.
+        if (stalled) return new Promise<boolean>(() => {});
+        const known = held.has(e.event.resourceId);
+        held.add(e.event.resourceId);
+        return !known;
+      },
+    });
+    const body = JSON.stringify(payload());
+    const started = Date.now();
+    const waiting = post(r.url, body);
+    // A bad signature is answered while the good event waits for the register.
+    const bad = await post(r.url, body, { signature: sign(body, 'not-the-secret') });
+    expect(bad.status).toBe(401);
+    expect(Date.now() - started).toBeLessThan(300);
+    expect(await waiting).toEqual({
+      status: 503,
+      body: { error: 'the event could not be recorded now - deliver it again' },
+    });
+    expect(notices).toContainEqual({
+      kind: 'unrecorded',
+      reason: 'the register did not record the event within 0.3 s',
+    });
+    // The register answers again: the redelivery is recorded, once.
+    stalled = false;
+    expect(await post(r.url, body)).toEqual({ status: 200, body: { status: 'received' } });
+    expect(await post(r.url, body)).toEqual({ status: 200, body: { status: 'duplicate' } });
+    expect(r.stats).toMatchObject({ accepted: 1, duplicates: 1, unrecorded: 1, rejected: 1 });
+  });
+
+  it('answers 503 when the register refuses the write, and never calls it a duplicate afterwards', async () => {
+    let fail = true;
+    const r = await receiver({
+      persist: async () => {
+        if (fail) throw new Error('Connection terminated unexpectedly');
+        return true;
+      },
+    });
+    const body = JSON.stringify(payload());
+    const refused = await post(r.url, body);
+    expect(refused.status).toBe(503);
+    fail = false;
+    expect(await post(r.url, body)).toEqual({ status: 200, body: { status: 'received' } });
+  });
+
+  it('says ready on /healthz while the register answers, and not ready when it does not', async () => {
+    let state: 'up' | 'down' | 'stalled' = 'up';
+    const r = await receiver({
+      ready: async () => {
+        if (state === 'down') throw new Error('refused');
+        if (state === 'stalled') await new Promise(() => {});
+      },
+    });
+    const health = r.url.replace(/\/webhooks$/, '/healthz');
+    expect(await post(health, '', { method: 'GET' })).toEqual({ status: 200, body: { status: 'ready' } });
+    state = 'down';
+    expect((await post(health, '', { method: 'GET' })).status).toBe(503);
+    state = 'stalled';
+    const started = Date.now();
+    expect(await post(health, '', { method: 'GET' })).toEqual({
+      status: 503,
+      body: { status: 'not ready: the register does not answer' },
+    });
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+});
+
+describe('webhook receiver: what a client can make it hold', () => {
+  it('refuses a body announced over the limit with 413 before reading it, and one that grows past it', async () => {
+    const r = await receiver();
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(r.port, '127.0.0.1', () => {
+        // Headers announce a million bytes; none of the body is sent.
+        socket.write(
+          `POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n`,
+        );
+      });
+      let text = '';
+      socket.on('data', (d) => {
+        text += d.toString();
+        if (text.includes('\r\n\r\n')) {
+          socket.destroy();
+          resolve(text);
+        }
+      });
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    // Chunked, no length announced: cut once past the limit.
+    const chunked = await fetch(r.url, {
+      method: 'POST',
+      headers: { 'x-service-webhook-signature': 'x' },
+      body: new ReadableStream({
+        start(controller) {
+          for (let i = 0; i < 20; i++) controller.enqueue(new Uint8Array(8 * 1024).fill(120));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit).catch(() => undefined);
+    if (chunked !== undefined) expect(chunked.status).toBe(413);
+    expect(RECEIVER_DEFAULTS.maxBodyBytes).toBe(64 * 1024);
+  });
+
+  it('answers 400 to a request line whose URL cannot be read', async () => {
+    const r = await receiver();
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(r.port, '127.0.0.1', () => {
+        socket.write('POST http://[/webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
+      });
+      let text = '';
+      socket.on('data', (d) => {
+        text += d.toString();
+      });
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
   });
 });
 

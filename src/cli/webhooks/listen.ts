@@ -60,7 +60,6 @@ export async function webhooksListenCommand(options: WebhooksListenOptions, io: 
       url: receiver.url,
       register: register.location,
       events: options.eventsFile ?? null,
-      eventsAlreadyRecorded: receiver.stats.loaded,
       secretFingerprints: options.secrets.map(secretFingerprint),
     },
     'webhook receiver listening',
@@ -91,6 +90,8 @@ function startListening(options: WebhooksListenOptions, logger: Logger, register
     onEvent: (record) => logger.info(eventFields(record), 'webhook event'),
     onNotice: (notice) => logNotice(logger, notice),
     persist: (record) => register.recordEvent(registerEventOf(record), settlementOf(record)),
+    // Ready while the register answers a read: what a readiness probe asks.
+    ready: () => register.scopes(),
   });
 }
 
@@ -198,22 +199,21 @@ function logNotice(logger: Logger, notice: ReceiverNotice): void {
         'duplicate delivery ignored',
       );
       return;
-    case 'rejected':
+    case 'refused':
+      logger.warn({ seconds: notice.seconds, counts: notice.counts }, 'deliveries refused');
+      return;
+    case 'unrecorded':
       logger.warn(
-        { status: notice.status, reason: notice.reason, remoteAddress: notice.remoteAddress },
-        'delivery refused',
+        notice.error === undefined
+          ? {}
+          : { error: notice.error instanceof Error ? notice.error.message : String(notice.error) },
+        `${notice.reason}: answered 503, the service delivers it again`,
       );
       return;
     case 'failed':
       logger.error(
         { error: notice.error instanceof Error ? notice.error.message : String(notice.error) },
         notice.reason,
-      );
-      return;
-    case 'bad-line':
-      logger.warn(
-        { file: notice.file, line: notice.line, problem: notice.problem },
-        'events file line skipped',
       );
       return;
   }
