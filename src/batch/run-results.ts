@@ -13,7 +13,7 @@ import { type ReadOptions, type ReadSheet, replay, replayJudged } from './read-o
 import type { RowResult } from './row-steps.js';
 import { BatchSummary } from './summary.js';
 import { type RowSample, tally } from './validate.js';
-import { NO_WARNINGS, WarningTally } from './warnings.js';
+import { messagesOf, NO_WARNINGS, WarningTally } from './warnings.js';
 
 /**
  * A row's result with its sheet row number; `fromRegister` when the register decided it (paid
@@ -125,7 +125,7 @@ export async function writeResults(
             ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
             : (sent ?? unfinished.get(row.payout.reference) ?? missingResult);
       const warned = sent?.fromRegister === true || result.status === 'invalid' ? NO_WARNINGS : warnings;
-      if (warned.length > 0) shown.add(row.raw.rowNumber, row.payout.reference, warned);
+      if (warned.length > 0) shown.add(row.raw.rowNumber, row.payout.reference, warned, row.payee?.name);
       tally(summary, row, result.status);
       // Held rows need attention as much as refused ones: listed with them.
       if (sent?.held === true) summary.errorGroups.add(row.raw.rowNumber, result.errors);
@@ -148,7 +148,7 @@ export async function writeResults(
         status: result.status,
         errors: result.errors,
         errorColumns: result.status === 'invalid' ? row.errorColumns : [],
-        warnings: warned.length === 0 ? undefined : warned.map((w) => w.message),
+        warnings: warned.length === 0 ? undefined : messagesOf(warned, row.payee?.name),
         beneficiaryId: result.beneficiaryId,
         recipientId: result.recipientId,
         simulationId: result.simulationId,

@@ -5,9 +5,10 @@ import type { PreparedRow } from './prepare.js';
 import { BatchSummary, NOT_OK_STATUSES, type RowStatus } from './summary.js';
 import {
   heldReason,
-  NEW_PAYEE,
+  messagesOf,
   NEW_PAYEE_ONLY,
   NO_WARNINGS,
+  newPayeeMessage,
   type RowWarning,
   WarningTally,
 } from './warnings.js';
@@ -39,11 +40,17 @@ export const VALID: RowVerdict = Object.freeze({
   errorColumns: Object.freeze([]) as readonly number[],
 });
 
-/** The verdict of a valid row to a payee the register never paid (a first sheet: every row). Shared. */
-export const VALID_NEW_PAYEE: RowVerdict = Object.freeze({
-  ...VALID,
-  warnings: Object.freeze([NEW_PAYEE.message]) as readonly string[],
-});
+/**
+ * The verdict of a valid row to a payee the register never paid (a first sheet: every row): its
+ * one warning names the payee, and the worker sends it as that name alone (worker-codec.ts).
+ */
+export interface NewPayeeVerdict extends RowVerdict {
+  newPayee: string;
+}
+
+export function validNewPayee(name: string): NewPayeeVerdict {
+  return { ...VALID, warnings: [newPayeeMessage(name)], newPayee: name };
+}
 
 /** What `validate` learnt of the whole sheet. */
 export interface SheetFindings {
@@ -120,13 +127,9 @@ export class ValidationTally {
         transactionId: earlier.transactionId,
       };
     }
-    const warned =
-      warnings.length === 0
-        ? undefined
-        : warnings === NEW_PAYEE_ONLY
-          ? VALID_NEW_PAYEE.warnings
-          : warnings.map((w) => w.message);
-    if (warned !== undefined) this.warnings.add(row.raw.rowNumber, row.payout.reference, warnings);
+    const name = row.payee?.name;
+    const warned = warnings.length === 0 ? undefined : messagesOf(warnings, name);
+    if (warned !== undefined) this.warnings.add(row.raw.rowNumber, row.payout.reference, warnings, name);
     const held = this.hold && valid ? heldReason(warnings) : undefined;
     if (held !== undefined) {
       tally(this.summary, row, 'skipped');
@@ -145,7 +148,7 @@ export class ValidationTally {
     const recipientId = recipient.kind === 'existing' ? recipient.id : undefined;
     if (valid && beneficiaryId === undefined && recipientId === undefined) {
       if (warned === undefined) return VALID;
-      if (warnings === NEW_PAYEE_ONLY) return VALID_NEW_PAYEE;
+      if (warnings === NEW_PAYEE_ONLY && name !== undefined) return validNewPayee(name);
     }
     return {
       status,

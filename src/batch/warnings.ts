@@ -34,8 +34,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const NO_WARNINGS: readonly RowWarning[] = Object.freeze([]);
 
 /**
- * The warning of a payee the register has never paid. One text for every row (the row names
- * the payee): a first sheet warns on each of its rows, which then share one string.
+ * The warning of a payee the register has never paid, as one shared value: a first sheet warns
+ * on each of its rows, which then share it (nothing allocated per row). Its words name the
+ * row's payee where they are written (messagesOf).
  */
 export const NEW_PAYEE: RowWarning = Object.freeze({
   signal: 'newPayee',
@@ -44,6 +45,18 @@ export const NEW_PAYEE: RowWarning = Object.freeze({
 
 /** The list of a row whose one warning is NEW_PAYEE: shared, never changed. */
 export const NEW_PAYEE_ONLY: readonly RowWarning[] = Object.freeze([NEW_PAYEE]);
+
+/** The new-payee warning in words, naming the payee. */
+export function newPayeeMessage(name: string): string {
+  return `new payee: the register has no earlier payout to ${name}`;
+}
+
+/** A row's warnings in words: the shared new-payee warning names the row's payee. */
+export function messagesOf(warnings: readonly RowWarning[], payeeName: string | undefined): string[] {
+  return warnings.map((w) =>
+    w === NEW_PAYEE && payeeName !== undefined ? newPayeeMessage(payeeName) : w.message,
+  );
+}
 
 /** What the warnings read of a register scope. */
 export type HistoryReader = Pick<ScopeStore, 'fingerprint' | 'payeeHistory' | 'hasPayeeHistory'>;
@@ -109,7 +122,7 @@ export class PayeeWarnings {
     const currency = payout.currency ?? '';
     const name = payee.name;
     if (history === undefined) {
-      warnings.push(NEW_PAYEE);
+      warnings.push({ signal: 'newPayee', message: newPayeeMessage(name) });
     } else if (this.register !== undefined) {
       const details = detailsOf(payout, (canonical) => this.register!.fingerprint(canonical));
       // Another account than any the payee was paid to before; a payee with two accounts has both.
@@ -251,16 +264,18 @@ export class WarningTally {
 
   constructor(private readonly keepReferences = true) {}
 
-  /** Counts a row's warnings (a signal once per row). */
-  add(rowNumber: number, reference: string, warnings: readonly RowWarning[]): void {
+  /** Counts a row's warnings (a signal once per row); `payeeName` for the words of the shared ones. */
+  add(rowNumber: number, reference: string, warnings: readonly RowWarning[], payeeName?: string): void {
     let seen: Signal | undefined;
     for (const warning of warnings) {
       const { signal } = warning;
       if (signal === seen) continue;
       seen = signal;
       this.counts[signal] += 1;
-      if (this.rows[signal].length < WARNED_ROWS_KEPT)
-        this.rows[signal].push({ rowNumber, reference, message: warning.message });
+      if (this.rows[signal].length < WARNED_ROWS_KEPT) {
+        const [message = warning.message] = messagesOf([warning], payeeName);
+        this.rows[signal].push({ rowNumber, reference, message });
+      }
       if (!this.keepReferences) continue;
       const pending = this.pending[signal];
       pending.push(reference);

@@ -8,7 +8,7 @@
 import { type ErrorCode, PayoutsError, RegisterError, SheetError, StorageError } from '../errors.js';
 import { type Cell, EMPTY_CELL, type RawRow } from '../sheet/types.js';
 import type { RowStatus } from './summary.js';
-import { type RowVerdict, VALID, VALID_NEW_PAYEE } from './verdicts.js';
+import { type NewPayeeVerdict, type RowVerdict, VALID, validNewPayee } from './verdicts.js';
 
 /**
  * Rows as they cross to the worker: the texts of their cells end to end, and the sizes to cut
@@ -120,16 +120,16 @@ export function* unpackRows(batch: RowBatch): Generator<RawRow> {
  */
 export interface VerdictBatch {
   rowNumbers: Uint32Array<ArrayBuffer>;
-  /** Per row: 0 for VALID, NEW_PAYEE_START for VALID_NEW_PAYEE, else 1 + where its verdict starts in `text`. */
+  /** Per row: 0 for VALID, else 1 + where its verdict starts in `text`. */
   starts: Uint32Array<ArrayBuffer>;
   text: string;
 }
 
-/** In place of a count of warnings: the shared newPayee list (no row has this many warnings). */
-const NEW_PAYEE_WARNINGS = 0xffff;
-
-/** The start of VALID_NEW_PAYEE, shared like VALID's 0: no text is ever this long. */
-const NEW_PAYEE_START = 0xffffffff;
+/**
+ * In place of a status: a valid row whose one warning is that its payee is new (a first sheet's
+ * every row), written as the payee's name alone; no status is this text.
+ */
+const NEW_PAYEE_MARK = '\u0001';
 
 /** The empty batch the main thread starts from. */
 export const NO_VERDICTS: VerdictBatch = {
@@ -168,8 +168,13 @@ export class VerdictPacker {
   add(rowNumber: number, verdict: RowVerdict): void {
     this.rowNumbers[this.rows] = rowNumber;
     // Set for every row: a packer that gave copies goes on with its own arrays.
-    this.starts[this.rows] = verdict === VALID_NEW_PAYEE ? NEW_PAYEE_START : 0;
-    if (verdict !== VALID && verdict !== VALID_NEW_PAYEE) {
+    this.starts[this.rows] = 0;
+    const newPayee = (verdict as Partial<NewPayeeVerdict>).newPayee;
+    if (newPayee !== undefined) {
+      this.starts[this.rows] = this.text.length + 1;
+      this.string(NEW_PAYEE_MARK);
+      this.string(newPayee);
+    } else if (verdict !== VALID) {
       this.starts[this.rows] = this.text.length + 1;
       this.notValid += 1;
       this.string(verdict.status);
@@ -178,12 +183,8 @@ export class VerdictPacker {
       this.number(verdict.errorColumns.length);
       for (const column of verdict.errorColumns) this.number(column);
       const warnings = verdict.warnings ?? NO_TEXTS;
-      // The one shared newPayee list (a first sheet's every row) as a mark, not its text.
-      if (warnings === VALID_NEW_PAYEE.warnings) this.number(NEW_PAYEE_WARNINGS);
-      else {
-        this.number(warnings.length);
-        for (const warning of warnings) this.string(warning);
-      }
+      this.number(warnings.length);
+      for (const warning of warnings) this.string(warning);
       this.string(verdict.beneficiaryId ?? '');
       this.string(verdict.recipientId ?? '');
       this.string(verdict.simulationId ?? '');
@@ -277,7 +278,6 @@ export function rebuildError(description: ErrorDescription): Error {
 export function verdictAt(batch: VerdictBatch, i: number): RowVerdict {
   const start = batch.starts[i]!;
   if (start === 0) return VALID;
-  if (start === NEW_PAYEE_START) return VALID_NEW_PAYEE;
   const { text } = batch;
   let at = start - 1;
   const number = (): number => {
@@ -291,14 +291,14 @@ export function verdictAt(batch: VerdictBatch, i: number): RowVerdict {
     return text.slice(at - length, at);
   };
   const status = string() as RowStatus;
+  if ((status as string) === NEW_PAYEE_MARK) return validNewPayee(string());
   const errors: string[] = new Array(number());
   for (let k = 0; k < errors.length; k++) errors[k] = string();
   const errorColumns: number[] = new Array(number());
   for (let k = 0; k < errorColumns.length; k++) errorColumns[k] = number();
   const verdict: RowVerdict = { status, errors, errorColumns };
   const warnings = number();
-  if (warnings === NEW_PAYEE_WARNINGS) verdict.warnings = VALID_NEW_PAYEE.warnings;
-  else if (warnings > 0) {
+  if (warnings > 0) {
     const texts: string[] = new Array(warnings);
     for (let k = 0; k < warnings; k++) texts[k] = string();
     verdict.warnings = texts;

@@ -97,7 +97,7 @@ describe('the warnings for the approver, a month after the first', () => {
       'possible duplicate: row 9 of this sheet also pays João Silva 1900.00 BRL',
     );
     expect(rows.get('PAY-2026-12-0013')!['result.warnings']).toBe(
-      'new payee: the register has no earlier payout to this payee',
+      'new payee: the register has no earlier payout to Zoe Park',
     );
     // Acme is paid to two accounts (WIRE and RTP), Camila to two: both their own, no warning.
     for (const reference of ['PAY-2026-12-0003', 'PAY-2026-12-0005', 'PAY-2026-12-0009', 'PAY-2026-12-0010'])

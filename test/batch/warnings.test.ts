@@ -5,7 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PreparedRow } from '../../src/batch/prepare.js';
-import { duplicateWindowMs, heldReason, NEW_PAYEE_ONLY, PayeeWarnings } from '../../src/batch/warnings.js';
+import {
+  duplicateWindowMs,
+  heldReason,
+  messagesOf,
+  NEW_PAYEE_ONLY,
+  PayeeWarnings,
+} from '../../src/batch/warnings.js';
 import { withPayment } from '../../src/register/rules.js';
 import type { PayeeHistory, PayeePayment } from '../../src/register/types.js';
 import type { PayoutRow } from '../../src/rows/types.js';
@@ -88,7 +94,10 @@ describe('newPayee', () => {
   it('is one shared warning without a register: a first sheet allocates nothing per row', async () => {
     const warnings = new PayeeWarnings(undefined, AS_OF);
     expect(warnings.of(row('D-1', '50.00'))).toBe(NEW_PAYEE_ONLY);
-    expect(NEW_PAYEE_ONLY[0]!.message).toBe('new payee: the register has no earlier payout to this payee');
+    // Shared as a value; where it is written, its words name the row's payee.
+    expect(messagesOf(NEW_PAYEE_ONLY, 'Ana Lopez')).toEqual([
+      'new payee: the register has no earlier payout to Ana Lopez',
+    ]);
   });
 
   it('compares a resumed batch with what stood before it paid', async () => {
@@ -230,7 +239,7 @@ describe('possibleDuplicate', () => {
     );
     const inSheet = await warningsOf(row('D-1', '50.00', '000123456789', [7, 9]), []);
     expect(inSheet.map((w) => w.message)).toEqual([
-      'new payee: the register has no earlier payout to this payee',
+      'new payee: the register has no earlier payout to Ana Lopez',
       'possible duplicate: rows 7, 9 of this sheet also pay Ana Lopez 50.00 USD',
     ]);
   });
