@@ -232,6 +232,9 @@ describe('malformed signatures: a clear refusal, never a crash or an acceptance'
   const key = handKey('ssh-ed25519');
   const valid = () => handSignatureFields(key, STATEMENT);
   const blob = sshsigBlob(valid());
+  /** Parsing the valid blob with some fields changed. */
+  const parseWith = (changes: Partial<SshsigFields>) => () =>
+    parseSshSignatureBlob(sshsigBlob({ ...valid(), ...changes }));
 
   it('accepts the untouched vector (the refusals below are about the damage alone)', () => {
     expect(verifyArmoredSignature(armor(blob), STATEMENT).publicKey.fingerprint).toBe(
@@ -270,17 +273,9 @@ describe('malformed signatures: a clear refusal, never a crash or an acceptance'
   });
 
   it('refuses a blob of another kind: wrong magic, wrong version', () => {
-    expectRefused(
-      () => parseSshSignatureBlob(sshsigBlob({ ...valid(), magic: 'SSHSIH' })),
-      'magic',
-      /SSHSIG/,
-    );
-    expectRefused(
-      () => parseSshSignatureBlob(sshsigBlob({ ...valid(), version: 2 })),
-      'version',
-      /version 2/,
-    );
-    expectRefused(() => parseSshSignatureBlob(sshsigBlob({ ...valid(), version: 0 })), 'version');
+    expectRefused(parseWith({ magic: 'SSHSIH' }), 'magic', /SSHSIG/);
+    expectRefused(parseWith({ version: 2 }), 'version', /version 2/);
+    expectRefused(parseWith({ version: 0 }), 'version');
   });
 
   it('refuses every truncation of a valid blob', () => {
@@ -308,52 +303,34 @@ describe('malformed signatures: a clear refusal, never a crash or an acceptance'
   });
 
   it('refuses unknown key types, hash algorithms, certificates and an empty namespace', () => {
-    const fields = valid();
     const unknownKey = new WireWriter().string('ssh-foo').string(Buffer.alloc(32)).bytes();
-    expectRefused(
-      () => parseSshSignatureBlob(sshsigBlob({ ...fields, publicKey: unknownKey })),
-      'algorithm',
-      /ssh-foo/,
-    );
+    expectRefused(parseWith({ publicKey: unknownKey }), 'algorithm', /ssh-foo/);
     const cert = new WireWriter().string('ssh-ed25519-cert-v01@openssh.com').bytes();
-    expectRefused(
-      () => parseSshSignatureBlob(sshsigBlob({ ...fields, publicKey: cert })),
-      'algorithm',
-      /certificate/,
-    );
+    expectRefused(parseWith({ publicKey: cert }), 'algorithm', /certificate/);
     const dsa = new WireWriter().string('ssh-dss').bytes();
-    expectRefused(() => parseSshSignatureBlob(sshsigBlob({ ...fields, publicKey: dsa })), 'algorithm', /DSA/);
-    expectRefused(() => parseSshSignatureBlob(sshsigBlob({ ...fields, hash: 'md5' })), 'algorithm', /md5/);
-    expectRefused(() => parseSshSignatureBlob(sshsigBlob({ ...fields, namespace: '' })), 'namespace');
+    expectRefused(parseWith({ publicKey: dsa }), 'algorithm', /DSA/);
+    expectRefused(parseWith({ hash: 'md5' }), 'algorithm', /md5/);
+    expectRefused(parseWith({ namespace: '' }), 'namespace');
   });
 
   it('refuses keys that are not valid keys of their type', () => {
-    const fields = valid();
     const shortEd = new WireWriter().string('ssh-ed25519').string(Buffer.alloc(31)).bytes();
-    expectRefused(
-      () => parseSshSignatureBlob(sshsigBlob({ ...fields, publicKey: shortEd })),
-      'key',
-      /32 bytes/,
-    );
+    expectRefused(parseWith({ publicKey: shortEd }), 'key', /32 bytes/);
     const offCurve = Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 1)]);
     const ec = new WireWriter().string('ecdsa-sha2-nistp256').string('nistp256').string(offCurve).bytes();
-    expectRefused(() => parseSshSignatureBlob(sshsigBlob({ ...fields, publicKey: ec })), 'key');
+    expectRefused(parseWith({ publicKey: ec }), 'key');
     const wrongCurve = new WireWriter()
       .string('ecdsa-sha2-nistp256')
       .string('nistp384')
       .string(offCurve)
       .bytes();
-    expectRefused(() => parseSshSignatureBlob(sshsigBlob({ ...fields, publicKey: wrongCurve })), 'mismatch');
+    expectRefused(parseWith({ publicKey: wrongCurve }), 'mismatch');
     const smallRsa = new WireWriter()
       .string('ssh-rsa')
       .mpint(Buffer.from([1, 0, 1]))
       .mpint(Buffer.alloc(64, 0xff))
       .bytes();
-    expectRefused(
-      () => parseSshSignatureBlob(sshsigBlob({ ...fields, publicKey: smallRsa })),
-      'key',
-      /512 bits/,
-    );
+    expectRefused(parseWith({ publicKey: smallRsa }), 'key', /512 bits/);
   });
 
   it('refuses a signature of the right shape by another key', () => {

@@ -44,14 +44,18 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`verifyApproval with keys made by ssh-keygen${S
       `bob@example.com namespaces="payouts-approval" ${bob.publicKey}`,
     ].join('\n');
 
+  /** verifyApproval of a signature, by default over the statement with the two approvers' file. */
+  const verdictOf = (armoredSignature: string, statementText = text, signers = signersText(), now = NOW) =>
+    verifyApproval({
+      statementText,
+      armoredSignature,
+      allowedSigners: parseAllowedSigners(signers, 'allowed_signers'),
+      now,
+    });
+
   it('says who signed: the principals of the key, its fingerprint, the statement (ssh-keygen agrees)', () => {
     const armored = folder.sign(alice, text);
-    const verdict = verifyApproval({
-      statementText: text,
-      armoredSignature: armored,
-      allowedSigners: parseAllowedSigners(signersText(), 'allowed_signers'),
-      now: NOW,
-    });
+    const verdict = verdictOf(armored);
     expect(verdict).toMatchObject({
       ok: true,
       principals: ['alice@example.com', 'treasury@example.com'],
@@ -70,12 +74,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`verifyApproval with keys made by ssh-keygen${S
 
   it('refuses a key that is not in the allowed-signers file (ssh-keygen refuses it too)', () => {
     const armored = folder.sign(stranger, text);
-    const verdict = verifyApproval({
-      statementText: text,
-      armoredSignature: armored,
-      allowedSigners: parseAllowedSigners(signersText(), 'allowed_signers'),
-      now: NOW,
-    });
+    const verdict = verdictOf(armored);
     expect(verdict).toEqual({
       ok: false,
       reason: 'unknown-key',
@@ -87,12 +86,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`verifyApproval with keys made by ssh-keygen${S
 
   it('refuses a signature made for another namespace (ssh-keygen refuses it too)', () => {
     const armored = folder.sign(alice, text, 'git');
-    const verdict = verifyApproval({
-      statementText: text,
-      armoredSignature: armored,
-      allowedSigners: parseAllowedSigners(signersText(), 'allowed_signers'),
-      now: NOW,
-    });
+    const verdict = verdictOf(armored);
     expect(verdict).toMatchObject({ ok: false, reason: 'namespace', fingerprint: alice.fingerprint });
     expect(verdict.ok ? '' : verdict.message).toMatch(/made for "git", not "payouts-approval"/);
     expect(folder.verify(signersText(), 'alice@example.com', armored, text).status).not.toBe(0);
@@ -101,12 +95,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`verifyApproval with keys made by ssh-keygen${S
   it('refuses a key past its valid-before, or before its valid-after (ssh-keygen refuses it too)', () => {
     const armored = folder.sign(alice, text);
     const expired = `alice@example.com valid-before="20200101Z" ${alice.publicKey}\n`;
-    const verdict = verifyApproval({
-      statementText: text,
-      armoredSignature: armored,
-      allowedSigners: parseAllowedSigners(expired, 'allowed_signers'),
-      now: Date.now(),
-    });
+    const verdict = verdictOf(armored, text, expired, Date.now());
     expect(verdict).toMatchObject({ ok: false, reason: 'expired', fingerprint: alice.fingerprint });
     expect(verdict.ok ? '' : verdict.message).toMatch(
       /allowed_signers:1: the key expired at 2020-01-01T00:00:00Z/,
@@ -114,28 +103,17 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`verifyApproval with keys made by ssh-keygen${S
     expect(folder.verify(expired, 'alice@example.com', armored, text).status).not.toBe(0);
 
     const future = `alice@example.com valid-after="20990101Z" ${alice.publicKey}\n`;
-    expect(
-      verifyApproval({
-        statementText: text,
-        armoredSignature: armored,
-        allowedSigners: parseAllowedSigners(future, 'allowed_signers'),
-        now: Date.now(),
-      }),
-    ).toMatchObject({ ok: false, reason: 'not-yet-valid' });
+    expect(verdictOf(armored, text, future, Date.now())).toMatchObject({
+      ok: false,
+      reason: 'not-yet-valid',
+    });
     expect(folder.verify(future, 'alice@example.com', armored, text).status).not.toBe(0);
   });
 
   it('refuses a key the file allows only for other namespaces (ssh-keygen refuses it too)', () => {
     const armored = folder.sign(bob, text);
     const gitOnly = `bob@example.com namespaces="git" ${bob.publicKey}\n`;
-    expect(
-      verifyApproval({
-        statementText: text,
-        armoredSignature: armored,
-        allowedSigners: parseAllowedSigners(gitOnly, 'allowed_signers'),
-        now: NOW,
-      }),
-    ).toMatchObject({ ok: false, reason: 'namespace-not-allowed' });
+    expect(verdictOf(armored, text, gitOnly)).toMatchObject({ ok: false, reason: 'namespace-not-allowed' });
     expect(folder.verify(gitOnly, 'bob@example.com', armored, text).status).not.toBe(0);
   });
 
@@ -143,12 +121,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`verifyApproval with keys made by ssh-keygen${S
     const armored = folder.sign(bob, text);
     const tampered = text.replace('total USD: 1250.50', 'total USD: 9250.50');
     expect(tampered).not.toBe(text);
-    const verdict = verifyApproval({
-      statementText: tampered,
-      armoredSignature: armored,
-      allowedSigners: parseAllowedSigners(signersText(), 'allowed_signers'),
-      now: NOW,
-    });
+    const verdict = verdictOf(armored, tampered);
     expect(verdict).toMatchObject({ ok: false, reason: 'invalid', fingerprint: bob.fingerprint });
     expect(verdict.ok ? '' : verdict.message).toMatch(/does not match the text/);
     expect(folder.verify(signersText(), 'bob@example.com', armored, tampered).status).not.toBe(0);
@@ -156,22 +129,12 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`verifyApproval with keys made by ssh-keygen${S
 
   it('refuses a valid signature over a text that is not an approval statement', () => {
     const other = 'I approve everything\n';
-    const verdict = verifyApproval({
-      statementText: other,
-      armoredSignature: folder.sign(alice, other),
-      allowedSigners: parseAllowedSigners(signersText(), 'allowed_signers'),
-      now: NOW,
-    });
+    const verdict = verdictOf(folder.sign(alice, other), other);
     expect(verdict).toMatchObject({ ok: false, reason: 'statement', fingerprint: alice.fingerprint });
   });
 
   it('refuses a damaged signature without a fingerprint, never throwing', () => {
-    const verdict = verifyApproval({
-      statementText: text,
-      armoredSignature: folder.sign(alice, text).replace(/\n[A-Za-z0-9+/]{20}/, '\n'),
-      allowedSigners: parseAllowedSigners(signersText(), 'allowed_signers'),
-      now: NOW,
-    });
+    const verdict = verdictOf(folder.sign(alice, text).replace(/\n[A-Za-z0-9+/]{20}/, '\n'));
     expect(verdict.ok).toBe(false);
     expect(verdict.ok ? '' : verdict.reason).toBe('malformed');
   });
