@@ -156,7 +156,9 @@ function parseLine(line: string, file: string, number: number): AllowedSigner {
   const tokens = tokenize(line);
   if (tokens === undefined) return fail('a double quote is not closed');
   const [principalsField, ...rest] = tokens;
-  const principals = principalsField!.split(',');
+  // ssh-keygen reads a principals field in double quotes as the text inside them.
+  const quoted = /^"(.*)"$/.exec(principalsField!);
+  const principals = (quoted ? quoted[1]! : principalsField!).split(',');
   for (const principal of principals) {
     if (principal === '') fail('an empty principal (two commas, or a comma at an end, in the principals)');
     if (/[*?!]/.test(principal)) {

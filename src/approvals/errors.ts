@@ -7,7 +7,7 @@ import { PayoutsError, type PayoutsErrorOptions } from '../errors.js';
 
 /** What is wrong with a signature, before or after its cryptography is checked. */
 export type SignatureProblem =
-  /** Not an armored SSH signature: no header or footer, or text that is not Base64. */
+  /** Not a readable SSH signature: no header or footer, text that is not Base64, a name that is not text. */
   | 'armor'
   /** The bytes end before a field they announce, or a length is larger than what follows. */
   | 'truncated'

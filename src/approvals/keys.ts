@@ -139,8 +139,14 @@ export function parsePublicKeyBlob(blob: Uint8Array, what = 'the public key'): S
         `${what} is an RSA key of ${bits} bits, fewer than the ${RSA_MIN_BITS} OpenSSH accepts: make an Ed25519 key`,
       );
     }
-    if (exponent.length === 0)
-      throw new SignatureError('key', `${what} is damaged: its RSA exponent is zero`);
+    // An even exponent or 1 is no RSA key (with e = 1 anyone could forge its signatures).
+    const lowest = exponent.length === 0 ? 0 : exponent[exponent.length - 1]!;
+    if ((lowest & 1) === 0 || (exponent.length === 1 && lowest < 3)) {
+      throw new SignatureError(
+        'key',
+        `${what} is damaged: its RSA exponent is not an odd number of at least 3`,
+      );
+    }
     key = importJwk(
       { kty: 'RSA', n: modulus.toString('base64url'), e: exponent.toString('base64url') },
       what,

@@ -67,6 +67,11 @@ describe('parseAllowedSigners', () => {
     ]);
   });
 
+  it('reads a principals field in double quotes as ssh-keygen does', () => {
+    const allowed = parseAllowedSigners(`"alice@example.com,bob@example.com" ${alice}`, FILE);
+    expect(allowed.signers[0]!.principals).toEqual(['alice@example.com', 'bob@example.com']);
+  });
+
   it('reads the three timestamp forms, in UTC with Z or UTC', () => {
     const at = (value: string) =>
       parseAllowedSigners(`a@x valid-before="${value}" ${alice}`, FILE).signers[0]!.validBefore;

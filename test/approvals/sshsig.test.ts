@@ -331,6 +331,14 @@ describe('malformed signatures: a clear refusal, never a crash or an acceptance'
       .mpint(Buffer.alloc(64, 0xff))
       .bytes();
     expectRefused(parseWith({ publicKey: smallRsa }), 'key', /512 bits/);
+    for (const exponent of [[1], [2], [1, 0]]) {
+      const rsa = new WireWriter()
+        .string('ssh-rsa')
+        .mpint(Buffer.from(exponent))
+        .mpint(Buffer.alloc(256, 0xff))
+        .bytes();
+      expectRefused(parseWith({ publicKey: rsa }), 'key', /exponent is not an odd number of at least 3/);
+    }
   });
 
   it('refuses a signature of the right shape by another key', () => {
