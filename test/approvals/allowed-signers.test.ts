@@ -12,6 +12,7 @@ import {
 } from '../../src/approvals/allowed-signers.js';
 import { AllowedSignersError } from '../../src/approvals/errors.js';
 import { parsePublicKeyBlob } from '../../src/approvals/keys.js';
+import { WireWriter } from '../../src/approvals/wire.js';
 import { mulberry32 } from '../../src/sandbox/prng.js';
 import { handKey, publicKeyLine } from './vectors.js';
 
@@ -148,6 +149,14 @@ describe('parseAllowedSigners', () => {
       /certificate/,
       1,
     );
+  });
+
+  it('refuses a key blob that claims a huge length, or carries bytes after the key', () => {
+    const huge = new WireWriter().string('ssh-ed25519').uint32(0xfffffff0).raw(Buffer.alloc(32)).bytes();
+    refusedWith(`alice@example.com ssh-ed25519 ${huge.toString('base64')}`, /claims 4294967280 bytes/, 1);
+    const blob = handKey('ssh-ed25519').blob;
+    const longer = Buffer.concat([blob, Buffer.from([0])]).toString('base64');
+    refusedWith(`# x\nalice@example.com ssh-ed25519 ${longer}`, /1 unexpected bytes/, 2);
   });
 
   it('refuses a file without any key, and one with a byte-order mark', () => {
