@@ -67,9 +67,9 @@ const RSA_MAX_BYTES = 16384 / 8;
 
 /** Key types refused by name, with what to do instead. */
 const REFUSED_TYPES: Readonly<Record<string, string>> = {
-  'ssh-dss': 'DSA keys are no longer accepted by OpenSSH; make an Ed25519 key (ssh-keygen -t ed25519)',
+  'ssh-dss': 'DSA keys are no longer accepted by OpenSSH: make an Ed25519 key (ssh-keygen -t ed25519)',
   'webauthn-sk-ecdsa-sha2-nistp256@openssh.com':
-    'web-browser security key signatures are not accepted; sign with ssh-keygen -Y sign',
+    'web-browser security key signatures are not accepted: sign with ssh-keygen -Y sign',
 };
 
 /** `SHA256:` and the unpadded Base64 of the blob's SHA-256, as `ssh-keygen -l` prints it. */

@@ -94,7 +94,7 @@ export function parseSshSignatureBlob(blob: Uint8Array): SshSignature {
   if (version !== VERSION) {
     throw new SignatureError(
       'version',
-      `this SSH signature has format version ${version}; payouts reads version ${VERSION}, what ssh-keygen writes`,
+      `this SSH signature has format version ${version}, but payouts reads version ${VERSION}, what ssh-keygen writes`,
     );
   }
   const publicKey = parsePublicKeyBlob(reader.string('public key'), "the signature's public key");
@@ -107,7 +107,7 @@ export function parseSshSignatureBlob(blob: Uint8Array): SshSignature {
   if (hash !== 'sha256' && hash !== 'sha512') {
     throw new SignatureError(
       'algorithm',
-      `this SSH signature hashes with ${printable(hash)}; only sha256 and sha512 are accepted`,
+      `this SSH signature hashes with ${printable(hash)}, but only sha256 and sha512 are accepted`,
     );
   }
   return { publicKey, namespace, hashAlgorithm: hash, ...parseInnerSignature(inner, publicKey) };
@@ -263,7 +263,10 @@ function parseInnerSignature(inner: Buffer, key: SshPublicKey): InnerSignature {
   } else {
     signature = reader.string('signature value');
     if (key.type !== 'ssh-rsa' && signature.length !== 64) {
-      throw new SignatureError('invalid', `this Ed25519 signature is ${signature.length} bytes; one is 64`);
+      throw new SignatureError(
+        'invalid',
+        `this Ed25519 signature is ${signature.length} bytes instead of 64`,
+      );
     }
   }
   let securityKey: SecurityKeyDetails | undefined;

@@ -94,7 +94,7 @@ export function parseStatement(text: string): ApprovalStatement {
     const version = /^payouts approval (v.*)$/.exec(header);
     throw new StatementError(
       version
-        ? `this approval statement is format ${version[1]}; this payouts reads ${STATEMENT_HEADER.split(' ').pop()} (is payouts older than the one that printed it?)`
+        ? `this approval statement is format ${version[1]}, but this payouts reads ${STATEMENT_HEADER.split(' ').pop()} (is payouts older than the one that printed it?)`
         : `this is not a payouts approval statement: its first line is not "${STATEMENT_HEADER}"`,
     );
   }

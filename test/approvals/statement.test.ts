@@ -119,7 +119,7 @@ describe('parseStatement', () => {
   it('refuses an unknown version and text that is not a statement', () => {
     refusedWith(
       text.replace('payouts approval v1', 'payouts approval v2'),
-      /format v2; this payouts reads v1/,
+      /format v2, but this payouts reads v1/,
     );
     refusedWith(`hello\n${text}`, /not a payouts approval statement/);
     refusedWith('', /does not end with a line break/);
