@@ -1,0 +1,65 @@
+/** What changed since the previous batch: totals then and now, payees gone, amounts changed. */
+import { describe, expect, it } from 'vitest';
+import { type EarlierPayout, SincePreviousComparison } from '../../src/batch/since-previous.js';
+
+const BATCH = { sheet: 'payroll-2026-10.csv', at: '2026-10-25T09:00:00.000Z', rows: 4 };
+const paid = (
+  payee: string,
+  name: string,
+  reference: string,
+  minor: bigint,
+  currency = 'USD',
+): EarlierPayout => ({
+  payee,
+  name,
+  reference,
+  minor,
+  currency,
+});
+
+describe('SincePreviousComparison', () => {
+  it('names the payees paid then and missing now, the changed amounts largest first, and the totals', () => {
+    const comparison = new SincePreviousComparison(BATCH, [
+      paid('ana', 'Ana Lopez', 'PAY-10-1', 125_000n),
+      paid('hans', 'Hans Weber', 'PAY-10-2', 320_000n),
+      paid('joao', 'João Silva', 'PAY-10-3', 190_000n, 'BRL'),
+      paid('dropped', 'Dropped Supplier', 'PAY-10-4', 50_000n),
+    ]);
+    comparison.add('ana', 125_000n, 'USD'); // the same
+    comparison.add('hans', 1_000_000n, 'USD'); // +6800.00
+    comparison.add('joao', 180_000n, 'BRL'); // -100.00
+    comparison.add('zoe', 30_000n, 'USD'); // new: counts in the totals only
+    comparison.add(undefined, 1_000n, 'MXN');
+    expect(comparison.finish()).toEqual({
+      batch: BATCH,
+      totals: {
+        BRL: { then: '1900.00', now: '1800.00', change: '-100.00' },
+        MXN: { then: '0.00', now: '10.00', change: '+10.00' },
+        USD: { then: '4950.00', now: '11550.00', change: '+6600.00' },
+      },
+      missingPayees: [
+        { name: 'Dropped Supplier', lastReference: 'PAY-10-4', amount: '500.00', currency: 'USD' },
+      ],
+      changedAmounts: [
+        { name: 'Hans Weber', currency: 'USD', then: '3200.00', now: '10000.00', change: '+6800.00' },
+        { name: 'João Silva', currency: 'BRL', then: '1900.00', now: '1800.00', change: '-100.00' },
+      ],
+    });
+  });
+
+  it('adds up a payee paid twice in a batch, and names its last reference', () => {
+    const comparison = new SincePreviousComparison(BATCH, [
+      paid('acme', 'Acme Ltd', 'PAY-10-5', 100_000n),
+      paid('acme', 'Acme Ltd', 'PAY-10-6', 20_000n),
+    ]);
+    comparison.add('acme', 120_000n, 'USD');
+    expect(comparison.finish().changedAmounts).toEqual([]);
+    const gone = new SincePreviousComparison(BATCH, [
+      paid('acme', 'Acme Ltd', 'PAY-10-5', 100_000n),
+      paid('acme', 'Acme Ltd', 'PAY-10-6', 20_000n),
+    ]);
+    expect(gone.finish().missingPayees).toEqual([
+      { name: 'Acme Ltd', lastReference: 'PAY-10-6', amount: '1200.00', currency: 'USD' },
+    ]);
+  });
+});
