@@ -1,11 +1,9 @@
 /**
- * Pass 3 of `payouts run`: the results file, in sheet order, from what pass 1 read and the
- * rows' outcomes; a valid row the send pass did not finish gets its result from the register
- * (sent and in doubt: `unknown`; never reached: `skipped` with the reason).
+ * Pass 3 of `payouts run`: the results file, in sheet order, from what pass 1 read, the rows'
+ * outcomes and the warnings judged before sending; a valid row the send pass did not finish was
+ * not sent (`skipped` with the reason). It reads nothing from the register.
  */
-import { ClaimLostError, RegisterError } from '../errors.js';
-import { holderText } from '../register/rules.js';
-import type { PayoutRecord, ScopeStore } from '../register/types.js';
+import { ClaimLostError } from '../errors.js';
 import type { JudgedWarnings } from './judged.js';
 import { notSentBecause, notSentInterrupted } from './outcome.js';
 import { openResultsFor } from './prepare.js';
@@ -32,41 +30,28 @@ export interface StopReason {
   unavailableReason?: string | undefined;
   /** An error that ended the run early. */
   stoppedBy?: unknown;
-  /** The register scope, once open, and this run. */
-  store?: ScopeStore;
-  runId?: string;
 }
 
-/** The result of a valid row the send pass did not finish, from what the register knows. */
-async function unfinishedResults(references: string[], stop: StopReason): Promise<Map<string, RowResult>> {
+/**
+ * The result of a valid row the send pass did not finish, from what the run itself knows: a row
+ * whose transaction request may have left always has a result (RowSteps never throws then: it
+ * is `unknown`, or keeps the service's answer when the register failed to record it), so a row
+ * without one was not sent. Nothing here asks the register, which may be what stopped the run.
+ */
+function unfinishedResults(references: string[], stop: StopReason): Map<string, RowResult> {
   const unfinished = new Map<string, RowResult>();
   if (references.length === 0) return unfinished;
   const why = stop.stoppedBy instanceof Error ? stop.stoppedBy.message : String(stop.stoppedBy);
-  let records = new Map<string, PayoutRecord>();
-  if (stop.stoppedBy !== undefined && stop.store && !(stop.stoppedBy instanceof RegisterError)) {
-    records = await stop.store.lookup(references).catch(() => new Map<string, PayoutRecord>());
-  }
   for (const reference of references) {
-    const record = records.get(reference);
     if (stop.stoppedBy !== undefined) {
       unfinished.set(
         reference,
-        record !== undefined &&
-          record.runId === stop.runId &&
-          (record.state === 'sending' || record.state === 'unknown')
-          ? {
-              status: 'unknown',
-              simulationId: record.simulationId,
-              errors: [
-                `the run stopped (${why}) while this row's transaction was being sent, so run again with --retry-unknown to settle it with the same Idempotency-Key`,
-              ],
-            }
-          : stop.stoppedBy instanceof ClaimLostError && record !== undefined && record.runId !== stop.runId
-            ? { status: 'skipped', errors: [`not sent by this run: ${holderText(stop.runId ?? '', record)}`] }
-            : {
-                status: 'skipped',
-                errors: [`not sent: the run stopped (${why}) before this row was paid, run again to send it`],
-              },
+        stop.stoppedBy instanceof ClaimLostError
+          ? { status: 'skipped', errors: [`not sent by this run: ${why}`] }
+          : {
+              status: 'skipped',
+              errors: [`not sent: the run stopped (${why}) before this row was paid, run again to send it`],
+            },
       );
     } else if (stop.interrupted) {
       unfinished.set(reference, interruptedResult);
@@ -108,7 +93,7 @@ export async function writeResults(
     if (row.issues.length === 0 && row.totals === undefined && !results.has(row.payout.reference))
       missing.push(row.payout.reference);
   }
-  const unfinished = await unfinishedResults(missing, stop);
+  const unfinished = unfinishedResults(missing, stop);
   const writer = await openResultsFor(read.prepared, options);
   const resultsPath = writer.path;
   const summary = new BatchSummary();

@@ -235,8 +235,6 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       unavailable,
       unavailableReason: breaker.gaveUpBecause,
       stoppedBy: sent.fatal,
-      store,
-      runId: run.self.runId,
     };
     const written = await writeResults(options, read, sent.results, stop, approval.judged);
     for (const [currency, minor] of approval.sendTotals)

@@ -40,15 +40,15 @@ export interface MissingPayee {
 export interface ChangedAmount {
   name: string;
   currency: string;
-  then: string;
-  now: string;
+  previous: string;
+  current: string;
   change: string;
 }
 
 /** The `sincePrevious` of the JSON summary. */
 export interface SincePrevious {
   batch: PreviousBatch;
-  totals: Record<string, { then: string; now: string; change: string }>;
+  totals: Record<string, { previous: string; current: string; change: string }>;
   missingPayees: MissingPayee[];
   changedAmounts: ChangedAmount[];
 }
@@ -56,10 +56,10 @@ export interface SincePrevious {
 interface PayeeThen {
   name: string;
   lastReference: string;
-  /** Per currency, minor units paid then. */
-  then: Map<string, bigint>;
+  /** Per currency, minor units paid in the previous batch. */
+  paid: Map<string, bigint>;
   /** Per currency, minor units in this sheet. */
-  now: Map<string, bigint>;
+  sheet: Map<string, bigint>;
 }
 
 /** Compares a sheet, row by row, with the previous batch's payouts. */
@@ -75,11 +75,11 @@ export class SincePreviousComparison {
     for (const payout of payouts) {
       let payee = this.payees.get(payout.payee);
       if (payee === undefined) {
-        payee = { name: payout.name, lastReference: payout.reference, then: new Map(), now: new Map() };
+        payee = { name: payout.name, lastReference: payout.reference, paid: new Map(), sheet: new Map() };
         this.payees.set(payout.payee, payee);
       }
       payee.lastReference = payout.reference;
-      BatchSummary.add(payee.then, payout.currency, payout.minor);
+      BatchSummary.add(payee.paid, payout.currency, payout.minor);
       BatchSummary.add(this.totalsThen, payout.currency, payout.minor);
     }
   }
@@ -89,7 +89,7 @@ export class SincePreviousComparison {
     BatchSummary.add(this.totalsNow, currency, minor);
     if (payee === undefined) return;
     const known = this.payees.get(payee);
-    if (known !== undefined) BatchSummary.add(known.now, currency, minor);
+    if (known !== undefined) BatchSummary.add(known.sheet, currency, minor);
   }
 
   /** The comparison, once every row was added. */
@@ -99,13 +99,17 @@ export class SincePreviousComparison {
     for (const currency of currencies) {
       const then = this.totalsThen.get(currency) ?? 0n;
       const now = this.totalsNow.get(currency) ?? 0n;
-      totals[currency] = { then: formatMinor(then), now: formatMinor(now), change: signed(now - then) };
+      totals[currency] = {
+        previous: formatMinor(then),
+        current: formatMinor(now),
+        change: signed(now - then),
+      };
     }
     const missingPayees: MissingPayee[] = [];
     const changed: (ChangedAmount & { size: bigint })[] = [];
     for (const payee of this.payees.values()) {
-      if (payee.now.size === 0) {
-        for (const [currency, minor] of payee.then) {
+      if (payee.sheet.size === 0) {
+        for (const [currency, minor] of payee.paid) {
           missingPayees.push({
             name: payee.name,
             lastReference: payee.lastReference,
@@ -115,16 +119,16 @@ export class SincePreviousComparison {
         }
         continue;
       }
-      for (const currency of new Set([...payee.then.keys(), ...payee.now.keys()])) {
-        const then = payee.then.get(currency) ?? 0n;
-        const now = payee.now.get(currency) ?? 0n;
+      for (const currency of new Set([...payee.paid.keys(), ...payee.sheet.keys()])) {
+        const then = payee.paid.get(currency) ?? 0n;
+        const now = payee.sheet.get(currency) ?? 0n;
         if (then === now) continue;
         const difference = now - then;
         changed.push({
           name: payee.name,
           currency,
-          then: formatMinor(then),
-          now: formatMinor(now),
+          previous: formatMinor(then),
+          current: formatMinor(now),
           change: signed(difference),
           size: difference < 0n ? -difference : difference,
         });

@@ -33,16 +33,16 @@ describe('SincePreviousComparison', () => {
     expect(comparison.finish()).toEqual({
       batch: BATCH,
       totals: {
-        BRL: { then: '1900.00', now: '1800.00', change: '-100.00' },
-        MXN: { then: '0.00', now: '10.00', change: '+10.00' },
-        USD: { then: '4950.00', now: '11550.00', change: '+6600.00' },
+        BRL: { previous: '1900.00', current: '1800.00', change: '-100.00' },
+        MXN: { previous: '0.00', current: '10.00', change: '+10.00' },
+        USD: { previous: '4950.00', current: '11550.00', change: '+6600.00' },
       },
       missingPayees: [
         { name: 'Dropped Supplier', lastReference: 'PAY-10-4', amount: '500.00', currency: 'USD' },
       ],
       changedAmounts: [
-        { name: 'Hans Weber', currency: 'USD', then: '3200.00', now: '10000.00', change: '+6800.00' },
-        { name: 'João Silva', currency: 'BRL', then: '1900.00', now: '1800.00', change: '-100.00' },
+        { name: 'Hans Weber', currency: 'USD', previous: '3200.00', current: '10000.00', change: '+6800.00' },
+        { name: 'João Silva', currency: 'BRL', previous: '1900.00', current: '1800.00', change: '-100.00' },
       ],
     });
   });
