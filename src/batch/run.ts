@@ -9,14 +9,7 @@ import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../api/client.js';
 import type { Credentials } from '../api/token.js';
 import { type Clock, systemClock } from '../clock.js';
-import {
-  ConfigError,
-  GuardError,
-  type NetworkError,
-  ServiceError,
-  StorageError,
-  UsageError,
-} from '../errors.js';
+import { ConfigError, GuardError, type NetworkError, ServiceError, UsageError } from '../errors.js';
 import { chooseScope } from '../register/choose.js';
 import type { PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf } from '../register/identity.js';
@@ -28,7 +21,7 @@ import { checkEventsFile } from '../webhooks/events-file.js';
 import { transactionOutcomeOf } from '../webhooks/reconcile.js';
 import { BatchDigest } from './digest.js';
 import { earlierResult } from './earlier.js';
-import { runExitCode, serviceFailureOf } from './exit-code.js';
+import { afterSending, runExitCode, serviceFailureOf } from './exit-code.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
 import type { PreparedRow, SheetOptions } from './prepare.js';
 import { type ReadSheet, readOnce, replay, replayBatches } from './read-once.js';
@@ -370,11 +363,6 @@ function report(
     ...(how.unavailableReason === undefined ? {} : { unavailableReason: how.unavailableReason }),
     sent: how.sent,
   };
-}
-
-/** A storage error after requests that move money left is exit 6, not 2 (PRODUCT.md exit codes). */
-function afterSending(error: unknown): unknown {
-  return error instanceof StorageError ? error.sent() : error;
 }
 
 /** `--approve DIGEST`: the batch digest must be the one approved (exit 4, nothing sent). */

@@ -6,7 +6,6 @@
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
-import { runExitCode } from '../batch/exit-code.js';
 import { BatchSummary, ROW_STATUSES } from '../batch/summary.js';
 import { PayoutsError, StorageError } from '../errors.js';
 import { SECRET_KEYS, scrub, scrubValue } from '../redact.js';
@@ -101,12 +100,8 @@ export async function closeLogger(logger: Logger): Promise<void> {
   });
 }
 
+export { exitCodeOfError } from '../batch/exit-code.js';
 export { EXIT_INTERNAL } from '../errors.js';
-
-/** The exit code an error that ends a command gives (PRODUCT.md "Exit codes"). */
-export function exitCodeOfError(error: unknown): number {
-  return runExitCode({ sent: false, error });
-}
 
 // Errors a command's logger already wrote as a JSON record on stderr: the top-level handler
 // (src/cli/main.ts reportError) does not print them a second time.

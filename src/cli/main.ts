@@ -620,7 +620,7 @@ export function reportError(error: unknown, io: CliIo, context: ErrorContext = {
   if (error instanceof PayoutsError) {
     println(io.stderr, `payouts: ${error.message}`);
     if (error.code === 'USAGE') println(io.stderr, 'Run "payouts --help" for the commands and options.');
-    return error.exitCode;
+    return exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
   println(io.stderr, `payouts: internal error: ${message}`);
