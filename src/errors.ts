@@ -1,7 +1,7 @@
 /**
- * The one error family of payouts (STYLE.md "One error family with machine-readable codes").
+ * The one error family of payouts (docs/architecture.md "Errors").
  * Every error a user can meet is a PayoutsError with a code from a closed union; the top-level
- * handler in src/cli/main.ts maps the code to an exit code of PRODUCT.md.
+ * handler in src/cli/main.ts maps the code to an exit code of the README's table ("Exit codes").
  */
 import { redactSecrets } from './redact.js';
 
@@ -19,7 +19,7 @@ export type ErrorCode =
   | 'CLAIM_LOST'
   | 'STORAGE';
 
-/** Exit codes of PRODUCT.md ("Exit codes"). 70 (a bug) is the top-level handler's alone. */
+/** Exit codes of the README ("Exit codes"). 70 (a bug) is the top-level handler's alone. */
 export const EXIT = {
   ok: 0,
   rowsNotOk: 1,
@@ -54,7 +54,7 @@ export interface PayoutsErrorOptions {
   cause?: unknown;
   /** HTTP status of the service's answer, where there was one. */
   status?: number;
-  /** Request id the service's support asks for (SPEC.md 7.1, status 500). */
+  /** Request id the service's support asks for (docs/service.md "Errors", status 500). */
   requestId?: string;
   /**
    * Why an earlier attempt of the same request may have taken effect (ECONNRESET, 503, ...),
@@ -114,7 +114,7 @@ export class GuardError extends PayoutsError {
   }
 }
 
-/** The service refused the credentials (SPEC.md 5, 401 from the token endpoint). */
+/** The service refused the credentials (docs/service.md "Signing in", 401 from the token endpoint). */
 export class AuthError extends PayoutsError {
   constructor(message: string, options?: PayoutsErrorOptions) {
     super('AUTH', message, options);
@@ -131,7 +131,7 @@ export interface RequestContext {
 
 export interface ServiceErrorOptions extends PayoutsErrorOptions, RequestContext {
   status: number;
-  /** The service's `message` (SPEC.md 2.5), word for word: results files show it as is. */
+  /** The service's `message` (docs/service.md "Errors"), word for word: results files show it as is. */
   serviceMessage: string;
   /** Each validation message of a 400 on its own (contract.ts ErrorBody.errors), when given. */
   serviceErrors?: string[];
@@ -140,7 +140,7 @@ export interface ServiceErrorOptions extends PayoutsErrorOptions, RequestContext
 }
 
 /**
- * The service answered with a status we do not treat as success (SPEC.md 7.1): 4xx refused the
+ * The service answered with a status we do not treat as success (docs/service.md "Errors"): 4xx refused the
  * request, 5xx after retries gave up. A 2xx with a body we cannot read also lands here with its
  * 2xx status, which tells the caller the request did take effect.
  */
@@ -244,7 +244,7 @@ export class InterruptedError extends PayoutsError {
 
 /**
  * The service stayed unreachable or unavailable (5xx, 429) past the outage budget, so the run
- * stopped taking rows (PRODUCT.md exit 6: what was sent is recorded; run again later).
+ * stopped taking rows (README "Exit codes", 6: what was sent is recorded; run again later).
  */
 export class ServiceUnavailableError extends PayoutsError {
   /** What kept the service away, in words for the rows it stopped ("not sent: <reason>"). */
@@ -278,8 +278,8 @@ export interface StorageErrorOptions extends PayoutsErrorOptions {
 }
 
 /**
- * Local storage failed: the register, the results file, a log or events file (PRODUCT.md exit
- * codes: 2 when nothing was sent, 6 after sending began). The message names the path and says
+ * Local storage failed: the register, the results file, a log or events file (README "Exit
+ * codes": 2 when nothing was sent, 6 after sending began). The message names the path and says
  * the errno in words; never a bug (exit 70).
  */
 export class StorageError extends PayoutsError {
@@ -311,7 +311,7 @@ export class StorageError extends PayoutsError {
   }
 }
 
-/** The register (PRODUCT.md "Never pay twice: the register") cannot be opened, read or written. */
+/** The register (README "Never pay twice: the register") cannot be opened, read or written. */
 export class RegisterError extends StorageError {}
 
 /** The `code` of a Node.js system error (or an SQLite error code), if it has one. */

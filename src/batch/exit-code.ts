@@ -84,7 +84,7 @@ const REFUSALS = new Set([400, 409, 422]);
 const CERTIFICATE_REFUSED = /CERT|UNABLE_TO_VERIFY|SELF_SIGNED/;
 
 /**
- * What a failure to reach or understand the service means for a run (PRODUCT.md exit codes):
+ * What a failure to reach or understand the service means for a run (README "Exit codes"):
  * `certificate` when the client refused the service's certificate (configuration: exit 2,
  * nothing sent), `outage` for everything else that kept payouts from the service (DNS,
  * refused, reset, TLS handshake, stall, an unreadable, invalid or oversized answer, a 429

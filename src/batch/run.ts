@@ -1,7 +1,7 @@
 /**
  * `payouts run`: read the sheet once, check the batch guards, then pay its valid rows with
  * bounded concurrency under a rate limit, each reference claimed in the register before it is
- * sent, and write the results file from what was read. PRODUCT.md "Never pay twice: the
+ * sent, and write the results file from what was read. README "Never pay twice: the
  * register".
  */
 import pLimit from 'p-limit';
@@ -34,7 +34,7 @@ import type { RowSample } from './validate.js';
 import { applyWebhookOutcomes, awaitOutcomes, type Settle } from './wait.js';
 import { heldReason, PayeeWarnings, WarningTally } from './warnings.js';
 
-/** Where the service is and who we are to it (PRODUCT.md `--base-url`, `--auth-url`, env). */
+/** Where the service is and who we are to it (README "Options": `--base-url`, `--auth-url`, env). */
 export interface Connection {
   baseUrl: string;
   authUrl: string;
@@ -44,7 +44,7 @@ export interface Connection {
 export interface RunOptions extends SheetOptions {
   connection: Connection;
   outPath?: string;
-  /** Where the register lives (PRODUCT.md `--register`): a file path or a PostgreSQL URL. */
+  /** Where the register lives (README `--register`): a file path or a PostgreSQL URL. */
   register: string;
   controls?: ControlTotals;
   /** `--approve DIGEST`: refuse unless the batch digest matches. */
@@ -268,7 +268,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
  * The register scope of this run: the service as its URL is spelt, unless the operator
  * declared that spelling the same service as another (then the other's scope and keys, so
  * nothing paid under it is paid again). An integrator with payouts under another spelling and
- * no declaration stops the run before anything is sent (PRODUCT.md: exit 2, both origins named).
+ * no declaration stops the run before anything is sent (README "Never pay twice: the register": exit 2, both origins named).
  */
 export async function scopeOf(
   register: Register,
@@ -481,7 +481,7 @@ async function sendRows(
       });
       const tracked: Promise<void> = task.finally(() => inFlight.delete(tracked));
       inFlight.add(tracked);
-      // Backpressure (STYLE.md): take the next row only when a slot is free.
+      // Backpressure: take the next row only when a slot is free.
       if (inFlight.size >= options.concurrency) await Promise.race(inFlight);
     }
   };

@@ -1,6 +1,6 @@
 import { formatMinor } from '../rows/money.js';
 
-/** PRODUCT.md row statuses, defined once. */
+/** The row statuses (README "The sheet and the results file"), defined once. */
 export const ROW_STATUSES = [
   'valid',
   'invalid',
@@ -12,7 +12,7 @@ export const ROW_STATUSES = [
 ] as const;
 export type RowStatus = (typeof ROW_STATUSES)[number];
 
-/** Statuses that make the exit code 1 (PRODUCT.md "Exit codes"). */
+/** Statuses that make the exit code 1 (README "Exit codes"). */
 export const NOT_OK_STATUSES: ReadonlySet<RowStatus> = new Set(['invalid', 'failed', 'unknown']);
 
 /** A row's amount (minor units) and where it is, for a guard that names the row. */

@@ -1,4 +1,4 @@
-/** The exit code of a run as a table (PRODUCT.md "Exit codes"; batch/exit-code.ts). */
+/** The exit code of a run as a table (README "Exit codes"; batch/exit-code.ts). */
 import { describe, expect, it } from 'vitest';
 import {
   afterSending,

@@ -1,5 +1,5 @@
 /**
- * `payouts register copy` (PRODUCT.md): a team moving its register from SQLite to PostgreSQL
+ * `payouts register copy` (docs/register.md): a team moving its register from SQLite to PostgreSQL
  * (and back) keeps its history: every scope, run, payout, payee and event, idempotently, and a
  * record that conflicts with the target's is refused and listed.
  */

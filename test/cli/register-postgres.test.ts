@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL register from the command line (PRODUCT.md `--register`): a `postgres://` URL in
+ * A PostgreSQL register from the command line (README `--register`): a `postgres://` URL in
  * PAYOUTS_REGISTER or --register is a database, never a file; its password is never shown; a
  * database that could lose acknowledged commits is refused; two containers starting together
  * migrate it once.

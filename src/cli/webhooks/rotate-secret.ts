@@ -1,4 +1,4 @@
-/** `payouts webhooks rotate-secret`: regenerates the secret (SPEC.md 6.4) and hands over the new one. */
+/** `payouts webhooks rotate-secret`: regenerates the secret (docs/service.md "Webhooks") and hands over the new one. */
 import type { Argv } from 'yargs';
 import { connectionOptions } from '../connection.js';
 import { type CliIo, println } from '../io.js';
@@ -10,7 +10,7 @@ import {
   withIntegrator,
 } from './integrator.js';
 
-/** `payouts webhooks rotate-secret`: regenerates the secret (SPEC.md 6.4) and hands over the new one. */
+/** `payouts webhooks rotate-secret`: regenerates the secret (docs/service.md "Webhooks") and hands over the new one. */
 export async function webhooksRotateSecretCommand(
   options: WebhooksSecretOptions,
   io: CliIo,

@@ -14,7 +14,7 @@ export interface WebhooksSetUrlOptions extends WebhooksUrlOptions {
 /** `payouts webhooks set-url`: sets (or with --clear removes) the callback URL. */
 export async function webhooksSetUrlCommand(options: WebhooksSetUrlOptions, io: CliIo): Promise<number> {
   if (options.url !== null) {
-    // SPEC.md 6.1 item 5, and PRODUCT.md's rule for plain http: loopback only.
+    // docs/service.md "Webhooks", and the README's rule for plain http: loopback only.
     const problem = callbackUrlProblem(options.url);
     if (problem !== undefined) throw new UsageError(`set-url: ${problem}`);
   }
