@@ -75,11 +75,12 @@ export async function statusCommand(options: StatusCommandOptions, io: CliIo): P
   >[];
   const columns: readonly string[] = report.kind === 'references' ? REFERENCE_COLUMNS : RUN_COLUMNS;
   if (options.format === 'json') {
-    io.stdout.write(`${JSON.stringify({ register: report.register, [report.kind]: rows })}\n`);
+    const others = elsewhere.length > 0 ? { runsOfOtherServices: elsewhere } : {};
+    io.stdout.write(`${JSON.stringify({ register: report.register, [report.kind]: rows, ...others })}\n`);
   } else if (options.format === 'csv') {
     io.stdout.write(stringify([columns, ...rows.map((row) => columns.map((c) => cellText(row[c])))]));
   } else {
-    printTable(io, report.kind, rows, report.register);
+    printTable(io, report.kind, rows, report.register, elsewhere.length > 0 ? options.service : undefined);
   }
   const missing = report.kind === 'references' && report.references.some((r) => r.state === 'not-found');
   return runExitCode({ sent: false, rowsOk: !missing });
@@ -108,10 +109,14 @@ function printTable(
   kind: 'references' | 'runs',
   rows: Record<string, unknown>[],
   path: string,
+  /** The service asked for, when other services have runs (said on stderr). */
+  asked?: string,
 ): void {
   println(io.stdout, `Register: ${path}`);
   if (rows.length === 0) {
-    println(io.stdout, kind === 'runs' ? 'No runs recorded yet.' : 'No such references.');
+    const none =
+      asked === undefined ? 'No runs recorded yet.' : `No runs of ${asked} (other services have some).`;
+    println(io.stdout, kind === 'runs' ? none : 'No such references.');
     return;
   }
   for (const row of rows) {
