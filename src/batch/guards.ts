@@ -57,7 +57,9 @@ function quoted(value: string): string {
 export function checkControlTotals(summary: BatchSummary, expected: ControlTotals): void {
   const totals: string[] = [];
   if (expected.expectCount !== undefined && expected.expectCount !== summary.rows) {
-    totals.push(`--expect-count ${expected.expectCount} but the sheet has ${summary.rows} rows`);
+    totals.push(
+      `--expect-count ${expected.expectCount} but the sheet has ${summary.rows} row${summary.rows === 1 ? '' : 's'}`,
+    );
   }
   for (const [currency, minor] of expected.expectTotals) {
     const actual = summary.sheetTotals.get(currency) ?? 0n;

@@ -25,12 +25,12 @@ export async function webhooksVerifyCommand(options: WebhooksVerifyOptions, io: 
     );
   }
   if (verifySignature(body, options.signature, options.secrets)) {
-    println(io.stderr, `signature valid for ${options.bodyFile} (${body.length} bytes)`);
+    println(io.stderr, `signature valid for ${options.bodyFile} (${plural(body.length, 'byte')})`);
     return 0;
   }
   println(
     io.stderr,
-    `signature does not match ${options.bodyFile} (${body.length} bytes) under ${plural(options.secrets.length, 'secret')} ${options.secrets.map(secretFingerprint).join(', ')} - the body must be the raw bytes as received, not re-formatted JSON`,
+    `signature does not match ${options.bodyFile} (${plural(body.length, 'byte')}) under ${plural(options.secrets.length, 'secret')} ${options.secrets.map(secretFingerprint).join(', ')} - the body must be the raw bytes as received, not re-formatted JSON`,
   );
   return 1;
 }
