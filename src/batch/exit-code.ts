@@ -77,6 +77,14 @@ export function runExitCode(happened: Ending): number {
   return happened.rowsOk ? EXIT.ok : EXIT.rowsNotOk;
 }
 
+/**
+ * The code of a command that moves no money (status, template, register copy, webhooks...):
+ * 0 when it did what was asked, 1 when something it reports is not right.
+ */
+export function outcomeCode(ok: boolean): number {
+  return runExitCode({ sent: false, rowsOk: ok });
+}
+
 /** Answers in which the service understood a request and refused it. */
 const REFUSALS = new Set([400, 409, 422]);
 

@@ -8,7 +8,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { hideBin, Parser } from 'yargs/helpers';
-import { exitCodeOfError, runExitCode } from '../batch/exit-code.js';
+import { exitCodeOfError, outcomeCode } from '../batch/exit-code.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import type { CommandModule } from './command.js';
 import { type CliIo, println, processIo } from './io.js';
@@ -156,7 +156,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   try {
     await parser.parseAsync();
     // A command's handler sets the code; --help and --version end here with none: 0.
-    return exitCode ?? runExitCode({ sent: false, rowsOk: true });
+    return exitCode ?? outcomeCode(true);
   } catch (error) {
     return reportError(error, io, context ?? fallbackContext(argv, io));
   }

@@ -5,7 +5,7 @@
  * later, whatever still holds it. SIGHUP is a closed terminal or session: a cron job's command
  * must not die of it unrecorded.
  */
-import { EXIT } from '../errors.js';
+import { runExitCode } from '../batch/exit-code.js';
 
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -46,7 +46,10 @@ export function stopOnSignals(
   const onSignal = (name: NodeJS.Signals) => {
     if (first.signal.aborted) {
       second.abort();
-      setTimeout(() => process.exit(EXIT.interrupted), SECOND_SIGNAL_MS).unref();
+      setTimeout(
+        () => process.exit(runExitCode({ sent: false, interrupted: true })),
+        SECOND_SIGNAL_MS,
+      ).unref();
       return;
     }
     options.onFirst?.(name);

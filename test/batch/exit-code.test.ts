@@ -4,6 +4,7 @@ import {
   afterSending,
   EXIT_INTERNAL,
   exitCodeOfError,
+  outcomeCode,
   type RunHappening,
   runExitCode,
   serviceFailureOf,
@@ -115,6 +116,13 @@ describe('exitCodeOfError', () => {
     expect(exitCodeOfError(afterSending(new InterruptedError('stopped')))).toBe(5);
     expect(exitCodeOfError(afterSending(disk()))).toBe(6);
     expect(exitCodeOfError(afterSending(new TypeError('x is undefined')))).toBe(EXIT_INTERNAL);
+  });
+});
+
+describe('outcomeCode', () => {
+  it('is 0 or 1 for a command that moves no money, as the table says', () => {
+    expect(outcomeCode(true)).toBe(0);
+    expect(outcomeCode(false)).toBe(1);
   });
 });
 

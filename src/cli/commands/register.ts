@@ -5,7 +5,7 @@
  * some. Its warnings and its last record are logs (stderr, or --log-file).
  */
 import type { Argv } from 'yargs';
-import { runExitCode } from '../../batch/exit-code.js';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import { copyRegister } from '../../register/copy.js';
 import { registerLocationText, shownLocation } from '../../register/location.js';
@@ -56,7 +56,7 @@ export async function registerCopyCommand(
             for (const conflict of report.conflicts) io.stdout.write(`  ${conflict}\n`);
           }
         }
-        const exitCode = runExitCode({ sent: false, rowsOk: report.conflicts.length === 0 });
+        const exitCode = outcomeCode(report.conflicts.length === 0);
         log.logger.info(
           { from, to, added: report.added, conflicts: report.conflicts.length, exitCode },
           'register copied',

@@ -1,6 +1,6 @@
 /** `payouts sandbox` (README "Commands"): the local simulator of the service, on 127.0.0.1. */
 import type { Argv } from 'yargs';
-import { runExitCode } from '../../batch/exit-code.js';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { type SandboxHandle, sandboxOptionsFromFlags, startSandbox } from '../../sandbox/index.js';
 import type { ArgsOf } from '../command.js';
 import { type CliIo, println } from '../io.js';
@@ -26,7 +26,7 @@ export async function sandboxCommand(options: SandboxCommandOptions, io: CliIo):
     await sandbox.close();
     println(io.stderr, 'sandbox stopped');
     // Stopping is how a sandbox ends: a signal here is no interrupted run.
-    return runExitCode({ sent: false, rowsOk: true });
+    return outcomeCode(true);
   } finally {
     stop.dispose();
   }

@@ -5,7 +5,7 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import type { Argv } from 'yargs';
-import { runExitCode } from '../../batch/exit-code.js';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import type { ScopeHint } from '../../register/choose.js';
 import { registerLocationText } from '../../register/location.js';
@@ -83,7 +83,7 @@ export async function statusCommand(options: StatusCommandOptions, io: CliIo): P
     printTable(io, report.kind, rows, report.register, elsewhere.length > 0 ? options.service : undefined);
   }
   const missing = report.kind === 'references' && report.references.some((r) => r.state === 'not-found');
-  return runExitCode({ sent: false, rowsOk: !missing });
+  return outcomeCode(!missing);
 }
 
 /** The services with runs in the register when the hint's service has none (else none). */

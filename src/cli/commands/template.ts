@@ -1,6 +1,6 @@
 /** `payouts template [rail...]` (README "Commands"): blank CSV and XLSX sheet templates. */
 import type { Argv } from 'yargs';
-import { runExitCode } from '../../batch/exit-code.js';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { parseRail, RAILS, type Rail } from '../../columns/rails.js';
 import { UsageError } from '../../errors.js';
 import { existingPaths, templatePaths, templateSpecs, writeTemplates } from '../../rows/templates.js';
@@ -39,7 +39,7 @@ export async function templateCommand(options: TemplateCommandOptions, io: CliIo
   }
   const written = await writeTemplates(options.dir, specs);
   for (const file of written) println(io.stderr, `wrote ${file}`);
-  return runExitCode({ sent: false, rowsOk: true });
+  return outcomeCode(true);
 }
 
 /** template's options: which rails, where, and whether to overwrite. */

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
-import { runExitCode } from '../../batch/exit-code.js';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import { REGISTER_ENV, registerLocationText } from '../../register/location.js';
 import { openRegister } from '../../register/open.js';
@@ -84,7 +84,7 @@ export async function webhooksListenCommand(
     await register.close();
     logger.info({ ...receiver.stats }, 'webhook receiver stopped');
     // Stopping is how a receiver ends: a signal here is no interrupted run.
-    return runExitCode({ sent: false, rowsOk: true });
+    return outcomeCode(true);
   } finally {
     stop.dispose();
     await log.close();
