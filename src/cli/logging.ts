@@ -206,9 +206,6 @@ export async function closeLogger(logger: Logger): Promise<void> {
   });
 }
 
-export { exitCodeOfError } from '../batch/exit-code.js';
-export { EXIT_INTERNAL } from '../errors.js';
-
 // Errors a command's logger already wrote as a JSON record on stderr: the top-level handler
 // (src/cli/main.ts reportError) does not print them a second time.
 const loggedOnStderr = new WeakSet<object>();

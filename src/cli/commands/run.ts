@@ -119,13 +119,9 @@ export async function runCommand(
     } else {
       connection = options.connection();
     }
-    const progress = new RunProgress(
-      io.stderr,
-      logger,
-      clock,
-      undefined,
-      log.textOnStderr && io.stderr.isTTY,
-    );
+    // A bar for a person at a terminal, never among JSON lines (then progress is a record).
+    const bar = !log.jsonOnStderr && io.stderr.isTTY === true;
+    const progress = new RunProgress(io.stderr, logger, clock, undefined, bar);
     const report = await runBatch({
       ...options,
       rehearsal: options.sandbox,
