@@ -101,7 +101,7 @@ export function sheetOptionsOf(args: SheetArgs, io: CliIo, rehearsal = false) {
   // A worksheet name means nothing to a CSV sheet: ignoring it would hide a mistaken file.
   if (args.sheet !== undefined && format === 'csv') {
     throw new UsageError(
-      `--sheet names an XLSX worksheet; ${args.file} is a CSV sheet, which has none: leave --sheet out, or give the .xlsx workbook`,
+      `--sheet names an XLSX worksheet, and ${args.file} is a CSV sheet, which has none: leave --sheet out, or give the .xlsx workbook`,
     );
   }
   const outPath = args.out ? resolveFrom(io.cwd, args.out) : undefined;

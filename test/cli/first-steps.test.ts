@@ -3,7 +3,7 @@
  * refused credentials naming no results file, status and validate on a register of several
  * services, and counts in the right number.
  */
-import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -32,10 +32,11 @@ describe('--sheet', () => {
         ...TEXT_LOGS,
       ]);
       expect(result.code, result.stderr).toBe(2);
-      expect(result.stderr).toContain(`payouts: --sheet names an XLSX worksheet; ${sheet} is a CSV sheet`);
+      expect(result.stderr).toContain(
+        `payouts: --sheet names an XLSX worksheet, and ${sheet} is a CSV sheet`,
+      );
     }
     expect((await readFile(sheet)).equals(await readFile(CLEAN_SAMPLE))).toBe(true);
-    const { readdir } = await import('node:fs/promises');
     expect(await readdir(dir)).toEqual(['payouts.csv']);
   });
 });
@@ -55,7 +56,6 @@ describe('refused credentials (exit 3)', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records.at(-1)).toMatchObject({ msg: 'run finished', exitCode: 3, results: null });
-    const { readdir } = await import('node:fs/promises');
     expect(await readdir(dir)).toEqual(['payouts.csv']);
   });
 });
