@@ -1,7 +1,8 @@
 /**
  * The one error family of payouts (docs/architecture.md "Errors").
- * Every error a user can meet is a PayoutsError with a code from a closed union; the top-level
- * handler in src/cli/main.ts maps the code to an exit code of the README's table ("Exit codes").
+ * Every error a user can meet is a PayoutsError with a code from a closed union. Its kind's
+ * exit code (`exitCode`) is what it means when nothing was sent; the code a command ends with
+ * is decided in one place, runExitCode in src/batch/exit-code.ts (README "Exit codes").
  */
 import { redactSecrets } from './redact.js';
 
@@ -79,6 +80,7 @@ export class PayoutsError extends Error {
     this.inDoubt = options.inDoubt;
   }
 
+  /** The exit code of this kind of error before anything was sent (runExitCode decides after). */
   get exitCode(): number {
     return exitCodeOf[this.code];
   }
