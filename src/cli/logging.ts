@@ -12,6 +12,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import type { Argv } from 'yargs';
+import { exitCodeOfError } from '../batch/exit-code.js';
 import { BatchSummary, ROW_STATUSES } from '../batch/summary.js';
 import { PayoutsError, StorageError } from '../errors.js';
 import { SECRET_KEYS, scrub, scrubValue } from '../redact.js';
@@ -94,6 +95,12 @@ export interface CommandLog {
    * holds JSON lines; with --log-file they go to stderr as text and not into the file.
    */
   tell(lines: string[], msg?: string): void;
+  /**
+   * Logs the error that ends the command as one fatal record (in JSON on stderr, or in the
+   * --log-file), so the top-level handler does not print it again on stderr; with text logs on
+   * stderr it leaves the error to that handler's one `payouts: ...` line. Returns the exit code.
+   */
+  fail(error: unknown): number;
   /** Flushes, and closes a --log-file once its last record is written. */
   close(): Promise<void>;
 }
@@ -123,6 +130,13 @@ export function openCommandLog(
       if (lines.length === 0) return;
       if (json) logger.info({ lines }, msg);
       else for (const line of lines) io.stderr.write(`${line}\n`);
+    },
+    fail(error) {
+      const exitCode = exitCodeOfError(error);
+      if (settings.format === 'text' && settings.file === undefined) return exitCode;
+      logger.fatal(fatalFields(error, exitCode), fatalMessage(error));
+      if (json) markLoggedOnStderr(error);
+      return exitCode;
     },
     close: () => closeLogger(logger),
   };

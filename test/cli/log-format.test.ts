@@ -99,6 +99,22 @@ describe('--log-format json', () => {
     );
   });
 
+  it('--log-file: the error that ends a command is its last record there, and one text line on stderr', async () => {
+    const dir = await testDir();
+    const sheet = path.join(dir, 'payouts.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const log = path.join(dir, 'validate.log');
+    const result = await runCli(['validate', sheet, '--sheet', 'Payroll', '--log-file', log], { env: {} });
+    expect(result.code).toBe(2);
+    expect(result.stderr.split('\n')[0]).toMatch(/^payouts: --sheet names an XLSX worksheet/);
+    expect(jsonRecords(await readFile(log, 'utf8')).at(-1)).toMatchObject({
+      level: 60,
+      code: 'USAGE',
+      exitCode: 2,
+      msg: expect.stringContaining('--sheet names an XLSX worksheet'),
+    });
+  });
+
   it('webhooks listen (the compiled CLI): JSON lines only from start to stop, exit 0', async () => {
     const listen = spawnCli(['webhooks', 'listen', '--port', '0', '--log-format', 'json'], {
       PAYOUTS_WEBHOOK_SECRET: 'whsec-log-format-0123456789',

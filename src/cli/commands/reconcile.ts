@@ -96,6 +96,9 @@ export async function reconcileCommand(
       );
     }
     return exitCode;
+  } catch (error) {
+    log.fail(error);
+    throw error;
   } finally {
     stop.dispose();
     await log.close();
@@ -158,6 +161,7 @@ export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<
       maxOutageSeconds: args['max-outage'],
     };
   } catch (error) {
+    log.fail(error);
     await log.close();
     throw error;
   }

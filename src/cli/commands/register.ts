@@ -68,6 +68,9 @@ export async function registerCopyCommand(
     } finally {
       await source.close();
     }
+  } catch (error) {
+    log.fail(error);
+    throw error;
   } finally {
     await log.close();
   }

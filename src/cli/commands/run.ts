@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { BREAKER_DEFAULTS } from '../../api/breaker.js';
-import { exitCodeOfError, runExitCode } from '../../batch/exit-code.js';
+import { runExitCode } from '../../batch/exit-code.js';
 import type { ControlTotals } from '../../batch/guards.js';
 import type { SheetOptions } from '../../batch/prepare.js';
 import { runBatch } from '../../batch/run.js';
@@ -19,12 +19,9 @@ import { type Connection, connectionFromArgs } from '../connection.js';
 import type { CliIo } from '../io.js';
 import {
   type CommandLog,
-  fatalFields,
-  fatalMessage,
   type LogArgs,
   logOptions,
   logSettingsOf,
-  markLoggedOnStderr,
   openCommandLog,
   runFinishedFields,
 } from '../logging.js';
@@ -206,9 +203,8 @@ export async function runCommand(
   } catch (error) {
     // The error is a log record too, then the final one, so a JSON log always ends
     // with `run finished`; main.ts reportError then leaves stderr alone if it got both.
-    const exitCode = exitCodeOfError(error);
     // Text logs on the terminal: main.ts reportError prints the error itself, once.
-    if (!log.textOnStderr) logger.fatal(fatalFields(error, exitCode), fatalMessage(error));
+    const exitCode = log.fail(error);
     logger.info(
       runFinishedFields({
         exitCode,
@@ -219,7 +215,6 @@ export async function runCommand(
       }),
       'run finished',
     );
-    if (log.jsonOnStderr) markLoggedOnStderr(error);
     throw error;
   } finally {
     stop.dispose();
@@ -310,6 +305,7 @@ export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<
   try {
     parsed = runOptionsOf(args, io);
   } catch (error) {
+    log.fail(error);
     await log.close();
     throw error;
   }

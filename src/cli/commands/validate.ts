@@ -78,6 +78,9 @@ export async function validateCommand(
     log.tell(humanSummary(facts));
     if (options.json) io.stdout.write(`${JSON.stringify(summaryJson(facts))}\n`);
     return exitCodeOf(facts);
+  } catch (error) {
+    log.fail(error);
+    throw error;
   } finally {
     await log.close();
   }
@@ -100,6 +103,7 @@ export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<
   try {
     sheet = sheetOptionsOf(args as unknown as SheetArgs, io);
   } catch (error) {
+    log.fail(error);
     await log.close();
     throw error;
   }

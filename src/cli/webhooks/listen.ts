@@ -85,6 +85,9 @@ export async function webhooksListenCommand(
     logger.info({ ...receiver.stats }, 'webhook receiver stopped');
     // Stopping is how a receiver ends: a signal here is no interrupted run.
     return outcomeCode(true);
+  } catch (error) {
+    log.fail(error);
+    throw error;
   } finally {
     stop.dispose();
     await log.close();
