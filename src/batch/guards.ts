@@ -3,7 +3,7 @@ import { parseSheetAmount } from '../rows/money.js';
 import { type BatchSummary, formatAmountForPeople } from './summary.js';
 
 /**
- * Batch guards of PRODUCT.md: `--expect-count N`, `--expect-total CUR=AMOUNT` (repeatable),
+ * Batch guards (README "Options"): `--expect-count N`, `--expect-total CUR=AMOUNT` (repeatable),
  * and `--max-amount CUR=AMOUNT` (repeatable): no single payout above the limit.
  */
 export interface ControlTotals {
@@ -78,7 +78,7 @@ export function checkControlTotals(summary: BatchSummary, expected: ControlTotal
       );
     }
   }
-  // " | " between findings: no message of payouts holds "; " (PRODUCT.md "The results file").
+  // " | " between findings: no message of payouts holds "; " (README "The sheet and the results file").
   const parts: string[] = [];
   if (totals.length > 0)
     parts.push(`control totals do not match, so nothing was sent: ${totals.join(' | ')}`);
