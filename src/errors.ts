@@ -1,7 +1,8 @@
 /**
- * The one error family of payouts, with machine-readable codes.
- * Every error a user can meet is a PayoutsError with a code from a closed union; the top-level
- * handler in src/cli/main.ts maps the code to an exit code (README "Exit codes").
+ * The one error family of payouts (docs/architecture.md "Errors").
+ * Every error a user can meet is a PayoutsError with a code from a closed union. Its kind's
+ * exit code (`exitCode`) is what it means when nothing was sent; the code a command ends with
+ * is decided in one place, runExitCode in src/batch/exit-code.ts (README "Exit codes").
  */
 import { redactSecrets } from './redact.js';
 
@@ -19,7 +20,7 @@ export type ErrorCode =
   | 'CLAIM_LOST'
   | 'STORAGE';
 
-/** Exit codes (README "Exit codes"). 70 (a bug) is the top-level handler's alone. */
+/** Exit codes of the README ("Exit codes"). 70 (a bug) is the top-level handler's alone. */
 export const EXIT = {
   ok: 0,
   rowsNotOk: 1,
@@ -54,7 +55,7 @@ export interface PayoutsErrorOptions {
   cause?: unknown;
   /** HTTP status of the service's answer, where there was one. */
   status?: number;
-  /** Request id the service's support asks for (docs/service.md "Status codes", 500). */
+  /** Request id the service's support asks for (docs/service.md "Errors", status 500). */
   requestId?: string;
   /**
    * Why an earlier attempt of the same request may have taken effect (ECONNRESET, 503, ...),
@@ -79,6 +80,7 @@ export class PayoutsError extends Error {
     this.inDoubt = options.inDoubt;
   }
 
+  /** The exit code of this kind of error before anything was sent (runExitCode decides after). */
   get exitCode(): number {
     return exitCodeOf[this.code];
   }
@@ -114,10 +116,7 @@ export class GuardError extends PayoutsError {
   }
 }
 
-/**
- * The service refused the credentials (a 401 from the token endpoint: docs/service.md "Signing in
- * and tokens").
- */
+/** The service refused the credentials (docs/service.md "Signing in", 401 from the token endpoint). */
 export class AuthError extends PayoutsError {
   constructor(message: string, options?: PayoutsErrorOptions) {
     super('AUTH', message, options);
@@ -134,10 +133,7 @@ export interface RequestContext {
 
 export interface ServiceErrorOptions extends PayoutsErrorOptions, RequestContext {
   status: number;
-  /**
-   * The service's `message` (docs/service.md "Error body"), word for word: results files show it
-   * as is.
-   */
+  /** The service's `message` (docs/service.md "Errors"), word for word: results files show it as is. */
   serviceMessage: string;
   /** Each validation message of a 400 on its own (contract.ts ErrorBody.errors), when given. */
   serviceErrors?: string[];
@@ -146,9 +142,9 @@ export interface ServiceErrorOptions extends PayoutsErrorOptions, RequestContext
 }
 
 /**
- * The service answered with a status we do not treat as success (docs/service.md "Status codes"):
- * 4xx refused the request, 5xx after retries gave up. A 2xx with a body we cannot read also lands
- * here with its 2xx status, which tells the caller the request did take effect.
+ * The service answered with a status we do not treat as success (docs/service.md "Errors"): 4xx refused the
+ * request, 5xx after retries gave up. A 2xx with a body we cannot read also lands here with its
+ * 2xx status, which tells the caller the request did take effect.
  */
 export class ServiceError extends PayoutsError {
   declare readonly status: number;
@@ -317,7 +313,7 @@ export class StorageError extends PayoutsError {
   }
 }
 
-/** The register (docs/register.md) cannot be opened, read or written. */
+/** The register (README "Never pay twice: the register") cannot be opened, read or written. */
 export class RegisterError extends StorageError {}
 
 /** The `code` of a Node.js system error (or an SQLite error code), if it has one. */

@@ -1,5 +1,5 @@
 /**
- * The exit code of a run, decided in one place from what happened (README "Exit codes").
+ * The exit code of every command, decided in one place from how it ended (README "Exit codes").
  * Exit 2 means nothing was sent; once anything was sent the code is 0, 1, 5 or 6, whatever
  * ended the run, so a cron wrapper that retries on 6 and alerts on 1 does the right thing.
  */
@@ -16,8 +16,8 @@ import {
 
 export { EXIT_INTERNAL };
 
-/** What happened in a run, as far as its exit code is concerned. */
-export interface RunHappening {
+/** How a command ended, as far as its exit code is concerned. */
+export interface Ending {
   /** Whether any request that may move money left (a transaction request, or one before it for a row). */
   sent: boolean;
   /** An error that ended the run, if one did. */
@@ -28,12 +28,35 @@ export interface RunHappening {
   unavailable?: boolean;
   /** A log, events or results file failed after sending began (the run itself went on). */
   storageFailed?: boolean;
-  /** Every row valid, submitted, completed or skipped. */
+  /** Every row valid, submitted, completed or skipped (reconcile: nothing failed or unknown). */
   rowsOk?: boolean;
 }
 
-/** The exit code for what happened. */
-export function runExitCode(happened: RunHappening): number {
+/** The ending of a run (the same facts). */
+export type RunHappening = Ending;
+
+// Errors that ended a command after something was sent: a run that stopped on refused
+// credentials mid-run still leaves rows to run again, which is exit 6, not 3.
+const thrownAfterSending = new WeakSet<object>();
+
+/**
+ * Marks an error as thrown after a request that may move money left, so that the one exit
+ * path gives 0, 1, 5 or 6 for it; a storage error becomes its after-sending self (exit 6).
+ */
+export function afterSending(error: unknown): unknown {
+  if (error instanceof StorageError) return error.sent();
+  if (typeof error === 'object' && error !== null) thrownAfterSending.add(error);
+  return error;
+}
+
+/** The exit code of an error that ended a command (sent or not, as `afterSending` noted). */
+export function exitCodeOfError(error: unknown): number {
+  const sent = typeof error === 'object' && error !== null && thrownAfterSending.has(error);
+  return runExitCode({ sent, error });
+}
+
+/** The exit code for how a command ended: the one function that decides it. */
+export function runExitCode(happened: Ending): number {
   const { error, sent } = happened;
   if (error !== undefined) {
     if (!(error instanceof PayoutsError)) return EXIT_INTERNAL;
@@ -52,6 +75,14 @@ export function runExitCode(happened: RunHappening): number {
   if (happened.interrupted) return EXIT.interrupted;
   if (happened.unavailable || happened.storageFailed) return EXIT.unavailable;
   return happened.rowsOk ? EXIT.ok : EXIT.rowsNotOk;
+}
+
+/**
+ * The code of a command that moves no money (status, template, register copy, webhooks...):
+ * 0 when it did what was asked, 1 when something it reports is not right.
+ */
+export function outcomeCode(ok: boolean): number {
+  return runExitCode({ sent: false, rowsOk: ok });
 }
 
 /** Answers in which the service understood a request and refused it. */

@@ -3,9 +3,8 @@ import { parseSheetAmount } from '../rows/money.js';
 import { type BatchSummary, formatAmountForPeople } from './summary.js';
 
 /**
- * Batch guards (README "Options of `validate` and `run`"): `--expect-count N`, `--expect-total
- * CUR=AMOUNT` (repeatable), and `--max-amount CUR=AMOUNT` (repeatable): no single payout above
- * the limit.
+ * Batch guards (README "Options"): `--expect-count N`, `--expect-total CUR=AMOUNT` (repeatable),
+ * and `--max-amount CUR=AMOUNT` (repeatable): no single payout above the limit.
  */
 export interface ControlTotals {
   expectCount?: number;
@@ -58,7 +57,9 @@ function quoted(value: string): string {
 export function checkControlTotals(summary: BatchSummary, expected: ControlTotals): void {
   const totals: string[] = [];
   if (expected.expectCount !== undefined && expected.expectCount !== summary.rows) {
-    totals.push(`--expect-count ${expected.expectCount} but the sheet has ${summary.rows} rows`);
+    totals.push(
+      `--expect-count ${expected.expectCount} but the sheet has ${summary.rows} row${summary.rows === 1 ? '' : 's'}`,
+    );
   }
   for (const [currency, minor] of expected.expectTotals) {
     const actual = summary.sheetTotals.get(currency) ?? 0n;
@@ -77,7 +78,7 @@ export function checkControlTotals(summary: BatchSummary, expected: ControlTotal
       );
     }
   }
-  // " | " between findings: no message of payouts holds "; " (docs/sheets.md "The results file").
+  // " | " between findings: no message of payouts holds "; " (README "The sheet and the results file").
   const parts: string[] = [];
   if (totals.length > 0)
     parts.push(`control totals do not match, so nothing was sent: ${totals.join(' | ')}`);

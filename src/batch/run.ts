@@ -9,14 +9,7 @@ import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../api/client.js';
 import type { Credentials } from '../api/token.js';
 import { type Clock, systemClock } from '../clock.js';
-import {
-  ConfigError,
-  GuardError,
-  type NetworkError,
-  ServiceError,
-  StorageError,
-  UsageError,
-} from '../errors.js';
+import { ConfigError, GuardError, type NetworkError, ServiceError, UsageError } from '../errors.js';
 import { chooseScope } from '../register/choose.js';
 import type { PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf } from '../register/identity.js';
@@ -28,7 +21,7 @@ import { checkEventsFile } from '../webhooks/events-file.js';
 import { transactionOutcomeOf } from '../webhooks/reconcile.js';
 import { BatchDigest } from './digest.js';
 import { earlierResult } from './earlier.js';
-import { runExitCode, serviceFailureOf } from './exit-code.js';
+import { afterSending, runExitCode, serviceFailureOf } from './exit-code.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
 import { type JudgedWarnings, JudgedWarningsWriter } from './judged.js';
 import type { PreparedRow, SheetOptions } from './prepare.js';
@@ -43,10 +36,7 @@ import type { RowSample } from './validate.js';
 import { applyWebhookOutcomes, awaitOutcomes, type Settle } from './wait.js';
 import { heldReason, NO_WARNINGS, PayeeWarnings, type WarningTally } from './warnings.js';
 
-/**
- * Where the service is and who we are to it (`--base-url`, `--auth-url`, env: README "Options of
- * `validate` and `run`").
- */
+/** Where the service is and who we are to it (README "Options": `--base-url`, `--auth-url`, env). */
 export interface Connection {
   baseUrl: string;
   authUrl: string;
@@ -56,7 +46,7 @@ export interface Connection {
 export interface RunOptions extends SheetOptions {
   connection: Connection;
   outPath?: string;
-  /** Where the register lives (`--register`, docs/register.md): a file path or a PostgreSQL URL. */
+  /** Where the register lives (README `--register`): a file path or a PostgreSQL URL. */
   register: string;
   controls?: ControlTotals;
   /** `--approve DIGEST`: refuse unless the batch digest matches. */
@@ -271,8 +261,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
  * The register scope of this run: the service as its URL is spelt, unless the operator
  * declared that spelling the same service as another (then the other's scope and keys, so
  * nothing paid under it is paid again). An integrator with payouts under another spelling and
- * no declaration stops the run before anything is sent (exit 2, both origins named:
- * docs/register.md "One integrator, one history").
+ * no declaration stops the run before anything is sent (README "Never pay twice: the register": exit 2, both origins named).
  */
 export async function scopeOf(
   register: Register,
@@ -366,11 +355,6 @@ function report(
     ...(how.unavailableReason === undefined ? {} : { unavailableReason: how.unavailableReason }),
     sent: how.sent,
   };
-}
-
-/** A storage error after requests that move money left is exit 6, not 2 (README "Exit codes"). */
-function afterSending(error: unknown): unknown {
-  return error instanceof StorageError ? error.sent() : error;
 }
 
 /** `--approve DIGEST`: the batch digest must be the one approved (exit 4, nothing sent). */

@@ -1,6 +1,6 @@
 import { formatMinor } from '../rows/money.js';
 
-/** Row statuses (docs/sheets.md "The results file"), defined once. */
+/** The row statuses (README "The sheet and the results file"), defined once. */
 export const ROW_STATUSES = [
   'valid',
   'invalid',

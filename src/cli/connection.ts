@@ -1,32 +1,16 @@
 /**
- * Where the payments service is and who we are to it (PRODUCT.md "Options that scripts rely
- * on"): `--base-url`, `--auth-url` and the four credentials, shared by every command that calls
- * the service. Secrets come from the environment only: a flag would show in `ps` and in shell
- * history.
+ * Where the payments service is and who we are to it (README "Options"): `--base-url`,
+ * `--auth-url` and the four credentials, shared by every command that calls the service (the
+ * options are declared in options.ts, which loads no HTTP client). Secrets come from the
+ * environment only: a flag would show in `ps` and in shell history.
  */
-import type { Argv } from 'yargs';
 import { type ClientOptions, createClient, type PayoutsClient } from '../api/client.js';
 import { parseServiceUrl } from '../api/http.js';
 import { type Credentials, checkCredentials } from '../api/token.js';
 import { ConfigError } from '../errors.js';
+import { CONNECTION_ENV, type ConnectionArgs } from './options.js';
 
-/** Environment variables read for the connection. */
-export const CONNECTION_ENV = {
-  baseUrl: 'PAYOUTS_BASE_URL',
-  authUrl: 'PAYOUTS_AUTH_URL',
-  clientId: 'PAYOUTS_CLIENT_ID',
-  clientSecret: 'PAYOUTS_CLIENT_SECRET',
-  username: 'PAYOUTS_USERNAME',
-  password: 'PAYOUTS_PASSWORD',
-} as const;
-
-/** The connection flags as yargs hands them over. */
-export interface ConnectionArgs {
-  'base-url'?: string;
-  'auth-url'?: string;
-  'client-id'?: string;
-  username?: string;
-}
+export { CONNECTION_ENV, type ConnectionArgs, connectionOptions } from './options.js';
 
 /** Everything needed to build the API client. */
 export interface Connection {
@@ -35,27 +19,6 @@ export interface Connection {
   /** {auth_url}; the base URL unless given. */
   authUrl: string;
   credentials: Credentials;
-}
-
-/** Declares `--base-url`, `--auth-url`, `--client-id` and `--username`. */
-export function connectionOptions<T>(y: Argv<T>): Argv<T & ConnectionArgs> {
-  return y
-    .option('base-url', {
-      type: 'string',
-      describe: `the payments service's root URL, such as https://api.example.com (plain http:// to loopback only) - or ${CONNECTION_ENV.baseUrl}`,
-    })
-    .option('auth-url', {
-      type: 'string',
-      describe: `the identity endpoint's host, where tokens come from (default: the base URL) - or ${CONNECTION_ENV.authUrl}`,
-    })
-    .option('client-id', {
-      type: 'string',
-      describe: `API client id (default ${CONNECTION_ENV.clientId}) - the secrets come from ${CONNECTION_ENV.clientSecret} and ${CONNECTION_ENV.password} only`,
-    })
-    .option('username', {
-      type: 'string',
-      describe: `dashboard user (default ${CONNECTION_ENV.username})`,
-    }) as Argv<T & ConnectionArgs>;
 }
 
 /**

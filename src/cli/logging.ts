@@ -1,12 +1,18 @@
 /**
- * The run's logger: pino, JSON lines when stderr is not a terminal (cron, containers), short
- * text lines when it is, or as `--log-format` says; `--log-file` sends them to a file instead.
- * Secrets are redacted by key and account-like digit runs are masked in every string.
+ * The one logging surface of the commands that talk to the service or write (validate, run,
+ * reconcile, register copy, webhooks listen): one option builder (`logOptions`) and one setup
+ * (`openCommandLog`). Logs are pino's JSON lines when stderr is not a terminal (cron,
+ * containers), short text lines when it is, or as `--log-format` says; `--log-file` sends them
+ * to a file instead. With JSON logs on stderr, stderr holds JSON lines only: what a command
+ * would print for a person there (its summary) becomes one record. Secrets are redacted by key
+ * and account-like digit runs are masked in every string.
  */
 import { createWriteStream, openSync, type WriteStream } from 'node:fs';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
-import { runExitCode } from '../batch/exit-code.js';
+import type { Argv } from 'yargs';
+import { exitCodeOfError } from '../batch/exit-code.js';
 import { BatchSummary, ROW_STATUSES } from '../batch/summary.js';
 import { PayoutsError, StorageError } from '../errors.js';
 import { SECRET_KEYS, scrub, scrubValue } from '../redact.js';
@@ -27,8 +33,121 @@ export interface LoggerOptions {
   onStorageError?: (error: StorageError) => void;
 }
 
+/** The logging options as yargs hands them over. */
+export interface LogArgs {
+  'log-format'?: LogFormat;
+  'log-file'?: string;
+  'log-level'?: string;
+}
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** Declares `--log-format`, `--log-file` and `--log-level` (README "Options"). */
+export function logOptions<T>(y: Argv<T>, level: (typeof LOG_LEVELS)[number] = 'info') {
+  return y
+    .option('log-format', {
+      choices: ['json', 'text'] as const,
+      describe: 'default: text on a terminal, else json (stderr then holds JSON lines only)',
+    })
+    .option('log-file', { type: 'string', describe: 'write logs to this file instead of stderr' })
+    .option('log-level', {
+      choices: LOG_LEVELS,
+      default: level,
+      describe: 'least important log level shown',
+    });
+}
+
+/** How a command logs, from its options: the format decided, the file resolved. */
+export interface LogSettings {
+  format: LogFormat;
+  file?: string;
+  level?: string;
+}
+
+/** The log settings of parsed options; a --log-file is resolved against `cwd`. */
+export function logSettingsOf(args: LogArgs, io: { stderr: { isTTY?: boolean }; cwd: string }): LogSettings {
+  const format =
+    args['log-format'] === 'json' || args['log-format'] === 'text' ? args['log-format'] : undefined;
+  const file = args['log-file'] ? path.resolve(io.cwd, args['log-file']) : undefined;
+  return {
+    format: logFormatOf({ format, file, stderr: io.stderr }),
+    ...(file ? { file } : {}),
+    ...(args['log-level'] ? { level: args['log-level'] } : {}),
+  };
+}
+
+/** True when the logs of these settings are JSON lines on stderr: stderr then holds nothing else. */
+export function jsonOnStderr(settings: LogSettings): boolean {
+  return settings.format === 'json' && settings.file === undefined;
+}
+
+/** A command's open log: the logger, where it writes, and what failed in writing it. */
+export interface CommandLog {
+  logger: Logger;
+  /** JSON lines on stderr: a person's lines go there as one record, not as text. */
+  jsonOnStderr: boolean;
+  /** Text lines on stderr: the log and a person's lines are the same text there. */
+  textOnStderr: boolean;
+  /** The log file's failure (disk full), once one happened. */
+  failure(): StorageError | undefined;
+  /**
+   * Lines for a person (a summary): printed on stderr, or one `summary` record when stderr
+   * holds JSON lines; with --log-file they go to stderr as text and not into the file.
+   */
+  tell(lines: string[], msg?: string): void;
+  /**
+   * Logs the error that ends the command as one fatal record (in JSON on stderr, or in the
+   * --log-file), so the top-level handler does not print it again on stderr; with text logs on
+   * stderr it leaves the error to that handler's one `payouts: ...` line. Returns the exit code.
+   */
+  fail(error: unknown): number;
+  /** Flushes, and closes a --log-file once its last record is written. */
+  close(): Promise<void>;
+}
+
+/** Opens the log of a command: the one logger setup of the CLI. */
+export function openCommandLog(
+  settings: LogSettings,
+  io: { stderr: NodeJS.WritableStream & { isTTY?: boolean } },
+): CommandLog {
+  let failure: StorageError | undefined;
+  const logger = createLogger({
+    format: settings.format,
+    ...(settings.file ? { file: settings.file } : {}),
+    ...(settings.level ? { level: settings.level } : {}),
+    stderr: io.stderr,
+    onStorageError: (error) => {
+      failure ??= error;
+    },
+  });
+  const json = jsonOnStderr(settings);
+  return {
+    logger,
+    jsonOnStderr: json,
+    textOnStderr: settings.format === 'text' && settings.file === undefined,
+    failure: () => failure,
+    tell(lines, msg = 'summary') {
+      if (lines.length === 0) return;
+      if (json) logger.info({ lines }, msg);
+      else for (const line of lines) io.stderr.write(`${line}\n`);
+    },
+    fail(error) {
+      const exitCode = exitCodeOfError(error);
+      if (settings.format === 'text' && settings.file === undefined) return exitCode;
+      logger.fatal(fatalFields(error, exitCode), fatalMessage(error));
+      if (json) markLoggedOnStderr(error);
+      return exitCode;
+    },
+    close: () => closeLogger(logger),
+  };
+}
+
 /** The format logs take: as asked, else text on a terminal and JSON for cron and files. */
-export function logFormatOf(options: Pick<LoggerOptions, 'format' | 'file' | 'stderr'>): LogFormat {
+export function logFormatOf(options: {
+  format?: LogFormat | undefined;
+  file?: string | undefined;
+  stderr: { isTTY?: boolean | undefined };
+}): LogFormat {
   return options.format ?? (options.stderr.isTTY && !options.file ? 'text' : 'json');
 }
 
@@ -99,13 +218,6 @@ export async function closeLogger(logger: Logger): Promise<void> {
     stream.once('close', () => resolve());
     stream.end();
   });
-}
-
-export { EXIT_INTERNAL } from '../errors.js';
-
-/** The exit code an error that ends a command gives (PRODUCT.md "Exit codes"). */
-export function exitCodeOfError(error: unknown): number {
-  return runExitCode({ sent: false, error });
 }
 
 // Errors a command's logger already wrote as a JSON record on stderr: the top-level handler

@@ -27,7 +27,7 @@ export class RowCounter {
     const seconds = Math.max((now - this.startedAt) / 1000, 0.001);
     const rate = Math.round(rows / seconds);
     this.stream.write(
-      `\r${this.label}: ${rows.toLocaleString('en-US')} rows (${rate.toLocaleString('en-US')} rows/s)\x1b[K`,
+      `\r${this.label}: ${rows.toLocaleString('en-US')} row${rows === 1 ? '' : 's'} (${rate.toLocaleString('en-US')} rows/s)\x1b[K`,
     );
     this.drawn = true;
   }

@@ -18,6 +18,8 @@ export class RunProgress {
     private readonly logger: Logger,
     private readonly clock: Clock = systemClock,
     private readonly logEveryMs = 5000,
+    /** A bar on a terminal, unless stderr holds JSON lines only (--log-format json). */
+    private readonly drawBar = Boolean(stderr.isTTY),
   ) {
     this.startedAt = clock.now();
     this.lastLogAt = this.startedAt;
@@ -27,7 +29,7 @@ export class RunProgress {
   update(done: number, total: number): void {
     this.done = done;
     this.total = total;
-    if (this.stderr.isTTY) {
+    if (this.drawBar) {
       if (!this.bar) {
         this.bar = new cliProgress.SingleBar(
           {

@@ -1,16 +1,76 @@
 /**
- * Resolves at the first SIGINT, SIGTERM or SIGHUP, then stops listening: long-running commands
- * stop cleanly (a closed terminal or session must not kill them unrecorded).
+ * SIGINT, SIGTERM and SIGHUP, wired once for every command (run, reconcile, sandbox, webhooks
+ * listen). The first stops taking new work and ends every wait while what is under way gets
+ * its grace; a second cuts what is under way at once and ends the process (exit 5) a moment
+ * later, whatever still holds it. SIGHUP is a closed terminal or session: a cron job's command
+ * must not die of it unrecorded.
  */
-export function untilSignalled(): Promise<void> {
-  const names: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  return new Promise((resolve) => {
-    const stop = () => {
-      for (const name of names) process.off(name, stop);
-      resolve();
-    };
-    for (const name of names) process.on(name, stop);
+import { runExitCode } from '../batch/exit-code.js';
+
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** After a second signal, the moment left to write the results before the process ends. */
+export const SECOND_SIGNAL_MS = 1_500;
+
+/** A command's way to be stopped. */
+export interface Stop {
+  /** Aborted at the first signal: take no new work, let what is under way finish. */
+  signal: AbortSignal;
+  /** Aborted at the second signal: cut what is under way at once. */
+  abandon: AbortSignal;
+  /** Resolves at the first signal. */
+  stopped: Promise<void>;
+  /** Stops listening for the signals. */
+  dispose(): void;
+}
+
+/**
+ * Listens for the stop signals until disposed; `onFirst` is told the first one (to log it).
+ * Given `signal` (tests), that stands for the first signal and the process is left alone.
+ */
+export function stopOnSignals(
+  options: { onFirst?: (name: NodeJS.Signals) => void; signal?: AbortSignal | undefined } = {},
+): Stop {
+  const first = new AbortController();
+  const second = new AbortController();
+  const stopped = new Promise<void>((resolve) => {
+    if (first.signal.aborted) resolve();
+    first.signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  if (options.signal) {
+    const given = options.signal;
+    if (given.aborted) first.abort();
+    else given.addEventListener('abort', () => first.abort(), { once: true });
+    return { signal: first.signal, abandon: second.signal, stopped, dispose: () => {} };
+  }
+  const onSignal = (name: NodeJS.Signals) => {
+    if (first.signal.aborted) {
+      second.abort();
+      setTimeout(
+        () => process.exit(runExitCode({ sent: false, interrupted: true })),
+        SECOND_SIGNAL_MS,
+      ).unref();
+      return;
+    }
+    options.onFirst?.(name);
+    first.abort();
+  };
+  for (const name of STOP_SIGNALS) process.on(name, onSignal);
+  return {
+    signal: first.signal,
+    abandon: second.signal,
+    stopped,
+    dispose() {
+      for (const name of STOP_SIGNALS) process.off(name, onSignal);
+    },
+  };
+}
+
+/** The first stop signal, for a command that serves until stopped (sandbox, webhooks listen). */
+export function untilStopped(given: Promise<void> | undefined): { stopped: Promise<void>; dispose(): void } {
+  if (given) return { stopped: given, dispose: () => {} };
+  const stop = stopOnSignals();
+  return { stopped: stop.stopped, dispose: () => stop.dispose() };
 }
 
 /**

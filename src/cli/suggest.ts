@@ -32,21 +32,26 @@ export function nearest(word: string, candidates: readonly string[]): string | u
 }
 
 /**
- * yargs' "Unknown argument(s): a, b" with a suggestion for each unknown name that is near a
- * command (the first word) or an option of the command; other messages as they are.
+ * yargs' "Unknown argument(s): a, b" with a suggestion for each unknown name: a name typed as
+ * an option (`--sandbx`, as `argv` shows) is matched against the command's options only; a
+ * bare first word against the commands, then the options. Other messages as they are.
  */
 export function withSuggestions(
   message: string,
   commands: readonly string[],
   options: readonly string[],
+  argv: readonly string[] = [],
 ): string {
   const match = /^Unknown arguments?: (.*)$/.exec(message);
   if (match === null) return message;
   const unknown = match[1]!.split(', ');
   const hints: string[] = [];
+  const typedAsOption = (name: string) =>
+    argv.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`) || arg === `-${name}`);
   unknown.forEach((name, i) => {
     const asOption = nearest(name, options);
-    const asCommand = i === 0 ? nearest(name, commands) : undefined;
+    const firstWord = argv.length === 0 ? i === 0 : argv.find((arg) => !arg.startsWith('-')) === name;
+    const asCommand = firstWord && !typedAsOption(name) ? nearest(name, commands) : undefined;
     if (asCommand !== undefined) hints.push(`"${name}": did you mean the command ${asCommand}?`);
     else if (asOption !== undefined) hints.push(`"${name}": did you mean --${asOption}?`);
   });

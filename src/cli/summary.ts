@@ -1,7 +1,8 @@
+import { runExitCode } from '../batch/exit-code.js';
 import { BatchSummary, formatAmountForPeople, ROW_STATUSES } from '../batch/summary.js';
 import type { RowSample } from '../batch/validate.js';
 import { SIGNALS, type WarningTally } from '../batch/warnings.js';
-import { EXIT, type PayoutsError } from '../errors.js';
+import type { PayoutsError } from '../errors.js';
 import { boundCell } from '../sheet/quote.js';
 import { type CliIo, println } from './io.js';
 
@@ -15,6 +16,8 @@ export interface SummaryFacts {
   resultsPath: string;
   /** The register the command used (null: none, or a throwaway one for --sandbox). */
   registerPath: string | null;
+  /** Why validate read no register (several services and no --base-url, ...), if it read none. */
+  registerNote?: string;
   /** `run --sandbox`: a rehearsal against the embedded sandbox; nothing real was paid. */
   sandbox?: boolean;
   unknownColumns: string[];
@@ -26,7 +29,7 @@ export interface SummaryFacts {
   error?: PayoutsError;
 }
 
-/** PRODUCT.md `--json`: one JSON object on stdout. */
+/** README `--json`: one JSON object on stdout. */
 export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
   const { summary } = facts;
   return {
@@ -46,6 +49,7 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     results: facts.resultsPath,
     report: facts.reportPath ?? null,
     register: facts.registerPath,
+    ...(facts.registerNote ? { registerNotChecked: facts.registerNote } : {}),
     ...(facts.sandbox ? { sandbox: true } : {}),
     unknownColumns: facts.unknownColumns,
     exitCode: exitCodeOf(facts),
@@ -53,10 +57,9 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
   };
 }
 
-/** Exit code of PRODUCT.md for a finished command. */
+/** The exit code of a finished validate (README "Exit codes"): it sends nothing. */
 export function exitCodeOf(facts: SummaryFacts): number {
-  if (facts.error) return facts.error.exitCode;
-  return facts.summary.allOk ? EXIT.ok : EXIT.rowsNotOk;
+  return runExitCode({ sent: false, error: facts.error, rowsOk: facts.summary.allOk });
 }
 
 /** The short human summary on stderr: rows per status, totals, digest, where the results are. */
@@ -70,8 +73,16 @@ export function humanSummary(facts: SummaryFacts): string[] {
   const lines: string[] = [];
   const verb = facts.command === 'validate' ? 'Validated' : facts.sandbox ? 'Rehearsed' : 'Ran';
   lines.push(
-    `${verb} ${facts.sheetPath}: ${summary.rows.toLocaleString('en-US')} rows${facts.sandbox ? ' against the embedded sandbox (nothing real was paid)' : ''}`,
+    `${verb} ${facts.sheetPath}: ${countOf(summary.rows, 'row')}${facts.sandbox ? ' against the embedded sandbox (nothing real was paid)' : ''}`,
   );
+  // Said before the counts: without the register, "valid" does not say what a run would send.
+  if (facts.registerNote) {
+    lines.push(
+      /several services/.test(facts.registerNote)
+        ? `Warning: the register was not checked, so rows paid before show as valid: ${facts.registerNote}`
+        : `Register not checked: ${facts.registerNote}`,
+    );
+  }
   for (const status of ROW_STATUSES) {
     const n = summary.byStatus[status];
     if (n > 0) lines.push(`  ${status.padEnd(10)} ${n.toLocaleString('en-US').padStart(9)}`);
@@ -131,4 +142,9 @@ export function humanSummary(facts: SummaryFacts): string[] {
   if (facts.registerPath) lines.push(`Register: ${facts.registerPath}`);
   if (facts.error) lines.push(`payouts: ${facts.error.message}`);
   return lines;
+}
+
+/** "1 row", "2,000 rows": a count with its noun in the right number. */
+export function countOf(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? noun : plural}`;
 }

@@ -1,5 +1,5 @@
 /**
- * `payouts webhooks ...` (PRODUCT.md): receive and verify webhook events; set the callback URL;
+ * `payouts webhooks ...` (README "Commands"): receive and verify webhook events; set the callback URL;
  * show, rotate and fetch the webhook secret. One file per subcommand under src/cli/webhooks/;
  * this one only declares them on the `webhooks` builder. The work is in src/webhooks and
  * src/api/integrators.ts.

@@ -1,7 +1,10 @@
 /** The exit code of a run as a table (README "Exit codes"; batch/exit-code.ts). */
 import { describe, expect, it } from 'vitest';
 import {
+  afterSending,
   EXIT_INTERNAL,
+  exitCodeOfError,
+  outcomeCode,
   type RunHappening,
   runExitCode,
   serviceFailureOf,
@@ -96,6 +99,30 @@ describe('runExitCode', () => {
   ];
   it.each(table)('%s: exit %i', (_name, happened, code) => {
     expect(runExitCode(happened)).toBe(code);
+  });
+});
+
+describe('exitCodeOfError', () => {
+  it('gives the code of the error, before sending', () => {
+    expect(exitCodeOfError(new AuthError('the service refused the credentials'))).toBe(3);
+    expect(exitCodeOfError(disk())).toBe(2);
+    expect(exitCodeOfError(new TypeError('x is undefined'))).toBe(EXIT_INTERNAL);
+  });
+
+  it('gives 0, 1, 5 or 6 once the error is marked as thrown after sending', () => {
+    // Refused credentials mid-run: rows remain to run again, so 6 (a cron retries), never 3.
+    expect(exitCodeOfError(afterSending(new AuthError('the service refused the credentials')))).toBe(6);
+    expect(exitCodeOfError(afterSending(new GuardError('totals')))).toBe(6);
+    expect(exitCodeOfError(afterSending(new InterruptedError('stopped')))).toBe(5);
+    expect(exitCodeOfError(afterSending(disk()))).toBe(6);
+    expect(exitCodeOfError(afterSending(new TypeError('x is undefined')))).toBe(EXIT_INTERNAL);
+  });
+});
+
+describe('outcomeCode', () => {
+  it('is 0 or 1 for a command that moves no money, as the table says', () => {
+    expect(outcomeCode(true)).toBe(0);
+    expect(outcomeCode(false)).toBe(1);
   });
 });
 

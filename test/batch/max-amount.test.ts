@@ -50,7 +50,8 @@ describe('--max-amount CUR=AMOUNT', () => {
 
   it('a malformed value is a usage error (exit 2) that shows the value', async () => {
     const sheet = await sampleSheet();
-    const result = await runCli(['validate', sheet, '--max-amount', 'USD:100']);
+    // Text logs: without a terminal the error would be a JSON record.
+    const result = await runCli(['validate', sheet, '--max-amount', 'USD:100', '--log-format', 'text']);
     expect(result.code).toBe(2);
     expect(result.stderr.split('\n')[0]).toBe(
       'payouts: --max-amount "USD:100" is not CUR=AMOUNT with a 3-letter currency and a decimal amount, e.g. --max-amount USD=25000.00',

@@ -141,7 +141,7 @@ describe('payouts run when the service misbehaves', () => {
     expect(paymentsOf(sb)).toHaveLength(12);
   });
 
-  it('stops with exit 3 when the credentials are refused mid-run; fixed, the next run pays each row once', async () => {
+  it('stops with exit 6 when the credentials are refused mid-run (rows remain to run again); fixed, the next run pays each row once', async () => {
     // Tokens die fast (the service's clock runs at 3x); after a second the identity endpoint
     // refuses the password (rotated while the run was under way).
     const t0 = Date.now();
@@ -166,7 +166,7 @@ describe('payouts run when the service misbehaves', () => {
     await writeSheet(sheet, rows);
 
     const refused = await runAgainst(proxy, sheet, ['--concurrency', '8', '--rate', '100']);
-    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.code, refused.stderr).toBe(6);
     expect(refused.stderr).toContain('refused the credentials (401 invalid_grant: Invalid user credentials)');
     const paid = paymentsOf(sb).length;
     expect(paid).toBeGreaterThan(0);

@@ -17,7 +17,8 @@ describe('payouts validate on the malformed corpus', () => {
         const input = await c.make(dir);
         const before = (await readdir(dir)).sort();
         const out = path.join(dir, `results${path.extname(input) === '.xlsx' ? '.xlsx' : '.csv'}`);
-        const result = await runCli(['validate', input, '--out', out]);
+        // The messages are read as a person reads them: text logs (JSON is the default without a terminal).
+        const result = await runCli(['validate', input, '--out', out, '--log-format', 'text']);
         expect(result.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
         expect(result.stderr).not.toContain('internal error');
         if (c.boundedStderr) expect(result.stderr.length).toBeLessThan(4000);

@@ -38,8 +38,8 @@ describe('the results file of a large XLSX sheet', () => {
 
 describe('--out', () => {
   const samples = path.resolve(import.meta.dirname, '../../samples');
-  // run logs a fatal error as one JSON record when stderr is not a terminal: ask for text here.
-  const textLogs = (command: string) => (command === 'run' ? ['--log-format', 'text'] : []);
+  // Both log a fatal error as one JSON record when stderr is not a terminal: ask for text here.
+  const textLogs = (_command: string) => ['--log-format', 'text'];
 
   // --out set to the sheet once wrote the results over it, and --out x.csv for an XLSX sheet
   // wrote XLSX bytes into x.csv. Both are refused before anything is read or sent.

@@ -79,7 +79,7 @@ describe('payouts validate: an unusable results path is exit 2 with the path and
     const dir = await testDir();
     const sheet = await sheetIn(dir);
     const out = path.join(dir, 'missing', 'results.csv');
-    const result = await runCli(['validate', sheet, '--out', out, '--json']);
+    const result = await runCli(['validate', sheet, '--out', out, '--json', '--log-format', 'text']);
     expect(result.code).toBe(2);
     expect(errorLine(result)).toBe(
       `payouts: cannot write the results file ${out} ${RESULTS_ADVICE.missing}: no such file or directory (ENOENT)`,
@@ -105,7 +105,7 @@ describe('payouts validate: an unusable results path is exit 2 with the path and
     const mounted = mountTmpfs(readOnly, 'ro,size=64k');
     if (!mounted) execFileSync('chmod', ['555', readOnly]);
     const out = path.join(readOnly, 'results.csv');
-    const result = await runCli(['validate', sheet, '--out', out]);
+    const result = await runCli(['validate', sheet, '--out', out, '--log-format', 'text']);
     expect(result.code).toBe(2);
     expect(errorLine(result)).toBe(
       mounted
@@ -122,7 +122,7 @@ describe('payouts validate: an unusable results path is exit 2 with the path and
     await mkdir(full);
     expect(await fullDisk(full)).toBe(true);
     const out = path.join(full, 'results.csv');
-    const result = await runCli(['validate', sheet, '--out', out]);
+    const result = await runCli(['validate', sheet, '--out', out, '--log-format', 'text']);
     expect(result.code).toBe(2);
     expect(errorLine(result)).toBe(
       `payouts: cannot write the results file ${out} ${RESULTS_ADVICE.full}: no space left on the device (the disk is full) (ENOSPC)`,
@@ -182,7 +182,7 @@ describe('payouts run: storage failures', () => {
       const result =
         command === 'run'
           ? await runAgainst(sb, sheet, ['--out', out, '--log-format', 'text'])
-          : await runCli(['validate', sheet, '--out', out, '--no-report']);
+          : await runCli(['validate', sheet, '--out', out, '--no-report', '--log-format', 'text']);
       expect(result.code, `${command}: ${result.stderr}`).toBe(2);
       expect(errorLine(result)).toBe(
         `payouts: cannot write the results file ${out} (a part of its path is a file, not a folder: write elsewhere with --out PATH, then run again): a part of the path is not a directory (ENOTDIR)`,
@@ -250,7 +250,8 @@ describe('payouts run: storage failures', () => {
       expect(fatal).toEqual([
         expect.objectContaining({ msg: message, code: 'STORAGE', exitCode: 6, errno: 'ENOSPC', path: out }),
       ]);
-      expect(logged.at(-1)).toMatchObject({ msg: 'run finished', exitCode: 6, results: out });
+      // The results file could not be written: the last record names none (it names only one that exists).
+      expect(logged.at(-1)).toMatchObject({ msg: 'run finished', exitCode: 6, results: null });
       expect(await readdir(full)).toEqual(['filler']);
     },
   );

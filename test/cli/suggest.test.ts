@@ -46,6 +46,35 @@ describe('did you mean', () => {
     expect(option.stderr).toContain('"concurency": did you mean --concurrency?');
   });
 
+  it('suggests the option, not the command, for a mistyped option (run --sandbx)', async () => {
+    expect(
+      withSuggestions('Unknown argument: sandbx', ['sandbox'], ['sandbox'], ['run', 'x.csv', '--sandbx']),
+    ).toBe('Unknown argument: sandbx - "sandbx": did you mean --sandbox?');
+    const result = await runCli(['run', 'sheet.csv', '--sandbx', '--log-format', 'text'], { env: {} });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('"sandbx": did you mean --sandbox?');
+    expect(result.stderr).not.toContain('the command sandbox');
+  });
+
+  it('says what a command is missing and how it is used, not yargs counting arguments', async () => {
+    for (const command of ['validate', 'run']) {
+      const result = await runCli([command, '--log-format', 'text'], { env: {} });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        `payouts ${command} needs the payout sheet: payouts ${command} <sheet.csv|sheet.xlsx> [options]`,
+      );
+      expect(result.stderr).not.toContain('Not enough non-option arguments');
+    }
+    // Without a terminal the same error is one JSON record (yargs failed before its options were read).
+    const json = await runCli(['validate'], { env: {} });
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stderr)).toMatchObject({
+      level: 60,
+      exitCode: 2,
+      msg: 'payouts validate needs the payout sheet: payouts validate <sheet.csv|sheet.xlsx> [options]',
+    });
+  });
+
   it('takes --approve without a digest for a usage error (exit 2), not a refused batch', async () => {
     const result = await runCli(['run', 'sheet.csv', '--sandbox', '--approve', '--log-format', 'text'], {
       env: {},

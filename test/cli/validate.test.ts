@@ -6,6 +6,10 @@ import { runCli, withTempDir } from '../helpers/cli.js';
 
 const samples = path.resolve(import.meta.dirname, '../../samples');
 
+// Without a terminal validate's logs (and its errors) are JSON lines: tests that read a message
+// as a person would ask for text.
+const TEXT_LOGS = ['--log-format', 'text'];
+
 async function readResults(file: string): Promise<Record<string, string>[]> {
   return parse(await readFile(file), { columns: true, bom: true }) as Record<string, string>[];
 }
@@ -193,7 +197,7 @@ describe('control totals', () => {
   });
 
   it('exit 2 for a malformed --expect-total', async () => {
-    const result = await runCli(['validate', clean, '--expect-total', 'USD:12']);
+    const result = await runCli(['validate', clean, '--expect-total', 'USD:12', ...TEXT_LOGS]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--expect-total "USD:12" is not CUR=AMOUNT');
   });
@@ -282,7 +286,7 @@ describe('--expect-total with digit grouping', () => {
       await writeFile(sheet, 'reference,amount,currency,type,recipientId\r\nR-1,36957.34,USD,ACH,rcp_1\r\n');
       const ok = await runCli(['validate', sheet, '--expect-total', 'USD=36,957.34']);
       expect(ok.code, ok.stderr).toBe(0);
-      const ambiguous = await runCli(['validate', sheet, '--expect-total', 'USD=1,250']);
+      const ambiguous = await runCli(['validate', sheet, '--expect-total', 'USD=1,250', ...TEXT_LOGS]);
       expect(ambiguous.code).toBe(2);
       expect(ambiguous.stderr).toContain('--expect-total "USD=1,250" is not CUR=AMOUNT');
     });
@@ -304,7 +308,7 @@ describe('a quote inside an unquoted CSV cell', () => {
           '',
         ].join('\r\n'),
       );
-      const result = await runCli(['validate', sheet, '--json']);
+      const result = await runCli(['validate', sheet, '--json', ...TEXT_LOGS]);
       const summary = JSON.parse(result.stdout);
       expect(summary.rows).toBe(4);
       expect(summary.strayQuoteRow).toBe(4);
@@ -324,7 +328,7 @@ describe('a quote inside an unquoted CSV cell', () => {
         unclosed,
         'reference,amount,currency,type,recipientId,nickname\r\nQ-1,10.00,USD,ACH,rcp_1,"never closed\r\n',
       );
-      const refused = await runCli(['validate', unclosed]);
+      const refused = await runCli(['validate', unclosed, ...TEXT_LOGS]);
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('is never closed');
     });

@@ -93,6 +93,6 @@ describe('the import structure of src/', () => {
       .filter(([file, deps]) => !file.startsWith('sandbox/') && deps.some((d) => d.startsWith('sandbox/')))
       .map(([file]) => file)
       .sort();
-    expect(users).toEqual(['cli/run.ts', 'cli/sandbox-flags.ts', 'cli/sandbox.ts']);
+    expect(users).toEqual(['cli/commands/run.ts', 'cli/commands/sandbox.ts', 'cli/sandbox-flags.ts']);
   });
 });

@@ -31,7 +31,7 @@ const FORBIDDEN = [...['PRODUCT', 'SPEC', 'STYLE'].map((name) => `${name}.md`), 
  * PENDING: files being rewritten on other branches, whose authors fix their citations there.
  * Empty this list when those branches are merged. A folder ends with '/'.
  */
-const PENDING = ['src/cli/', 'src/register/sqlite.ts', 'src/register/postgres.ts'];
+const PENDING = ['src/register/sqlite.ts', 'src/register/postgres.ts'];
 
 function isPending(file: string): boolean {
   return PENDING.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry));

@@ -1,5 +1,7 @@
 /** `payouts webhooks fetch-secret`: the current secret, fetched encrypted and decrypted. */
+
 import type { Argv } from 'yargs';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
 import {
@@ -16,7 +18,7 @@ export async function webhooksFetchSecretCommand(options: WebhooksSecretOptions,
     client.integrators.fetchWebhookSecret(id),
   );
   await deliverSecret(secret, options, io);
-  return 0;
+  return outcomeCode(true);
 }
 
 /** Declares `fetch-secret` on the `webhooks` builder; its handler passes the exit code to `setExit`. */

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import { REGISTER_ENV, registerLocationText } from '../../register/location.js';
 import { openRegister } from '../../register/open.js';
@@ -17,8 +18,9 @@ import {
 import { transactionOutcomeOf } from '../../webhooks/reconcile.js';
 import { secretFingerprint } from '../../webhooks/secret.js';
 import type { CliIo } from '../io.js';
-import { createLogger } from '../logging.js';
-import { untilSignalled } from '../signals.js';
+import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
+import { registerOption } from '../options.js';
+import { untilStopped } from '../signals.js';
 import { secretInputOptions, webhookSecretsFrom } from './secret-input.js';
 
 /** The port `payouts webhooks listen` uses when --port is not given (the sandbox's is 8787). */
@@ -30,7 +32,7 @@ export interface WebhooksListenOptions {
   path: string;
   /** JSONL file of events received, besides the register (none: only the register). */
   eventsFile: string | undefined;
-  /** The register the events are recorded in (PRODUCT.md `--register`). */
+  /** The register the events are recorded in (README `--register`). */
   register: string;
   /** Current secret first, then any previous one still accepted. */
   secrets: string[];
@@ -41,42 +43,54 @@ export interface WebhooksListenOptions {
 }
 
 /** `payouts webhooks listen`: runs the receiver until stopped, one log line per event. */
-export async function webhooksListenCommand(options: WebhooksListenOptions, io: CliIo): Promise<number> {
-  const logger = createLogger({ stderr: io.stderr });
+export async function webhooksListenCommand(
+  options: WebhooksListenOptions,
+  io: CliIo,
+  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
+): Promise<number> {
+  const { logger } = log;
   // Listening for the signals first: one that follows the "listening" line at once stops cleanly.
-  const stopped = options.stopSignal ?? untilSignalled();
-  // Events go into the register, so confirmed outcomes show in `payouts status` and
-  // in the next results file without --events.
-  const register = await openRegister(options.register, { warn: (message) => logger.warn(message) });
-  let receiver: WebhookReceiver;
+  const stop = untilStopped(options.stopSignal);
   try {
-    receiver = await startListening(options, logger, register);
-  } catch (error) {
-    await register.close();
-    throw error;
-  }
-  logger.info(
-    {
-      url: receiver.url,
-      register: register.location,
-      events: options.eventsFile ?? null,
-      secretFingerprints: options.secrets.map(secretFingerprint),
-    },
-    'webhook receiver listening',
-  );
-  if (!isLoopbackHost(options.host)) {
-    logger.warn(
-      { host: options.host },
-      'serving plain HTTP beyond loopback: the service must reach it through an HTTPS front',
+    // Events go into the register, so confirmed outcomes show in `payouts status` and
+    // in the next results file without --events.
+    const register = await openRegister(options.register, { warn: (message) => logger.warn(message) });
+    let receiver: WebhookReceiver;
+    try {
+      receiver = await startListening(options, logger, register);
+    } catch (error) {
+      await register.close();
+      throw error;
+    }
+    logger.info(
+      {
+        url: receiver.url,
+        register: register.location,
+        events: options.eventsFile ?? null,
+        secretFingerprints: options.secrets.map(secretFingerprint),
+      },
+      'webhook receiver listening',
     );
+    if (!isLoopbackHost(options.host)) {
+      logger.warn(
+        { host: options.host },
+        'serving plain HTTP beyond loopback: the service must reach it through an HTTPS front',
+      );
+    }
+    options.onListening?.(receiver);
+    await stop.stopped;
+    await receiver.close();
+    await register.close();
+    logger.info({ ...receiver.stats }, 'webhook receiver stopped');
+    // Stopping is how a receiver ends: a signal here is no interrupted run.
+    return outcomeCode(true);
+  } catch (error) {
+    log.fail(error);
+    throw error;
+  } finally {
+    stop.dispose();
+    await log.close();
   }
-  options.onListening?.(receiver);
-  await stopped;
-  await receiver.close();
-  await register.close();
-  logger.info({ ...receiver.stats }, 'webhook receiver stopped');
-  logger.flush();
-  return 0;
 }
 
 /** The receiver, recording each new event in the register (and the events file, if given). */
@@ -127,7 +141,10 @@ export function listenCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
     'listen',
     'receive webhook events: verify, de-duplicate, record them (--events) and log one line each',
     (c) =>
-      secretInputOptions(c)
+      registerOption(
+        logOptions(secretInputOptions(c)),
+        `the register the events are recorded in (default ${REGISTER_ENV}, else the state directory)`,
+      )
         .option('port', {
           type: 'number',
           default: DEFAULT_LISTEN_PORT,
@@ -146,24 +163,18 @@ export function listenCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
         .option('events', {
           type: 'string',
           describe: 'JSONL file to append each new event to, besides the register',
-        })
-        .option('register', {
-          type: 'string',
-          describe: `the register the events are recorded in (default ${REGISTER_ENV}, else the state directory)`,
         }),
     async (args) => {
+      const options = {
+        host: args.host,
+        port: portOf(args.port),
+        path: args.path,
+        eventsFile: args.events === undefined ? undefined : path.resolve(io.cwd, args.events),
+        register: registerLocationText(args.register, io.env, io.cwd),
+        secrets: await webhookSecretsFrom(args, io),
+      };
       setExit(
-        await webhooksListenCommand(
-          {
-            host: args.host,
-            port: portOf(args.port),
-            path: args.path,
-            eventsFile: args.events === undefined ? undefined : path.resolve(io.cwd, args.events),
-            register: registerLocationText(args.register, io.env, io.cwd),
-            secrets: await webhookSecretsFrom(args, io),
-          },
-          io,
-        ),
+        await webhooksListenCommand(options, io, openCommandLog(logSettingsOf(args as LogArgs, io), io)),
       );
     },
   );

@@ -1,5 +1,7 @@
-/** `payouts webhooks rotate-secret`: regenerates the secret (SPEC.md 6.4) and hands over the new one. */
+/** `payouts webhooks rotate-secret`: regenerates the secret (docs/service.md "Webhooks") and hands over the new one. */
+
 import type { Argv } from 'yargs';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionOptions } from '../connection.js';
 import { type CliIo, println } from '../io.js';
 import {
@@ -10,7 +12,7 @@ import {
   withIntegrator,
 } from './integrator.js';
 
-/** `payouts webhooks rotate-secret`: regenerates the secret (SPEC.md 6.4) and hands over the new one. */
+/** `payouts webhooks rotate-secret`: regenerates the secret (docs/service.md "Webhooks") and hands over the new one. */
 export async function webhooksRotateSecretCommand(
   options: WebhooksSecretOptions,
   io: CliIo,
@@ -23,7 +25,7 @@ export async function webhooksRotateSecretCommand(
     `webhook secret rotated: the service signs with the new one from now on - restart receivers with it (keep the old one as a second secret until the switch is done)`,
   );
   await deliverSecret(secret, options, io);
-  return 0;
+  return outcomeCode(true);
 }
 
 /** Declares `rotate-secret` on the `webhooks` builder; its handler passes the exit code to `setExit`. */

@@ -11,7 +11,7 @@ import type { CliIo } from '../io.js';
 /** Where the webhook secret comes from when no --secret-file is given. */
 export const WEBHOOK_SECRET_ENV = {
   current: 'PAYOUTS_WEBHOOK_SECRET',
-  /** The secret before the last rotation, still accepted while the service switches (SPEC.md 6.4). */
+  /** The secret before the last rotation, still accepted while the service switches (docs/service.md "Webhooks"). */
   previous: 'PAYOUTS_WEBHOOK_PREVIOUS_SECRET',
 } as const;
 

@@ -1,5 +1,7 @@
 /** `payouts webhooks set-url`: sets (or with --clear removes) the callback URL. */
+
 import type { Argv } from 'yargs';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import { callbackUrlProblem } from '../../webhooks/callback-url.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
@@ -14,7 +16,7 @@ export interface WebhooksSetUrlOptions extends WebhooksUrlOptions {
 /** `payouts webhooks set-url`: sets (or with --clear removes) the callback URL. */
 export async function webhooksSetUrlCommand(options: WebhooksSetUrlOptions, io: CliIo): Promise<number> {
   if (options.url !== null) {
-    // SPEC.md 6.1 item 5, and PRODUCT.md's rule for plain http: loopback only.
+    // docs/service.md "Webhooks", and the README's rule for plain http: loopback only.
     const problem = callbackUrlProblem(options.url);
     if (problem !== undefined) throw new UsageError(`set-url: ${problem}`);
   }
@@ -22,7 +24,7 @@ export async function webhooksSetUrlCommand(options: WebhooksSetUrlOptions, io: 
     client.integrators.setWebhookUrl(id, options.url),
   );
   printUrl(url, options.json, io);
-  return 0;
+  return outcomeCode(true);
 }
 
 /** Declares `set-url` on the `webhooks` builder; its handler passes the exit code to `setExit`. */

@@ -1,5 +1,7 @@
 /** `payouts webhooks show-url`: the callback URL the service holds. */
+
 import type { Argv } from 'yargs';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { printUrl, type WebhooksUrlOptions, withIntegrator } from './integrator.js';
@@ -8,7 +10,7 @@ import { printUrl, type WebhooksUrlOptions, withIntegrator } from './integrator.
 export async function webhooksShowUrlCommand(options: WebhooksUrlOptions, io: CliIo): Promise<number> {
   const url = await withIntegrator(options.connection, (client, id) => client.integrators.getWebhookUrl(id));
   printUrl(url, options.json, io);
-  return 0;
+  return outcomeCode(true);
 }
 
 /** Declares `show-url` on the `webhooks` builder; its handler passes the exit code to `setExit`. */

@@ -1,7 +1,9 @@
 /** `payouts webhooks verify`: checks a signature against a raw body. */
+
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import { secretFingerprint } from '../../webhooks/secret.js';
 import { verifySignature } from '../../webhooks/signature.js';
@@ -25,14 +27,14 @@ export async function webhooksVerifyCommand(options: WebhooksVerifyOptions, io: 
     );
   }
   if (verifySignature(body, options.signature, options.secrets)) {
-    println(io.stderr, `signature valid for ${options.bodyFile} (${body.length} bytes)`);
-    return 0;
+    println(io.stderr, `signature valid for ${options.bodyFile} (${plural(body.length, 'byte')})`);
+    return outcomeCode(true);
   }
   println(
     io.stderr,
-    `signature does not match ${options.bodyFile} (${body.length} bytes) under ${plural(options.secrets.length, 'secret')} ${options.secrets.map(secretFingerprint).join(', ')} - the body must be the raw bytes as received, not re-formatted JSON`,
+    `signature does not match ${options.bodyFile} (${plural(body.length, 'byte')}) under ${plural(options.secrets.length, 'secret')} ${options.secrets.map(secretFingerprint).join(', ')} - the body must be the raw bytes as received, not re-formatted JSON`,
   );
-  return 1;
+  return outcomeCode(false);
 }
 
 /** Declares `verify` on the `webhooks` builder; its handler passes the exit code to `setExit`. */

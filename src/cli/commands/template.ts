@@ -1,7 +1,12 @@
-import { parseRail, RAILS, type Rail } from '../columns/rails.js';
-import { UsageError } from '../errors.js';
-import { existingPaths, templatePaths, templateSpecs, writeTemplates } from '../rows/templates.js';
-import { type CliIo, println } from './io.js';
+/** `payouts template [rail...]` (README "Commands"): blank CSV and XLSX sheet templates. */
+import type { Argv } from 'yargs';
+import { outcomeCode } from '../../batch/exit-code.js';
+import { parseRail, RAILS, type Rail } from '../../columns/rails.js';
+import { UsageError } from '../../errors.js';
+import { existingPaths, templatePaths, templateSpecs, writeTemplates } from '../../rows/templates.js';
+import type { ArgsOf } from '../command.js';
+import { type CliIo, println } from '../io.js';
+import { resolveFrom } from '../options.js';
 
 export interface TemplateCommandOptions {
   rails: string[];
@@ -34,5 +39,31 @@ export async function templateCommand(options: TemplateCommandOptions, io: CliIo
   }
   const written = await writeTemplates(options.dir, specs);
   for (const file of written) println(io.stderr, `wrote ${file}`);
-  return 0;
+  return outcomeCode(true);
+}
+
+/** template's options: which rails, where, and whether to overwrite. */
+function options(y: Argv) {
+  return y
+    .positional('rails', {
+      type: 'string',
+      array: true,
+      describe: 'rails (default: all, plus one with every rail)',
+    })
+    .option('dir', { type: 'string', default: '.', describe: 'folder to write the templates to' })
+    .option('force', {
+      type: 'boolean',
+      default: false,
+      describe: 'overwrite templates that already exist in --dir',
+    });
+}
+
+export const builder = options;
+
+/** Parses template's options and runs it. */
+export function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  return templateCommand(
+    { rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir), force: args.force },
+    io,
+  );
 }

@@ -1,0 +1,169 @@
+/**
+ * `payouts reconcile [reference...]` (README "Commands"): the final state of every payout sent,
+ * from the service, into the register. Exit 0 when nothing failed, 1 when something failed or
+ * stays unknown, 5 when stopped by a signal, 6 when the service stayed unavailable.
+ */
+import type { Argv } from 'yargs';
+import { BREAKER_DEFAULTS } from '../../api/breaker.js';
+import { runExitCode } from '../../batch/exit-code.js';
+import { type Outcome, type ReconcileOptions, reconcile } from '../../batch/reconcile.js';
+import { BatchSummary, formatAmountForPeople } from '../../batch/summary.js';
+import { UsageError } from '../../errors.js';
+import { registerLocationText } from '../../register/location.js';
+import { boundCell } from '../../sheet/quote.js';
+import type { ArgsOf } from '../command.js';
+import { connectionFromArgs } from '../connection.js';
+import type { CliIo } from '../io.js';
+import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
+import { checkMaxOutage, checkPace, connectionOptions, registerOption } from '../options.js';
+import { stopOnSignals } from '../signals.js';
+import { countOf } from '../summary.js';
+
+export interface ReconcileCommandOptions extends Omit<ReconcileOptions, 'logger'> {
+  json: boolean;
+}
+
+const OUTCOMES: readonly { outcome: Outcome; label: string }[] = [
+  { outcome: 'completed', label: 'completed' },
+  { outcome: 'failed', label: 'failed' },
+  { outcome: 'pending', label: 'still pending (submitted, not settled yet)' },
+  { outcome: 'absent', label: 'never created (the next run sends them again)' },
+  { outcome: 'unknown', label: 'still unknown (the service could not say)' },
+  { outcome: 'skipped', label: 'not asked (see below)' },
+];
+
+/** Runs reconcile and reports it; returns the exit code. */
+export async function reconcileCommand(
+  options: ReconcileCommandOptions,
+  io: CliIo,
+  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
+): Promise<number> {
+  const stop = stopOnSignals({
+    signal: options.signal,
+    onFirst: (name) => log.logger.warn({ signal: name }, 'stopping: finishing the look-ups under way'),
+  });
+  try {
+    const report = await reconcile({ ...options, logger: log.logger, signal: stop.signal });
+    // Reconcile sends no payment: only the look-ups' outcome decides, through the one function.
+    const exitCode = runExitCode({
+      sent: false,
+      interrupted: report.interrupted,
+      unavailable: report.unavailable,
+      rowsOk: report.attention.length === 0,
+    });
+    const checked = Object.values(report.counts).reduce((a, b) => a + b, 0);
+    const lines = [
+      `Reconciled ${countOf(checked, 'payout')} of ${report.service} (integrator ${report.integratorId || 'not reached'}) in ${report.register}:`,
+    ];
+    for (const { outcome, label } of OUTCOMES) {
+      const n = report.counts[outcome];
+      if (n === 0) continue;
+      const totals = [...report.totals[outcome]]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([currency, minor]) => `${currency} ${formatAmountForPeople(minor)}`)
+        .join(', ');
+      lines.push(`  ${String(n).padStart(7)} ${label}${totals ? ` - ${totals}` : ''}`);
+    }
+    if (report.attention.length > 0) {
+      lines.push('To look at:');
+      for (const p of report.attention) {
+        const tx = p.transactionId ? ` transaction ${p.transactionId}` : '';
+        lines.push(`  ${boundCell(p.reference)} (${p.outcome}${tx}): ${p.message ?? ''}`);
+      }
+    }
+    if (report.unavailable)
+      lines.push('payouts: the service stayed unavailable past --max-outage: run reconcile again later');
+    if (report.interrupted) lines.push('payouts: interrupted: run reconcile again to finish');
+    log.tell(lines);
+    log.logger.info({ exitCode, counts: report.counts }, 'reconcile finished');
+    if (options.json) {
+      const totals = Object.fromEntries(
+        Object.entries(report.totals).map(([outcome, map]) => [outcome, BatchSummary.formatTotals(map)]),
+      );
+      io.stdout.write(
+        `${JSON.stringify({
+          command: 'reconcile',
+          register: report.register,
+          service: report.service,
+          integratorId: report.integratorId,
+          counts: report.counts,
+          totals,
+          attention: report.attention,
+          interrupted: report.interrupted,
+          unavailable: report.unavailable,
+          exitCode,
+        })}\n`,
+      );
+    }
+    return exitCode;
+  } catch (error) {
+    log.fail(error);
+    throw error;
+  } finally {
+    stop.dispose();
+    await log.close();
+  }
+}
+
+/** `--since DATE` as an ISO 8601 time: a day is its start, UTC. */
+function sinceOf(text: string): string {
+  const value = /^\d{4}-\d{2}-\d{2}$/.test(text.trim()) ? `${text.trim()}T00:00:00.000Z` : text.trim();
+  const time = Date.parse(value);
+  if (Number.isNaN(time))
+    throw new UsageError(`--since ${text} is not a date: use YYYY-MM-DD (or an ISO 8601 time)`);
+  return new Date(time).toISOString();
+}
+
+/** reconcile's options: the service's, the register's, which payouts, the pace's, the logs'. */
+function options(y: Argv) {
+  return logOptions(connectionOptions(registerOption(y)))
+    .positional('references', {
+      type: 'string',
+      array: true,
+      describe: 'payout references (default: all)',
+    })
+    .option('since', {
+      type: 'string',
+      describe: 'only payouts sent or changed since this date (YYYY-MM-DD, or an ISO 8601 time)',
+    })
+    .option('json', {
+      type: 'boolean',
+      default: false,
+      describe: 'print one JSON summary object on stdout',
+    })
+    .option('concurrency', { type: 'number', default: 4, describe: 'look-ups in flight at once' })
+    .option('rate', { type: 'number', default: 20, describe: 'requests per second' })
+    .option('max-outage', {
+      type: 'number',
+      default: BREAKER_DEFAULTS.maxOutageMs / 1000,
+      describe: 'seconds an outage of the service is waited through before reconcile stops with exit 6',
+    });
+}
+
+export const builder = options;
+
+/** Parses reconcile's options into its typed options and runs it. */
+export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  const log = openCommandLog(logSettingsOf(args as LogArgs, io), io);
+  let parsed: ReconcileCommandOptions;
+  try {
+    checkPace(args.concurrency, args.rate);
+    checkMaxOutage(args['max-outage']);
+    const since = args.since === undefined ? undefined : sinceOf(args.since);
+    parsed = {
+      connection: connectionFromArgs(args, io.env),
+      register: registerLocationText(args.register, io.env, io.cwd),
+      references: (args.references ?? []).map(String),
+      ...(since ? { since } : {}),
+      json: args.json,
+      concurrency: args.concurrency,
+      rate: args.rate,
+      maxOutageSeconds: args['max-outage'],
+    };
+  } catch (error) {
+    log.fail(error);
+    await log.close();
+    throw error;
+  }
+  return reconcileCommand(parsed, io, log);
+}

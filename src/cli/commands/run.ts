@@ -1,0 +1,354 @@
+/** `payouts run <sheet>` (README "Commands"): validate, then pay every valid row, resumably. */
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Argv } from 'yargs';
+import { BREAKER_DEFAULTS } from '../../api/breaker.js';
+import { runExitCode } from '../../batch/exit-code.js';
+import type { ControlTotals } from '../../batch/guards.js';
+import type { SheetOptions } from '../../batch/prepare.js';
+import { runBatch } from '../../batch/run.js';
+import { type Clock, systemClock } from '../../clock.js';
+import { UsageError } from '../../errors.js';
+import { registerLocationText, shownLocation } from '../../register/location.js';
+import type { OriginDeclaration } from '../../register/types.js';
+import type { SandboxHandle } from '../../sandbox/index.js';
+import { formatByExtension, resultsPathFor } from '../../sheet/results-path.js';
+import type { ArgsOf } from '../command.js';
+import { type Connection, connectionFromArgs } from '../connection.js';
+import type { CliIo } from '../io.js';
+import {
+  type CommandLog,
+  type LogArgs,
+  logOptions,
+  logSettingsOf,
+  openCommandLog,
+  runFinishedFields,
+} from '../logging.js';
+import {
+  checkMaxOutage,
+  checkPace,
+  connectionOptions,
+  originOf,
+  registerOption,
+  resolveFrom,
+  type SheetArgs,
+  sheetOptions,
+  sheetOptionsOf,
+} from '../options.js';
+import { RunProgress } from '../run-progress.js';
+import { stopOnSignals } from '../signals.js';
+import { humanSummary, type SummaryFacts, summaryJson } from '../summary.js';
+
+export interface RunCommandOptions extends SheetOptions {
+  outPath?: string;
+  json: boolean;
+  controls: ControlTotals;
+  /** The service; built lazily so `--sandbox` needs none. */
+  connection: () => Connection;
+  /** `--sandbox`: start an embedded sandbox on a free loopback port and run against it. */
+  sandbox: boolean;
+  /** The register (README `--register`, `PAYOUTS_REGISTER`, the state directory). */
+  register: string;
+  approve?: string;
+  retryUnknown: boolean;
+  holdChangedPayees?: boolean;
+  /** `--report PATH`: the approver's HTML report (run writes one only when asked). */
+  report?: string | false;
+  /** `--same-service-as` or `--separate-service`. */
+  origin?: OriginDeclaration;
+  concurrency: number;
+  rate?: number;
+  waitSeconds: number;
+  eventsFile?: string;
+  /** `--max-outage S`: how long an outage of the service is waited through before exit 6. */
+  maxOutageSeconds?: number;
+  /** Aborted to stop the run as SIGINT/SIGTERM/SIGHUP would (tests); the real signals otherwise. */
+  signal?: AbortSignal;
+  /** Time (tests inject it): the run's duration and the report's timestamp. */
+  clock?: Clock;
+}
+
+/** `payouts run <sheet>`: pays the sheet and reports it; returns the exit code. */
+export async function runCommand(
+  options: RunCommandOptions,
+  io: CliIo,
+  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
+): Promise<number> {
+  const clock = options.clock ?? systemClock;
+  const now = () => clock.now();
+  const started = now();
+  const { logger } = log;
+  // The first signal stops taking rows while those under way get their grace
+  // (batch/stop-grace.ts); a second cuts them at once (signals.ts).
+  const stop = stopOnSignals({
+    signal: options.signal,
+    onFirst: (name) =>
+      logger.warn(
+        { signal: name },
+        'stopping: finishing the rows under way, then writing the results (signal again to stop now)',
+      ),
+  });
+  let sandbox: SandboxHandle | undefined;
+  let throwaway: string | undefined;
+  try {
+    let connection: Connection;
+    let register = options.register;
+    if (options.sandbox) {
+      // A rehearsal never marks a real payout as paid: a register of its own, removed after.
+      throwaway = await mkdtemp(path.join(tmpdir(), 'payouts-sandbox-'));
+      register = path.join(throwaway, 'register.db');
+      // Loaded only for a rehearsal: a real run does not load the simulator.
+      const { startSandbox } = await import('../../sandbox/index.js');
+      sandbox = await startSandbox({ port: 0 });
+      const c = sandbox.credentials;
+      connection = {
+        baseUrl: sandbox.url,
+        authUrl: sandbox.url,
+        credentials: {
+          clientId: c.clientId,
+          clientSecret: c.clientSecret,
+          username: c.username,
+          password: c.password,
+        },
+      };
+      logger.info({ url: sandbox.url }, 'embedded sandbox started');
+    } else {
+      connection = options.connection();
+    }
+    // A bar for a person at a terminal, never among JSON lines (then progress is a record).
+    const bar = !log.jsonOnStderr && io.stderr.isTTY === true;
+    const progress = new RunProgress(io.stderr, logger, clock, undefined, bar);
+    const report = await runBatch({
+      ...options,
+      rehearsal: options.sandbox,
+      register,
+      connection,
+      logger,
+      signal: stop.signal,
+      abandonSignal: stop.abandon,
+      warnedReferences: options.json,
+      onProgress: (done, total) => progress.update(done, total),
+    });
+    progress.finish();
+    const reportPath = typeof options.report === 'string' ? options.report : undefined;
+    if (reportPath) {
+      const { writeReport } = await import('../../report/html.js');
+      await writeReport(reportPath, {
+        command: 'run',
+        sheetPath: report.sheetPath,
+        at: new Date(now()),
+        digest: report.digest,
+        summary: report.summary,
+        warnings: report.warnings,
+        controls: options.controls,
+        resultsPath: report.resultsPath,
+        registerPath: options.sandbox ? null : report.register,
+        holdChangedPayees: options.holdChangedPayees,
+        sandbox: options.sandbox,
+      });
+    }
+    const facts: SummaryFacts = {
+      command: 'run',
+      sheetPath: report.sheetPath,
+      format: report.format,
+      summary: report.summary,
+      digest: report.digest,
+      resultsPath: report.resultsPath,
+      registerPath: options.sandbox ? null : report.register,
+      ...(options.sandbox ? { sandbox: true } : {}),
+      unknownColumns: report.unknownColumns,
+      samples: report.samples,
+      warnings: report.warnings,
+      ...(reportPath ? { reportPath } : {}),
+    };
+    const happened = {
+      sent: report.sent,
+      interrupted: report.interrupted,
+      unavailable: report.unavailable,
+      rowsOk: report.summary.allOk,
+    };
+    let exitCode = runExitCode(happened);
+    const ending = report.interrupted
+      ? 'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume'
+      : report.unavailable
+        ? `payouts: stopped early: ${report.unavailableReason ?? 'the service stayed unavailable past --max-outage - run again later to resume'} (rows under way finished, the rest were not sent: skipped)`
+        : undefined;
+    // With JSON logs on stderr, stderr holds JSON records only: the human summary is one.
+    if (log.jsonOnStderr) log.tell([...humanSummary(facts), ...(ending ? [ending] : [])]);
+    logger.info(
+      runFinishedFields({
+        exitCode,
+        durationMs: now() - started,
+        summary: report.summary,
+        resultsPath: report.resultsPath,
+        registerPath: options.sandbox ? null : report.register,
+      }),
+      'run finished',
+    );
+    // A log file that could not be written (disk full) ends the run with exit 6; its
+    // last write is known only once the file is closed.
+    await log.close();
+    const logFailure = log.failure();
+    if (logFailure) {
+      facts.error = logFailure.sent();
+      exitCode = runExitCode({ ...happened, storageFailed: true });
+    }
+    if (!log.jsonOnStderr) log.tell([...humanSummary(facts), ...(ending ? [ending] : [])]);
+    if (options.json)
+      io.stdout.write(
+        `${JSON.stringify({ ...summaryJson(facts), runId: report.runId, interrupted: report.interrupted, unavailable: report.unavailable, exitCode })}\n`,
+      );
+    return exitCode;
+  } catch (error) {
+    // The error is a log record too, then the final one, so a JSON log always ends
+    // with `run finished`; main.ts reportError then leaves stderr alone if it got both.
+    // Text logs on the terminal: main.ts reportError prints the error itself, once.
+    const exitCode = log.fail(error);
+    logger.info(
+      runFinishedFields({
+        exitCode,
+        durationMs: now() - started,
+        // Only a results file this run wrote: refused credentials before sending write none.
+        resultsPath: await writtenSince(options.outPath ?? defaultResultsPath(options), started),
+        registerPath: options.sandbox ? null : shownLocation(options.register),
+      }),
+      'run finished',
+    );
+    throw error;
+  } finally {
+    stop.dispose();
+    await sandbox?.close();
+    if (throwaway) await rm(throwaway, { recursive: true, force: true });
+    await log.close();
+  }
+}
+
+/** Where a run writes its results when --out is not given. */
+function defaultResultsPath(options: RunCommandOptions): string {
+  return resultsPathFor(options.sheetPath, formatByExtension(options.sheetPath), options.sandbox);
+}
+
+/** The path when that file was written at or after `since` (epoch ms), else null. */
+async function writtenSince(file: string, since: number): Promise<string | null> {
+  try {
+    // File times are rounded by some file systems: a second of slack.
+    return (await stat(file)).mtimeMs >= since - 1_000 ? file : null;
+  } catch {
+    return null;
+  }
+}
+
+/** run's options: the sheet's, the register's, the service's, the pace's and the logs'. */
+function options(y: Argv) {
+  return logOptions(connectionOptions(registerOption(sheetOptions(y))))
+    .option('sandbox', {
+      type: 'boolean',
+      default: false,
+      describe: 'start an embedded sandbox on a free loopback port and run against it',
+    })
+    .option('checkpoint', {
+      type: 'string',
+      hidden: true,
+      describe: 'replaced by --register',
+    })
+    .option('approve', {
+      type: 'string',
+      describe: 'refuse to send unless the batch digest matches DIGEST',
+    })
+    .option('retry-unknown', {
+      type: 'boolean',
+      default: false,
+      describe: 're-send rows whose earlier outcome is unknown, with the same Idempotency-Key',
+    })
+    .option('same-service-as', {
+      type: 'string',
+      describe:
+        'declare the service this run reaches the same as ORIGIN, whose payouts the register holds (another spelling of its URL: localhost, a second name, a proxy), remembered',
+    })
+    .option('separate-service', {
+      type: 'boolean',
+      describe:
+        'declare the service this run reaches another one than those the register holds for this integrator (a staging copy), remembered',
+    })
+    .conflicts('same-service-as', 'separate-service')
+    .option('concurrency', { type: 'number', default: 4, describe: 'rows in flight at once' })
+    .option('rate', {
+      type: 'number',
+      default: 20,
+      describe: 'requests per second, all endpoints together',
+    })
+    .option('wait', {
+      type: 'number',
+      default: 0,
+      describe: 'after sending, check transaction statuses for up to this many seconds (completed/failed)',
+    })
+    .option('max-outage', {
+      type: 'number',
+      default: BREAKER_DEFAULTS.maxOutageMs / 1000,
+      describe:
+        'seconds an outage of the service (no answer, 5xx, 429 on every request) is waited through before the run stops with exit 6',
+    })
+    .option('events', {
+      type: 'string',
+      describe:
+        'webhook events file of "payouts webhooks listen --events": rows it confirms become completed or failed',
+    });
+}
+
+export const builder = options;
+
+/** Parses run's options into its typed options and runs it. */
+export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  const log = openCommandLog(logSettingsOf(args as LogArgs, io), io);
+  let parsed: RunCommandOptions;
+  try {
+    parsed = runOptionsOf(args, io);
+  } catch (error) {
+    log.fail(error);
+    await log.close();
+    throw error;
+  }
+  return runCommand(parsed, io, log);
+}
+
+/** run's typed options, checked before anything is read or sent (usage errors: exit 2). */
+function runOptionsOf(args: ArgsOf<typeof options>, io: CliIo): RunCommandOptions {
+  if (args.sandbox) {
+    const given = (['base-url', 'auth-url'] as const).filter((name) => args[name] !== undefined);
+    if (given.length > 0) {
+      throw new UsageError(
+        `--sandbox runs against an embedded sandbox of its own, so it takes no ${given.map((n) => `--${n}`).join(' or ')}: leave ${given.length === 1 ? 'it' : 'them'} out to rehearse, or leave out --sandbox to run against that service`,
+      );
+    }
+  }
+  const sheet = sheetOptionsOf(args as unknown as SheetArgs, io, args.sandbox);
+  if (args.approve !== undefined && args.approve.trim() === '') {
+    throw new UsageError(
+      '--approve needs the batch digest that payouts validate printed for this sheet (--approve DIGEST)',
+    );
+  }
+  if (args.checkpoint !== undefined) {
+    throw new UsageError(
+      '--checkpoint was replaced by the register, which knows every payout of every sheet: pass --register PATH (or set PAYOUTS_REGISTER), or leave it out to use the default',
+    );
+  }
+  checkPace(args.concurrency, args.rate);
+  if (!Number.isFinite(args.wait) || args.wait < 0) throw new UsageError('--wait must be 0 or more seconds');
+  checkMaxOutage(args['max-outage']);
+  return {
+    ...sheet,
+    connection: () => connectionFromArgs(args, io.env),
+    sandbox: args.sandbox,
+    register: registerLocationText(args.register, io.env, io.cwd),
+    ...(args.approve !== undefined ? { approve: args.approve } : {}),
+    retryUnknown: args['retry-unknown'],
+    holdChangedPayees: args['hold-changed-payees'],
+    ...originOf(args['same-service-as'], args['separate-service']),
+    concurrency: args.concurrency,
+    rate: args.rate,
+    waitSeconds: args.wait,
+    maxOutageSeconds: args['max-outage'],
+    ...(args.events ? { eventsFile: resolveFrom(io.cwd, args.events) } : {}),
+  };
+}

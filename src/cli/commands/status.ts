@@ -1,0 +1,178 @@
+/**
+ * `payouts status [reference...]`: what the register knows (README "Commands"), as a table for
+ * people, or `--json` / `--csv` for scripts. Exit 1 when a reference asked for is not there.
+ * It reads the register only: no network, no writes, hence no logging options.
+ */
+import { stringify } from 'csv-stringify/sync';
+import type { Argv } from 'yargs';
+import { outcomeCode } from '../../batch/exit-code.js';
+import { UsageError } from '../../errors.js';
+import type { ScopeHint } from '../../register/choose.js';
+import { registerLocationText } from '../../register/location.js';
+import {
+  type ReferenceStatus,
+  type RunStatus,
+  registerStatus,
+  type StatusReport,
+} from '../../register/status.js';
+import type { ArgsOf } from '../command.js';
+import { type CliIo, println } from '../io.js';
+import { registerHint, registerOption } from '../options.js';
+import { countOf } from '../summary.js';
+
+export interface StatusCommandOptions extends ScopeHint {
+  register: string;
+  references: string[];
+  limit: number;
+  format: 'text' | 'json' | 'csv';
+}
+
+const REFERENCE_COLUMNS = [
+  'reference',
+  'state',
+  'amount',
+  'currency',
+  'rail',
+  'payee',
+  'transactionId',
+  'when',
+  'sheet',
+  'error',
+  'service',
+  'integratorId',
+] as const satisfies readonly (keyof ReferenceStatus)[];
+
+const RUN_COLUMNS = [
+  'startedAt',
+  'state',
+  'sheet',
+  'rows',
+  'statuses',
+  'exitCode',
+  'finishedAt',
+  'digest',
+  'runId',
+  'host',
+  'pid',
+  'service',
+  'integratorId',
+] as const satisfies readonly (keyof RunStatus)[];
+
+/** `payouts status`: prints what the register knows; returns the exit code. */
+export async function statusCommand(options: StatusCommandOptions, io: CliIo): Promise<number> {
+  const report = await registerStatus(options);
+  const elsewhere = await otherServices(options, report);
+  if (elsewhere.length > 0) {
+    // "No runs" would be wrong: the register has runs, of services the hint left out.
+    println(
+      io.stderr,
+      `payouts: the register has no runs of ${options.service ?? 'this service'}, but it has runs of ${elsewhere.join(', ')}: pass --base-url with one of them (PAYOUTS_BASE_URL is read too), or leave out --base-url and unset PAYOUTS_BASE_URL to list every service's runs`,
+    );
+  } else if (report.note) println(io.stderr, `payouts: ${report.note}`);
+  const rows = (report.kind === 'references' ? report.references : report.runs) as unknown as Record<
+    string,
+    unknown
+  >[];
+  const columns: readonly string[] = report.kind === 'references' ? REFERENCE_COLUMNS : RUN_COLUMNS;
+  if (options.format === 'json') {
+    const others = elsewhere.length > 0 ? { runsOfOtherServices: elsewhere } : {};
+    io.stdout.write(`${JSON.stringify({ register: report.register, [report.kind]: rows, ...others })}\n`);
+  } else if (options.format === 'csv') {
+    io.stdout.write(stringify([columns, ...rows.map((row) => columns.map((c) => cellText(row[c])))]));
+  } else {
+    printTable(io, report.kind, rows, report.register, elsewhere.length > 0 ? options.service : undefined);
+  }
+  const missing = report.kind === 'references' && report.references.some((r) => r.state === 'not-found');
+  return outcomeCode(!missing);
+}
+
+/** The services with runs in the register when the hint's service has none (else none). */
+async function otherServices(options: StatusCommandOptions, report: StatusReport): Promise<string[]> {
+  if (report.kind !== 'runs' || report.runs.length > 0 || options.service === undefined) return [];
+  const { service: _, login: __, ...everyScope } = options;
+  const all = await registerStatus(everyScope);
+  return all.kind === 'runs' ? [...new Set(all.runs.map((r) => r.service))].sort() : [];
+}
+
+function cellText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'object') {
+    return Object.entries(value as Record<string, number>)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+  }
+  return String(value);
+}
+
+function printTable(
+  io: CliIo,
+  kind: 'references' | 'runs',
+  rows: Record<string, unknown>[],
+  path: string,
+  /** The service asked for, when other services have runs (said on stderr). */
+  asked?: string,
+): void {
+  println(io.stdout, `Register: ${path}`);
+  if (rows.length === 0) {
+    const none =
+      asked === undefined ? 'No runs recorded yet.' : `No runs of ${asked} (other services have some).`;
+    println(io.stdout, kind === 'runs' ? none : 'No such references.');
+    return;
+  }
+  for (const row of rows) {
+    if (kind === 'references') {
+      const r = row as unknown as ReferenceStatus;
+      if (r.state === 'not-found') {
+        println(io.stdout, `${r.reference}: not in the register (never sent by payouts with this register)`);
+        continue;
+      }
+      const tx = r.transactionId ? ` transaction ${r.transactionId}` : '';
+      println(
+        io.stdout,
+        `${r.reference}: ${r.state}, ${r.currency} ${r.amount} by ${r.rail} to ${r.payee},${tx} on ${r.when} from ${r.sheet}${r.error ? ` (${r.error})` : ''}`,
+      );
+    } else {
+      const r = row as unknown as RunStatus;
+      const counts = r.statuses ? ` ${cellText(r.statuses)}` : '';
+      println(
+        io.stdout,
+        `${r.startedAt} ${r.state.padEnd(8)} ${r.sheet}: ${r.rows === undefined ? '? rows' : countOf(r.rows, 'row')}${counts}${r.exitCode === undefined ? '' : `, exit ${r.exitCode}`} (run ${r.runId}, ${r.service})`,
+      );
+    }
+  }
+}
+
+/** status's options: the register, which scope, how many runs, the output format. */
+function options(y: Argv) {
+  return (
+    registerOption(y)
+      .positional('references', { type: 'string', array: true, describe: 'payout references' })
+      .option('base-url', {
+        type: 'string',
+        describe: 'only the register scope of this service (default PAYOUTS_BASE_URL, else every scope)',
+      })
+      .option('limit', { type: 'number', default: 20, describe: 'how many recent runs to list' })
+      // No defaults: yargs counts a default as given, and the two conflict.
+      .option('json', { type: 'boolean', describe: 'print JSON on stdout' })
+      .option('csv', { type: 'boolean', describe: 'print CSV on stdout' })
+      .conflicts('json', 'csv')
+  );
+}
+
+export const builder = options;
+
+/** Parses status's options and runs it. */
+export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  if (!Number.isInteger(args.limit) || args.limit <= 0)
+    throw new UsageError(`--limit must be a whole number of runs, got ${args.limit}`);
+  return statusCommand(
+    {
+      ...registerHint(args, io),
+      register: registerLocationText(args.register, io.env, io.cwd),
+      references: (args.references ?? []).map(String),
+      limit: args.limit,
+      format: args.json ? 'json' : args.csv ? 'csv' : 'text',
+    },
+    io,
+  );
+}

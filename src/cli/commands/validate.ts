@@ -1,0 +1,111 @@
+/** `payouts validate <sheet>`: the dry run (README "Commands"): read, map and check every row, offline. */
+import type { Argv } from 'yargs';
+import type { ControlTotals } from '../../batch/guards.js';
+import type { SheetOptions } from '../../batch/prepare.js';
+import { type ValidateOptions, validateSheet } from '../../batch/validate.js';
+import { systemClock } from '../../clock.js';
+import { writeReport } from '../../report/html.js';
+import { reportPathFor } from '../../sheet/results-path.js';
+import type { ArgsOf } from '../command.js';
+import type { CliIo } from '../io.js';
+import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
+import { registerHint, registerOption, type SheetArgs, sheetOptions, sheetOptionsOf } from '../options.js';
+import { RowCounter } from '../progress.js';
+import { exitCodeOf, humanSummary, type SummaryFacts, summaryJson } from '../summary.js';
+
+export interface ValidateCommandOptions extends SheetOptions {
+  outPath?: string;
+  json: boolean;
+  controls: ControlTotals;
+  register?: ValidateOptions['register'];
+  holdChangedPayees?: boolean;
+  /** `--report PATH`; false for --no-report; undefined: `<sheet name>.report.html` beside the results. */
+  report?: string | false;
+}
+
+/** `payouts validate <sheet>`: runs the dry run and reports it; returns the exit code. */
+export async function validateCommand(
+  options: ValidateCommandOptions,
+  io: CliIo,
+  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
+): Promise<number> {
+  try {
+    // The counter draws on a terminal only, and never among JSON lines.
+    const counter = log.jsonOnStderr ? undefined : new RowCounter(io.stderr, 'Validating');
+    const report = await validateSheet({
+      ...options,
+      warnedReferences: options.json,
+      onProgress: (n) => counter?.update(n),
+    });
+    counter?.done();
+    const reportPath =
+      options.report === false
+        ? undefined
+        : (options.report ?? reportPathFor(report.sheetPath, report.resultsPath));
+    const facts: SummaryFacts = {
+      command: 'validate',
+      sheetPath: report.sheetPath,
+      format: report.format,
+      summary: report.summary,
+      digest: report.digest,
+      resultsPath: report.resultsPath,
+      registerPath: report.register ?? null,
+      ...(report.registerNote ? { registerNote: report.registerNote } : {}),
+      unknownColumns: report.unknownColumns,
+      samples: report.invalidSamples,
+      warnings: report.warnings,
+      ...(reportPath ? { reportPath } : {}),
+      error: report.guardError,
+    };
+    if (reportPath) {
+      await writeReport(reportPath, {
+        command: 'validate',
+        sheetPath: report.sheetPath,
+        at: new Date(systemClock.now()),
+        digest: report.digest,
+        summary: report.summary,
+        warnings: report.warnings,
+        controls: options.controls,
+        guardError: report.guardError,
+        resultsPath: report.resultsPath,
+        registerPath: report.register ?? null,
+        holdChangedPayees: options.holdChangedPayees,
+      });
+    }
+    // On a terminal the summary's first lines say it; a log record says it to a log reader.
+    if (report.registerNote && !log.textOnStderr)
+      log.logger.warn({ registerNotChecked: report.registerNote }, 'register not checked');
+    log.tell(humanSummary(facts));
+    if (options.json) io.stdout.write(`${JSON.stringify(summaryJson(facts))}\n`);
+    return exitCodeOf(facts);
+  } catch (error) {
+    log.fail(error);
+    throw error;
+  } finally {
+    await log.close();
+  }
+}
+
+/** validate's options: the sheet's, the register's, the service whose scope to read, the logs'. */
+function options(y: Argv) {
+  return logOptions(registerOption(sheetOptions(y))).option('base-url', {
+    type: 'string',
+    describe: 'the service whose register scope to check against (default PAYOUTS_BASE_URL)',
+  });
+}
+
+export const builder = options;
+
+/** Parses validate's options into its typed options and runs it. */
+export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  const log = openCommandLog(logSettingsOf(args as LogArgs, io), io);
+  let sheet: ReturnType<typeof sheetOptionsOf>;
+  try {
+    sheet = sheetOptionsOf(args as unknown as SheetArgs, io);
+  } catch (error) {
+    log.fail(error);
+    await log.close();
+    throw error;
+  }
+  return validateCommand({ ...sheet, register: registerHint(args, io) }, io, log);
+}

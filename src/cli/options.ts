@@ -1,0 +1,248 @@
+/**
+ * The options several commands share (README "Options"), declared once: the sheet's, the
+ * register's and the service's, and how their values become a command's typed options. The
+ * logging options are `logOptions` in logging.ts. Nothing here loads the HTTP client, the
+ * sandbox or exceljs: every command's builder may use it.
+ */
+import path from 'node:path';
+import type { Argv } from 'yargs';
+import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
+import { UsageError } from '../errors.js';
+import { serviceOf } from '../register/identity.js';
+import { REGISTER_ENV, registerLocationText } from '../register/location.js';
+import type { OriginDeclaration } from '../register/types.js';
+import { CSV_ENCODINGS, type CsvEncoding } from '../sheet/csv-dialect.js';
+import { checkResultsPath, formatByExtension, isSameFile, resultsPathFor } from '../sheet/results-path.js';
+import type { CliIo } from './io.js';
+
+/** Options every sheet command shares (README "Options"). */
+export function sheetOptions<T>(y: Argv<T>) {
+  return y
+    .positional('file', { type: 'string', demandOption: true, describe: 'the payout sheet (.csv or .xlsx)' })
+    .option('out', {
+      type: 'string',
+      describe: 'results file (default <sheet dir>/<sheet name>.results.<ext>)',
+    })
+    .option('json', { type: 'boolean', default: false, describe: 'print one JSON summary object on stdout' })
+    .option('sheet', {
+      type: 'string',
+      describe: 'XLSX worksheet name (default: the first visible one with the required headers)',
+    })
+    .option('delimiter', {
+      type: 'string',
+      describe: 'CSV delimiter - detected (comma or semicolon) when omitted',
+    })
+    .option('encoding', {
+      choices: CSV_ENCODINGS,
+      describe:
+        'CSV encoding (latin1 is windows-1252, macroman is the classic Mac Excel CSV) - UTF-8 or UTF-16 with BOM are detected',
+    })
+    .option('columns', {
+      type: 'string',
+      describe: 'JSON or CSV file mapping your headers to canonical columns',
+    })
+    .option('expect-count', {
+      type: 'number',
+      describe: 'control total: the number of rows the sheet must have',
+    })
+    .option('expect-total', {
+      type: 'string',
+      array: true,
+      default: [] as string[],
+      describe: 'control total CUR=AMOUNT, repeatable (e.g. --expect-total USD=1234.50)',
+    })
+    .option('max-amount', {
+      type: 'string',
+      array: true,
+      default: [] as string[],
+      describe: 'largest amount one row may pay, CUR=AMOUNT, repeatable (e.g. --max-amount USD=25000)',
+    })
+    .option('hold-changed-payees', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'do not send rows whose payee has other bank details than when last paid (skipped, reason on the row)',
+    })
+    .option('report', {
+      type: 'string',
+      describe:
+        "the approver's HTML report (validate: <sheet name>.report.html beside the results by default, --no-report to skip - run: only when given)",
+    });
+}
+
+/** The sheet options as yargs hands them over. */
+export interface SheetArgs {
+  file: string;
+  sheet?: string;
+  out?: string;
+  json: boolean;
+  delimiter?: string;
+  encoding?: CsvEncoding;
+  columns?: string;
+  'expect-count'?: number;
+  'expect-total': string[];
+  'max-amount': string[];
+  'hold-changed-payees': boolean;
+  /** A path, false for --no-report, undefined when not given. */
+  report?: string | false;
+}
+
+/** The sheet options of validate and run, checked before anything is read or sent. */
+export function sheetOptionsOf(args: SheetArgs, io: CliIo, rehearsal = false) {
+  const expectCount = args['expect-count'];
+  if (expectCount !== undefined && (!Number.isInteger(expectCount) || expectCount < 0)) {
+    throw new UsageError(`--expect-count must be a whole number of rows, got ${String(expectCount)}`);
+  }
+  if (args.delimiter !== undefined && [...args.delimiter.replace('\\t', '\t')].length !== 1) {
+    throw new UsageError(`--delimiter must be one character (use "\\t" for tab), got "${args.delimiter}"`);
+  }
+  const sheetPath = resolveFrom(io.cwd, args.file);
+  const format = formatByExtension(sheetPath);
+  // A worksheet name means nothing to a CSV sheet: ignoring it would hide a mistaken file.
+  if (args.sheet !== undefined && format === 'csv') {
+    throw new UsageError(
+      `--sheet names an XLSX worksheet, and ${args.file} is a CSV sheet, which has none: leave --sheet out, or give the .xlsx workbook`,
+    );
+  }
+  const outPath = args.out ? resolveFrom(io.cwd, args.out) : undefined;
+  // Before anything is read or sent: a wrong --out is a usage error (exit 2).
+  if (outPath !== undefined) checkResultsPath(sheetPath, outPath, format);
+  const real = resultsPathFor(sheetPath, format);
+  if (rehearsal && outPath !== undefined && isSameFile(outPath, real)) {
+    throw new UsageError(
+      `--out ${outPath} is where a real run writes its results: a rehearsal (--sandbox) never writes over them - leave --out out for ${resultsPathFor(sheetPath, format, true)}`,
+    );
+  }
+  return {
+    sheetPath,
+    sheetName: args.sheet,
+    delimiter: args.delimiter?.replace('\\t', '\t'),
+    encoding: args.encoding,
+    columnsFile: args.columns ? resolveFrom(io.cwd, args.columns) : undefined,
+    outPath,
+    json: args.json,
+    holdChangedPayees: args['hold-changed-payees'],
+    report: reportOption(args.report, io),
+    controls: {
+      expectCount,
+      expectTotals: parseExpectTotals(args['expect-total']),
+      maxAmounts: parseMaxAmounts(args['max-amount']),
+    },
+  };
+}
+
+/** `--report PATH`, `--no-report` (false), or nothing (undefined): the command picks its default. */
+function reportOption(value: unknown, io: CliIo): string | false | undefined {
+  if (value === false) return false;
+  if (value === undefined || value === true) return undefined;
+  const text = String(value);
+  if (text.trim() === '')
+    throw new UsageError('--report needs a file path (--report PATH), or use --no-report');
+  if (!text.toLowerCase().endsWith('.html') && !text.toLowerCase().endsWith('.htm')) {
+    throw new UsageError(`--report ${text} must end in .html: the report is one HTML page`);
+  }
+  return resolveFrom(io.cwd, text);
+}
+
+/** `--register PATH|URL` (README "Options"), shared by every command that reads or writes it. */
+export function registerOption<T>(y: Argv<T>, describe?: string) {
+  return y.option('register', {
+    type: 'string',
+    describe:
+      describe ??
+      `the register of payouts (default ${REGISTER_ENV}, else $XDG_STATE_HOME/payouts/register.db, else ~/.local/state/payouts/register.db)`,
+  });
+}
+
+/** The register and the scope hint of an offline command: `--base-url` or env, and the user. */
+export function registerHint(
+  args: { register?: string | undefined; 'base-url'?: string | undefined },
+  io: CliIo,
+) {
+  const baseUrl = args['base-url'] ?? nonBlank(io.env['PAYOUTS_BASE_URL']);
+  return {
+    location: registerLocationText(args.register, io.env, io.cwd),
+    ...(baseUrl !== undefined ? { service: serviceOf(baseUrl) } : {}),
+    ...(nonBlank(io.env['PAYOUTS_USERNAME']) !== undefined ? { login: io.env['PAYOUTS_USERNAME'] } : {}),
+  };
+}
+
+/** Environment variables read for the connection. */
+export const CONNECTION_ENV = {
+  baseUrl: 'PAYOUTS_BASE_URL',
+  authUrl: 'PAYOUTS_AUTH_URL',
+  clientId: 'PAYOUTS_CLIENT_ID',
+  clientSecret: 'PAYOUTS_CLIENT_SECRET',
+  username: 'PAYOUTS_USERNAME',
+  password: 'PAYOUTS_PASSWORD',
+} as const;
+
+/** The connection flags as yargs hands them over. */
+export interface ConnectionArgs {
+  'base-url'?: string;
+  'auth-url'?: string;
+  'client-id'?: string;
+  username?: string;
+}
+
+/** Declares `--base-url`, `--auth-url`, `--client-id` and `--username`. */
+export function connectionOptions<T>(y: Argv<T>): Argv<T & ConnectionArgs> {
+  return y
+    .option('base-url', {
+      type: 'string',
+      describe: `the payments service's root URL, such as https://api.example.com (plain http:// to loopback only) - or ${CONNECTION_ENV.baseUrl}`,
+    })
+    .option('auth-url', {
+      type: 'string',
+      describe: `the identity endpoint's host, where tokens come from (default: the base URL) - or ${CONNECTION_ENV.authUrl}`,
+    })
+    .option('client-id', {
+      type: 'string',
+      describe: `API client id (default ${CONNECTION_ENV.clientId}) - the secrets come from ${CONNECTION_ENV.clientSecret} and ${CONNECTION_ENV.password} only`,
+    })
+    .option('username', {
+      type: 'string',
+      describe: `dashboard user (default ${CONNECTION_ENV.username})`,
+    }) as Argv<T & ConnectionArgs>;
+}
+
+/** `--concurrency N` and `--rate N` of run and reconcile: positive, the concurrency whole. */
+export function checkPace(concurrency: number, rate: number): void {
+  for (const [name, value] of [
+    ['--concurrency', concurrency],
+    ['--rate', rate],
+  ] as const) {
+    if (!Number.isFinite(value) || value <= 0)
+      throw new UsageError(`${name} must be a positive number, got ${value}`);
+  }
+  if (!Number.isInteger(concurrency)) throw new UsageError('--concurrency must be a whole number');
+}
+
+/** `--max-outage S`: 0 or more seconds. */
+export function checkMaxOutage(seconds: number): void {
+  if (!Number.isFinite(seconds) || seconds < 0)
+    throw new UsageError(`--max-outage must be 0 or more seconds, got ${seconds}`);
+}
+
+/** `--same-service-as ORIGIN` or `--separate-service` as a declaration of the run's origin. */
+export function originOf(
+  sameAs: string | undefined,
+  separate: boolean | undefined,
+): { origin?: OriginDeclaration } {
+  if (sameAs !== undefined) {
+    if (sameAs.trim() === '')
+      throw new UsageError('--same-service-as needs the URL the register knows the service by');
+    return { origin: { sameAs: serviceOf(sameAs.trim()) } };
+  }
+  return separate ? { origin: { separate: true } } : {};
+}
+
+/** Blank counts as unset. */
+export function nonBlank(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/** Resolves against the injected cwd; keeps paths as typed when that is the process's own. */
+export function resolveFrom(cwd: string, file: string): string {
+  return cwd === process.cwd() ? file : path.resolve(cwd, file);
+}
