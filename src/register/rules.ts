@@ -72,6 +72,40 @@ export function isAnswer(change: PayoutChange): boolean {
   return !needsLease(change) && change.transactionId !== undefined;
 }
 
+/**
+ * What a fenced write of a payout requires, decided once for both stores: that the run still
+ * holds it, and for the intent to send that its lease is live too. An answer to a request that
+ * left may also land on a payout another run took over since, while it is still in doubt: the
+ * same Idempotency-Key gets the same transaction whichever run sent it.
+ */
+export interface Fence {
+  runId: string;
+  /** The run must hold a live lease (and not have finished). */
+  lease: boolean;
+  /** Or the payout is in one of these states, whichever run holds it. */
+  orIn: readonly PayoutState[];
+}
+
+/** The fence of a change that `runId` writes. */
+export function fenceOf(runId: string, change: PayoutChange): Fence {
+  return { runId, lease: needsLease(change), orIn: isAnswer(change) ? IN_DOUBT : [] };
+}
+
+/** What a store read before a fenced write: the payout's holder and state, the writer's lease. */
+export interface FenceFacts {
+  holder: string;
+  state: PayoutState;
+  /** Whether the writing run is unfinished and its lease live (lease.ts leaseExpired). */
+  leaseHeld: boolean;
+}
+
+/** Whether a fenced write may land on a payout as the store found it (undefined: none). */
+export function fenceAdmits(fence: Fence, facts: FenceFacts | undefined): boolean {
+  if (facts === undefined) return false;
+  if (facts.holder === fence.runId && (!fence.lease || facts.leaseHeld)) return true;
+  return fence.orIn.includes(facts.state);
+}
+
 /** The states `inDoubt` names, for a store's query. */
 export const IN_DOUBT: readonly PayoutState[] = ['sending', 'unknown'];
 
