@@ -58,15 +58,6 @@ export function needsLease(change: PayoutChange): boolean {
   return change.state === 'sending' || change.state === 'claimed';
 }
 
-/**
- * Whether a write that records an answer may land on a record that another run took over since:
- * only while that record is still in doubt, since the same Idempotency-Key gets the same
- * transaction whichever run sent it.
- */
-export function answerMayLand(change: PayoutChange, current: PayoutRecord): boolean {
-  return isAnswer(change) && inDoubt(current.state);
-}
-
 /** A write that records the service's answer to a transaction request: its transaction id. */
 export function isAnswer(change: PayoutChange): boolean {
   return !needsLease(change) && change.transactionId !== undefined;
