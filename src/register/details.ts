@@ -30,8 +30,9 @@ export function describeDetails(d: PayoutDetails): string {
 }
 
 /**
- * The fields of SPEC.md 2.4 that say where the money goes (not who receives it): a payee with
- * a corrected name or address is the same payee; another account is not.
+ * The fields of a recipient (docs/service.md "A recipient") that say where the money goes (not
+ * who receives it): a payee with a corrected name or address is the same payee; another account
+ * is not.
  */
 const ACCOUNT_FIELDS = [
   'routingNumber',

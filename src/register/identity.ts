@@ -1,5 +1,5 @@
 /**
- * Who a payout is (PRODUCT.md "Never pay twice: the register"): a payout is its `reference`
+ * Who a payout is (README "Never pay twice: the register"): a payout is its `reference`
  * within one service and one integrator, never the file it came in. Every key sent to the
  * service derives from that identity, so any sheet that names the reference (the same one
  * again, an edited or renamed copy, a fixed results file fed back) sends the same key.
@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { ConfigError } from '../errors.js';
 
-/** The service a base URL names: its origin (PRODUCT.md: "per service (the base URL's origin)"). */
+/** The service a base URL names: its origin (README "Never pay twice: the register"). */
 export function serviceOf(baseUrl: string): string {
   try {
     return new URL(baseUrl).origin;

@@ -1,5 +1,5 @@
 /**
- * `payouts status` (PRODUCT.md): what the register knows, read-only and
+ * `payouts status` (docs/register.md "`payouts status`"): what the register knows, read-only and
  * offline. Per reference: its state, amount, transaction, when and from which sheet; without
  * references, the recent runs (batches). Returns data; the CLI formats it.
  */

@@ -1,8 +1,9 @@
 /**
- * The register (PRODUCT.md "Never pay twice: the register") in payouts' own terms: scopes,
+ * The register (README "Never pay twice: the register") in payouts' own terms: scopes,
  * runs, payouts, payees and webhook events. The rest of the code speaks to this contract, never
- * to SQL or a driver; two stores keep it, one SQLite file (sqlite.ts) and one PostgreSQL
- * database shared by many machines (postgres.ts), and one test suite holds both to it.
+ * to SQL or a driver; it is written once (store.ts) above two stores, one SQLite file (sqlite.ts)
+ * and one PostgreSQL database shared by many machines (postgres.ts), and one test suite holds
+ * both to it.
  */
 import type { Clock } from '../clock.js';
 import type { PayoutDetails } from './details.js';
@@ -104,7 +105,7 @@ export interface PayoutChange {
   error?: string | null;
 }
 
-/** A webhook event (SPEC.md 2.2) as the register keeps it. */
+/** A webhook event (docs/service.md "Webhooks") as the register keeps it. */
 export interface EventRecord {
   integratorId: string;
   resourceId: string;
@@ -151,9 +152,9 @@ export interface PayeeLayer {
 }
 
 /**
- * What the register remembers of one payee (PRODUCT.md "Warnings for the approver"), keyed by
- * a keyed hash of its identity (rows/payee.ts), and the same as it stood before the batch that
- * changed it last (`batch`, a sheet's tag): a resumed run compares its rows with what the first
+ * What the register remembers of one payee (docs/approval.md "What the register remembers of a
+ * payee"), keyed by a keyed hash of its identity (rows/payee.ts), and the same as it stood before
+ * the batch that changed it last (`batch`, a sheet's tag): a resumed run compares its rows with what the first
  * run saw, never with its own payouts (rules.ts historyFor).
  */
 export interface PayeeHistory extends PayeeLayer {
@@ -294,8 +295,8 @@ export interface Register {
   /** A recorded scope, read as it is (validate, status). */
   scopeStore(scope: ScopeInfo): Promise<ScopeStore>;
   /**
-   * Records a webhook event, once (SPEC.md 6.1: resourceId plus operation identifies a
-   * duplicate), and settles the payout whose transaction it names. False for a duplicate.
+   * Records a webhook event, once (docs/service.md "Webhooks": resourceId with operation
+   * identifies a duplicate), and settles the payout whose transaction it names. False for a duplicate.
    */
   recordEvent(event: EventRecord, settles?: Settlement): Promise<boolean>;
   /** What was declared of this origin for this integrator (undefined: nothing yet). */

@@ -1,5 +1,5 @@
 /**
- * What the register says about a row before anything is sent (PRODUCT.md "Never pay twice:
+ * What the register says about a row before anything is sent (README "Never pay twice:
  * the register"), one pure function for `run` and `validate` alike, so the dry run shows
  * exactly what the run would do.
  */

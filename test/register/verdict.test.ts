@@ -33,7 +33,7 @@ type Case = [
   kind: string,
 ];
 
-describe('registerVerdict (PRODUCT.md "Never pay twice: the register")', () => {
+describe('registerVerdict (README "Never pay twice: the register")', () => {
   it.each<Case>([
     ['none', true, false, false, 'send'],
     // Paid: the same details are skipped, other details are a conflict; --retry-unknown changes nothing.
