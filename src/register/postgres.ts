@@ -27,7 +27,7 @@ import { withoutPassword } from './location.js';
 import { cellsOf, joinedRunOf, PAYOUT_COLUMNS, PAYOUT_FIELDS, payoutOf, RUN_COLUMNS } from './records.js';
 import type { Fence } from './rules.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from './schema.js';
-import { type Compiled, compile, type Driver, type Sql, transaction, type Values, valuesOf } from './sql.js';
+import { type Compiled, compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
 import { type ClaimWrite, type Dialect, SqlRegister, type Statements } from './store.js';
 import type { OpenOptions, PayoutRecord, Register } from './types.js';
 
@@ -425,18 +425,18 @@ class PostgresDialect implements Dialect, Driver {
    * A transaction of its own under the scope's advisory lock, tried again on a deadlock or
    * serialization failure.
    */
-  async claiming<T>(_writes: GroupCommit, scope: number, work: (sql: Sql) => Promise<T>): Promise<T> {
-    if (this.readonly) throw new Error(`register ${this.location} was opened read-only`);
+  async claiming<T>(writes: GroupCommit, scope: number, work: (sql: Sql) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await transaction(this, async (sql) => {
+        return await writes.transaction(async (sql) => {
           await sql.rows('SELECT pg_advisory_xact_lock(:lock, :scope)', { lock: MIGRATION_LOCK, scope });
           return work(sql);
         });
       } catch (error) {
-        const code = (error as { code?: string }).code;
-        if (code !== undefined && RETRYABLE.has(code) && attempt < POSTGRES_DEFAULTS.claimAttempts) continue;
-        throw this.failure('cannot be written', error);
+        const cause = error instanceof RegisterError ? error.cause : error;
+        const code = (cause as { code?: string } | undefined)?.code;
+        if (code === undefined || !RETRYABLE.has(code) || attempt >= POSTGRES_DEFAULTS.claimAttempts)
+          throw error;
       }
     }
   }

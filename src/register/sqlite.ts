@@ -335,17 +335,16 @@ const PACKED_RECORDS = `group_concat(format(${PAYOUT_FIELDS.map(() => "'%s'").jo
 /** How many references one lookup query takes. */
 const LOOKUP_CHUNK = 500;
 
-/** The queries a scope reads payouts with (payouts as PAYOUT_FIELDS, runs as named rows). */
-const READS = {
-  // One text for all the rows: libsql makes a JavaScript value per column of a row, which
-  // costs more than SQLite writing the text and V8 splitting it.
-  lookup: `SELECT count(*), ${PACKED_RECORDS} FROM payouts
-    WHERE scope_id = ? AND reference IN (SELECT value FROM json_each(?))`,
-  // The same records as JSON, for a chunk whose packed text did not split cleanly.
-  lookupJson: `SELECT json_group_array(json_array(${PAYOUT_COLUMNS})) FROM payouts
-    WHERE scope_id = ? AND reference IN (SELECT value FROM json_each(?))`,
-  run: 'SELECT * FROM runs WHERE id = ?',
-} as const;
+/**
+ * The look-up of a chunk of references (`:references`): one text for all the rows, since libsql
+ * makes a JavaScript value per column of a row, which costs more than SQLite writing the text and
+ * V8 splitting it. LOOKUP_JSON reads the same records as JSON, for a chunk whose packed text did
+ * not split cleanly.
+ */
+const LOOKUP = `SELECT count(*) AS n, ${PACKED_RECORDS} AS packed FROM payouts
+  WHERE scope_id = :scope AND reference IN (SELECT value FROM json_each(:references))`;
+const LOOKUP_JSON = `SELECT json_group_array(json_array(${PAYOUT_COLUMNS})) AS json FROM payouts
+  WHERE scope_id = :scope AND reference IN (SELECT value FROM json_each(:references))`;
 
 /** The file's part of the register: its one connection, its statements, its clocks. */
 class SqliteDialect implements Dialect, Driver {
@@ -354,7 +353,6 @@ class SqliteDialect implements Dialect, Driver {
   readonly begin = 'BEGIN IMMEDIATE';
   readonly writesAlone = false;
   readonly chunk = LOOKUP_CHUNK;
-  private readonly statements = new Map<keyof typeof READS, Statement>();
   private readonly connectionSql: SqliteSql;
   /**
    * Runs read by a read-only store (`validate`, `status`), kept as first read: a validate of a
@@ -439,74 +437,52 @@ class SqliteDialect implements Dialect, Driver {
     return fenceAdmits(fence, facts) ? sql.changed(set, values) : 0;
   }
 
-  /** The records of these references, a chunk at a time by the packed query (PACKED_RECORDS). */
-  async lookup(_sql: Sql, scope: number, references: readonly string[]): Promise<Map<string, PayoutRecord>> {
+  /**
+   * The records of these references, a chunk at a time by the packed query (PACKED_RECORDS), with
+   * the runs they name, each read once per look-up (a sheet's payouts share a few runs), or once
+   * for all the look-ups of a read-only store.
+   */
+  async lookup(sql: Sql, scope: number, references: readonly string[]): Promise<Map<string, PayoutRecord>> {
     const found = new Map<string, PayoutRecord>();
-    const runs = this.runReader();
+    const runs = this.readonly ? this.runsSeen : new Map<string, RunRecord | undefined>();
     for (let i = 0; i < references.length; i += LOOKUP_CHUNK) {
-      const chunk = JSON.stringify(references.slice(i, i + LOOKUP_CHUNK));
-      const [count, packed] = this.statement('lookup').get(scope, chunk) as [number, string | null];
-      if (packed === null || unpack(packed, count, runs, found)) continue;
-      // A value held a separator: this chunk again, as JSON.
-      const [json] = this.statement('lookupJson').get(scope, chunk) as [string];
-      for (const cells of JSON.parse(json) as PayoutCells[]) {
-        const record = payoutOf(cells, runs(cells[13] as string));
-        found.set(record.reference, record);
+      const values = { scope, references: references.slice(i, i + LOOKUP_CHUNK) };
+      const [{ n, packed }] = (await sql.rows(LOOKUP, values)) as [{ n: number; packed: string | null }];
+      if (packed === null) continue;
+      // A value that held a separator: this chunk again, as JSON.
+      const chunk =
+        unpack(packed, n) ??
+        (JSON.parse(((await sql.rows(LOOKUP_JSON, values)) as [{ json: string }])[0].json) as PayoutCells[]);
+      for (const cells of chunk) {
+        const runId = cells[13] as string;
+        if (!runs.has(runId)) {
+          const [row] = await sql.rows<RunRow>('SELECT * FROM runs WHERE id = :id', { id: runId });
+          runs.set(runId, row === undefined ? undefined : runOf(row, this.time()));
+        }
+        found.set(cells[0] as string, payoutOf(cells, runs.get(runId)));
       }
     }
     return found;
   }
-
-  /**
-   * The runs payouts name, each read once per look-up (a sheet's payouts share a few runs), or
-   * once for all the look-ups of a read-only store.
-   */
-  private runReader(): (id: string) => RunRecord | undefined {
-    const seen = this.readonly ? this.runsSeen : new Map<string, RunRecord | undefined>();
-    return (id) => {
-      if (seen.has(id)) return seen.get(id);
-      const row = this.statement('run').get(id) as RunRow | undefined;
-      const run = row === undefined ? undefined : runOf(row, this.time());
-      seen.set(id, run);
-      return run;
-    };
-  }
-
-  /** The look-up's statements, prepared once: a look-up of a big sheet runs them thousands of times. */
-  private statement(name: keyof typeof READS): Statement {
-    let statement = this.statements.get(name);
-    if (statement === undefined) {
-      statement = this.db.prepare(READS[name]);
-      if (name !== 'run') statement.raw(true);
-      this.statements.set(name, statement);
-    }
-    return statement;
-  }
 }
 
 /**
- * Adds the `count` records of a packed look-up (PACKED_RECORDS) to `found`; false, with `found`
- * as it was, when a value held a separator. Then the text has more records than `count`, or a
- * record more fields than PAYOUT_FIELDS: exactly `count` records of exactly that many fields
- * hold no separator but those SQLite put between them.
+ * The `count` records of a packed look-up (PACKED_RECORDS); undefined when a value held a
+ * separator. Then the text has more records than `count`, or a record more fields than
+ * PAYOUT_FIELDS: exactly `count` records of exactly that many fields hold no separator but those
+ * SQLite put between them.
  */
-function unpack(
-  packed: string,
-  count: number,
-  runs: (id: string) => RunRecord | undefined,
-  found: Map<string, PayoutRecord>,
-): boolean {
+function unpack(packed: string, count: number): PayoutCells[] | undefined {
   const records = packed.split(RECORD);
-  if (records.length !== count) return false;
-  const read: PayoutRecord[] = [];
+  if (records.length !== count) return undefined;
+  const read: PayoutCells[] = [];
   for (const record of records) {
     const cells: (string | null)[] = record.split(UNIT);
-    if (cells.length !== PAYOUT_FIELDS.length) return false;
+    if (cells.length !== PAYOUT_FIELDS.length) return undefined;
     for (let i = 0; i < cells.length; i++) if (cells[i] === '' && PAYOUT_FIELDS[i]![1]) cells[i] = null;
-    read.push(payoutOf(cells, runs(cells[13] as string)));
+    read.push(cells);
   }
-  for (const record of read) found.set(record.reference, record);
-  return true;
+  return read;
 }
 
 /**
