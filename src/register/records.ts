@@ -4,7 +4,15 @@
  * record is: a file keeps times as ISO text, PostgreSQL gives a Date; both read the same here.
  */
 import { leaseExpired, type StoredLease, type StoreTime } from './lease.js';
-import type { EventRecord, PayoutRecord, PayoutState, RunRecord, ScopeInfo, StoredPayout } from './types.js';
+import type {
+  EventRecord,
+  NewRun,
+  PayoutRecord,
+  PayoutState,
+  RunRecord,
+  ScopeInfo,
+  StoredPayout,
+} from './types.js';
 
 /**
  * A payout as the register's queries read it: an array of these columns, in this order (raw
@@ -156,6 +164,20 @@ export interface RunRow {
   rows: number | null;
   statuses: string | null;
   exit_code: number | null;
+}
+
+/** The values a run is written with, in either store (its lease and outcome aside). */
+export function runValues(run: NewRun): Record<string, unknown> {
+  return {
+    id: run.id,
+    sheet: run.sheet,
+    digest: run.digest,
+    host: run.host,
+    pid: run.pid,
+    machine: run.machine ?? null,
+    processStart: run.processStart ?? null,
+    startedAt: run.startedAt,
+  };
 }
 
 /** The lease a run's row holds. */

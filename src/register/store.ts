@@ -20,6 +20,7 @@ import {
   payoutOf,
   type RunRow,
   runOf,
+  runValues,
   type ScopeRow,
   scopeInfo,
 } from './records.js';
@@ -433,18 +434,7 @@ class SqlScope implements ScopeStore {
   }
 
   beginRun(run: NewRun): Promise<void> {
-    const values = {
-      id: run.id,
-      scope: this.scope.id,
-      sheet: run.sheet,
-      digest: run.digest,
-      host: run.host,
-      pid: run.pid,
-      machine: run.machine ?? null,
-      processStart: run.processStart ?? null,
-      startedAt: run.startedAt,
-      ...this.lease(),
-    };
+    const values = { ...runValues(run), scope: this.scope.id, ...this.lease() };
     return this.register.write(async (sql) => {
       await sql.changed(this.dialect.sql.beginRun, values);
     });

@@ -14,6 +14,7 @@ import {
   payoutOf,
   type RunRow,
   runOf,
+  runValues,
   type ScopeRow,
 } from './records.js';
 import type { Sql, Values } from './sql.js';
@@ -161,15 +162,8 @@ function valuesOf(entry: RegisterEntry, scope: number | undefined): Values {
     case 'run': {
       const r = entry.run;
       return {
+        ...runValues(r),
         scope,
-        id: r.id,
-        sheet: r.sheet,
-        digest: r.digest,
-        host: r.host,
-        pid: r.pid,
-        machine: r.machine ?? null,
-        processStart: r.processStart ?? null,
-        startedAt: r.startedAt,
         heartbeatAt: r.heartbeatAt,
         leaseExpiresAt: r.leaseExpiresAt,
         finishedAt: r.finishedAt ?? null,
