@@ -45,7 +45,10 @@ export class GroupCommit {
     });
   }
 
-  /** Runs `work` in a transaction of its own, outside the queue (a claim under a lock). */
+  /**
+   * Runs `work` in a transaction of its own, outside the queue, on a connection of its own (a
+   * PostgreSQL claim under the scope's lock; a store of one connection claims in the queue).
+   */
   transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     if (this.readonly) return Promise.reject(new Error(`register ${this.location} was opened read-only`));
     return this.track(transaction(this.driver, work));

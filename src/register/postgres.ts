@@ -127,38 +127,39 @@ export function isLoopback(host: string): boolean {
   return host.startsWith('/') || isLoopbackHost(host);
 }
 
-const statementNames = new Map<string, string>();
-
 /**
- * A statement with parameters as a named prepared statement: each connection parses and plans
- * it once, then only binds and executes it. A run sends the same few statements thousands of
- * times, and parsing them again was a fair part of the server's work. The name is the text's
- * hash, so one name never stands for two texts. A `SELECT *` stays unprepared: a newer payouts
- * adding a column while this run is connected would make its prepared plan fail.
+ * A statement's text compiled for pg (`$1`, `$2`), and the name it is prepared under: each
+ * connection parses and plans it once, then only binds and executes it. A run sends the same few
+ * statements thousands of times, and parsing them again was a fair part of the server's work.
+ * The name is the text's hash, so one name never stands for two texts. A `SELECT *` stays
+ * unprepared: a newer payouts adding a column while this run is connected would make its
+ * prepared plan fail.
  */
-function prepared(text: string, values: unknown[]): pg.QueryConfig {
-  if (values.length === 0 || text.includes('*')) return { text, values };
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `payouts_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
-    statementNames.set(text, name);
-  }
-  return { name, text, values };
+interface PgStatement extends Compiled {
+  name?: string;
 }
 
-const compiled = new Map<string, Compiled>();
+const statements = new Map<string, PgStatement>();
+
+function statementOf(text: string): PgStatement {
+  let statement: PgStatement | undefined = statements.get(text);
+  if (statement === undefined) {
+    statement = compile(text, true);
+    if (statement.names.length > 0 && !text.includes('*'))
+      statement.name = `payouts_${createHash('sha256').update(statement.text).digest('hex').slice(0, 24)}`;
+    statements.set(text, statement);
+  }
+  return statement;
+}
 
 /** Statements on one connection of the pool. */
 class PgSql implements Sql {
   constructor(private readonly client: pg.ClientBase) {}
 
   private query(text: string, values: Values | undefined): Promise<pg.QueryResult> {
-    let statement = compiled.get(text);
-    if (statement === undefined) {
-      statement = compile(text, true);
-      compiled.set(text, statement);
-    }
-    return this.client.query(prepared(statement.text, valuesOf(statement, values)));
+    const { name, text: compiled, ...statement } = statementOf(text);
+    const config: pg.QueryConfig = { text: compiled, values: valuesOf(statement, values) };
+    return this.client.query(name === undefined ? config : { ...config, name });
   }
 
   async rows<R>(text: string, values?: Values): Promise<R[]> {
