@@ -119,6 +119,67 @@ export function pidAlive(pid: number): boolean {
 }
 
 /**
+ * A run's lease as a store keeps it: its end by the store's clock (PostgreSQL's `now()`; a
+ * file's wall clock) and, on a file, by the kernel's time since boot of the run that wrote it.
+ */
+export interface StoredLease {
+  expiresAt: string | Date;
+  boot?: string | null;
+  uptimeMs?: number | string | null;
+}
+
+/**
+ * The store's time when it read a lease: its clock (PostgreSQL's `now()` in the statement that
+ * read it; a file's wall clock) and, on a file, the kernel's time since boot of the reader.
+ */
+export interface StoreTime {
+  now: number;
+  boot?: BootClock | undefined;
+}
+
+/** The kernel's time since boot, where there is one: what a file's leases are timed by. */
+export interface BootClock {
+  id: string;
+  uptimeMs(): number;
+}
+
+/** This machine's boot clock, where /proc has one. */
+export function systemBootClock(): BootClock | undefined {
+  const id = bootId();
+  if (id === undefined || uptimeMs() === undefined) return undefined;
+  return { id, uptimeMs: () => uptimeMs()! };
+}
+
+/**
+ * Whether a lease had run out at `time`: by the boot clock where the lease was written on the
+ * reader's boot (no wall clock, faked or not, moves it), else by the store's clock. The one
+ * rule both stores apply, whichever clock they read.
+ */
+export function leaseExpired(lease: StoredLease, time: StoreTime): boolean {
+  const { boot } = time;
+  if (boot !== undefined && lease.boot === boot.id && lease.uptimeMs != null)
+    return boot.uptimeMs() >= Number(lease.uptimeMs);
+  return time.now >= new Date(lease.expiresAt).getTime();
+}
+
+/** How many of a scope's unfinished runs hold a live lease at `time`: at least the asking run. */
+export function liveRunCount(leases: readonly StoredLease[], time: StoreTime): number {
+  return Math.max(1, leases.filter((lease) => !leaseExpired(lease, time)).length);
+}
+
+/**
+ * A new lease from `time`, lasting `leaseMs`: its end by the store's clock, and by the boot
+ * clock where there is one. (PostgreSQL sets its own, from `now()`, in the statement.)
+ */
+export function newLease(time: StoreTime, leaseMs: number): Required<StoredLease> {
+  return {
+    expiresAt: new Date(time.now + leaseMs).toISOString(),
+    boot: time.boot?.id ?? null,
+    uptimeMs: time.boot === undefined ? null : time.boot.uptimeMs() + leaseMs,
+  };
+}
+
+/**
  * Whether the run that holds a claim still lives: its own process table answers where it ran in
  * ours; anywhere else only its lease, as the store timed it, counts.
  */

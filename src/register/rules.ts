@@ -58,18 +58,43 @@ export function needsLease(change: PayoutChange): boolean {
   return change.state === 'sending' || change.state === 'claimed';
 }
 
-/**
- * Whether a write that records an answer may land on a record that another run took over since:
- * only while that record is still in doubt, since the same Idempotency-Key gets the same
- * transaction whichever run sent it.
- */
-export function answerMayLand(change: PayoutChange, current: PayoutRecord): boolean {
-  return isAnswer(change) && inDoubt(current.state);
-}
-
 /** A write that records the service's answer to a transaction request: its transaction id. */
 export function isAnswer(change: PayoutChange): boolean {
   return !needsLease(change) && change.transactionId !== undefined;
+}
+
+/**
+ * What a fenced write of a payout requires, decided once for both stores: that the run still
+ * holds it, and for the intent to send that its lease is live too. An answer to a request that
+ * left may also land on a payout another run took over since, while it is still in doubt: the
+ * same Idempotency-Key gets the same transaction whichever run sent it.
+ */
+export interface Fence {
+  runId: string;
+  /** The run must hold a live lease (and not have finished). */
+  lease: boolean;
+  /** Or the payout is in one of these states, whichever run holds it. */
+  orIn: readonly PayoutState[];
+}
+
+/** The fence of a change that `runId` writes. */
+export function fenceOf(runId: string, change: PayoutChange): Fence {
+  return { runId, lease: needsLease(change), orIn: isAnswer(change) ? IN_DOUBT : [] };
+}
+
+/** What a store read before a fenced write: the payout's holder and state, the writer's lease. */
+export interface FenceFacts {
+  holder: string;
+  state: PayoutState;
+  /** Whether the writing run is unfinished and its lease live (lease.ts leaseExpired). */
+  leaseHeld: boolean;
+}
+
+/** Whether a fenced write may land on a payout as the store found it (undefined: none). */
+export function fenceAdmits(fence: Fence, facts: FenceFacts | undefined): boolean {
+  if (facts === undefined) return false;
+  if (facts.holder === fence.runId && (!fence.lease || facts.leaseHeld)) return true;
+  return fence.orIn.includes(facts.state);
 }
 
 /** The states `inDoubt` names, for a store's query. */

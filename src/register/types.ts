@@ -1,8 +1,9 @@
 /**
  * The register (docs/register.md) in payouts' own terms: scopes,
  * runs, payouts, payees and webhook events. The rest of the code speaks to this contract, never
- * to SQL or a driver; two stores keep it, one SQLite file (sqlite.ts) and one PostgreSQL
- * database shared by many machines (postgres.ts), and one test suite holds both to it.
+ * to SQL or a driver; it is written once (store.ts) above two stores, one SQLite file (sqlite.ts)
+ * and one PostgreSQL database shared by many machines (postgres.ts), and one test suite holds
+ * both to it.
  */
 import type { Clock } from '../clock.js';
 import type { PayoutDetails } from './details.js';

@@ -3,7 +3,15 @@
  * lease (as the store timed it) anywhere else.
  */
 import { describe, expect, it } from 'vitest';
-import { holderAlive, markLive, newSelf, type Self } from '../../src/register/lease.js';
+import {
+  holderAlive,
+  leaseExpired,
+  liveRunCount,
+  markLive,
+  newLease,
+  newSelf,
+  type Self,
+} from '../../src/register/lease.js';
 import type { RunRecord } from '../../src/register/types.js';
 
 const machine = 'boot-1/pid:[4026531836]';
@@ -86,5 +94,59 @@ describe('holderAlive', () => {
     expect(me.machine).toMatch(/^[0-9a-f-]{36}\/pid:\[\d+\]$/);
     expect(me.processStart).toMatch(/^\d+$/);
     expect(newSelf().runId).not.toBe(me.runId);
+  });
+});
+
+describe('leaseExpired and liveRunCount: one rule for both stores, by the store time they read', () => {
+  const end = '2026-11-25T12:01:00.000Z';
+  const at = (iso: string) => Date.parse(iso);
+  const boot = (id: string, uptimeMs: number) => ({ id, uptimeMs: () => uptimeMs });
+
+  it.each([
+    ['before its end by the store clock', { expiresAt: end }, { now: at('2026-11-25T12:00:59.999Z') }, false],
+    ['at its end by the store clock', { expiresAt: end }, { now: at(end) }, true],
+    ['a Date from PostgreSQL, past its end', { expiresAt: new Date(end) }, { now: at(end) + 1 }, true],
+    // Written on the reader's boot: a wall clock set a day ahead cannot cut it short.
+    [
+      'on this boot, before its end by the boot clock, whatever the wall clock',
+      { expiresAt: end, boot: 'b1', uptimeMs: 5000 },
+      { now: at('2026-11-26T12:00:00.000Z'), boot: boot('b1', 4999) },
+      false,
+    ],
+    [
+      'on this boot, past its end by the boot clock, whatever the wall clock',
+      { expiresAt: end, boot: 'b1', uptimeMs: '5000' },
+      { now: at('2026-11-25T11:00:00.000Z'), boot: boot('b1', 5000) },
+      true,
+    ],
+    [
+      'written on another boot: the wall clock decides',
+      { expiresAt: end, boot: 'b0', uptimeMs: 999_999 },
+      { now: at(end), boot: boot('b1', 1) },
+      true,
+    ],
+  ] as const)('a lease %s', (_, lease, time, expired) => {
+    expect(leaseExpired(lease, time)).toBe(expired);
+  });
+
+  it('counts the live leases, and at least the asking run', () => {
+    const time = { now: at('2026-11-25T12:00:30.000Z') };
+    const live = { expiresAt: end };
+    const dead = { expiresAt: '2026-11-25T12:00:00.000Z' };
+    expect(liveRunCount([live, dead, live], time)).toBe(2);
+    expect(liveRunCount([dead], time)).toBe(1);
+  });
+
+  it('gives a new lease its end by both clocks', () => {
+    expect(newLease({ now: at('2026-11-25T12:00:00.000Z'), boot: boot('b1', 1000) }, 60_000)).toEqual({
+      expiresAt: end,
+      boot: 'b1',
+      uptimeMs: 61_000,
+    });
+    expect(newLease({ now: at('2026-11-25T12:00:00.000Z') }, 60_000)).toEqual({
+      expiresAt: end,
+      boot: null,
+      uptimeMs: null,
+    });
   });
 });

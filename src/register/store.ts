@@ -1,0 +1,608 @@
+/**
+ * The register (types.ts) written once above both stores: its operations read and write rows
+ * through a store's statements and driver, and leave every decision to the pure rules (rules.ts:
+ * what a claim writes, which writes are fenced and how; lease.ts: when a lease ran out; the
+ * verdict of `run`'s judge). A store (sqlite.ts, postgres.ts) supplies a Dialect: its driver,
+ * its statements, its clock, and the few operations its database does its own way.
+ */
+import { randomBytes } from 'node:crypto';
+import { scrub } from '../redact.js';
+import { Fingerprints } from './fingerprints.js';
+import { GroupCommit } from './group-commit.js';
+import type { ScopeIdentity } from './identity.js';
+import { liveRunCount, newLease, type StoreTime } from './lease.js';
+import {
+  cellsOf,
+  type EventRow,
+  eventOf,
+  joinedRunOf,
+  leaseOf,
+  payoutOf,
+  type RunRow,
+  runOf,
+  runValues,
+  type ScopeRow,
+  scopeInfo,
+} from './records.js';
+import {
+  abandonedSendReason,
+  CHANGE_FIELDS,
+  claimedState,
+  claimLost,
+  type Fence,
+  fenceOf,
+  SETTLEABLE,
+  withPayment,
+} from './rules.js';
+import type { Driver, Sql, Values } from './sql.js';
+import { exportEntries, importEntries, type TransferStatements } from './transfer.js';
+import type {
+  ClaimDecision,
+  ClaimRequest,
+  EventRecord,
+  NewRun,
+  OriginDeclaration,
+  PayeeHistory,
+  PayeePayment,
+  PayoutChange,
+  PayoutRecord,
+  PayoutState,
+  Register,
+  RegisterEntry,
+  RunRecord,
+  ScopeInfo,
+  ScopeKey,
+  ScopeStore,
+  Settlement,
+  UnknownResolved,
+} from './types.js';
+
+/**
+ * A store's statements, with the `:name`s each operation passes (every one gets `:now`, the
+ * store's time as text, which a store whose database has a clock of its own need not use).
+ */
+export interface Statements extends TransferStatements {
+  /** The payouts table, and the store's time in a statement, for an update built per change. */
+  payoutsTable: string;
+  now: string;
+  /** :service :integrator :secret :login; gives the scope's row. */
+  openScope: string;
+  scopesByUse: string;
+  /** :id */
+  scope: string;
+  /** :state :error :transaction :integrator :settleable (states) */
+  settleByEvent: string;
+  /** :service :integrator */
+  origin: string;
+  /** :service :integrator :sameAs */
+  declareOrigin: string;
+  /** Payouts with their run's columns (`r_`), newest first: :scope :limit. */
+  recent: string;
+  /** :scope :states :after :since (null: any time) :limit */
+  payoutsIn: string;
+  /** :scope :kind :fingerprints */
+  payees: string;
+  /** :scope :kind :fingerprint :id */
+  rememberPayee: string;
+  /** :scope :payees */
+  payeeHistory: string;
+  hasPayeeHistory: string;
+  /** :scope :payee :history :was: replaces the history only if it is still `:was`. */
+  replaceHistory: string;
+  /** :id :scope :sheet :digest :host :pid :machine :processStart :startedAt and the lease (below). */
+  beginRun: string;
+  /** :id and the lease: :leaseEnd :leaseBoot :leaseUptime, or :leaseSeconds for the store's own clock. */
+  renewLease: string;
+  /** The leases of the unfinished runs of :scope. */
+  openLeases: string;
+  /** :id :rows :statuses :exitCode */
+  finishRun: string;
+  /** :scope :limit, newest first. */
+  recentRuns: string;
+  /** :state :error :scope :reference :transaction :settleable */
+  settle: string;
+  /** :reason :scope :reference */
+  resolveAbsent: string;
+  /** :state :transaction :error :scope :reference */
+  resolveFound: string;
+  /** :scope :run */
+  release: string;
+  /** :integrator :transactions, by occurrence. */
+  settledEvents: string;
+}
+
+/** A claim's row: what `claimedState` decided for a reference this run is to send. */
+export interface ClaimRow {
+  reference: string;
+  request: ClaimRequest;
+  state: 'claimed' | 'sending';
+  simulationId: string | null;
+  transactionId: string | null;
+}
+
+/** What one claim writes: the references `runId` now holds, and the abandoned sends marked unknown. */
+export interface ClaimWrite {
+  scope: number;
+  runId: string;
+  now: string;
+  claims: ClaimRow[];
+  unknowns: [reference: string, why: string][];
+}
+
+/** What a store is to the register written above it. */
+export interface Dialect {
+  readonly location: string;
+  readonly readonly: boolean;
+  readonly driver: Driver;
+  readonly sql: Statements;
+  /**
+   * Whether a write atomic on its own goes out alone (PostgreSQL, where each round trip is what
+   * a write costs) rather than in the group commit (a file, where each transaction costs a sync).
+   */
+  readonly writesAlone: boolean;
+  /** Values (references, fingerprints, ids) per statement. */
+  readonly chunk: number;
+  readonly leaseMs: number;
+  /** The store's time: as of the statement that read `row` (its `store_now`), or now. */
+  time(row?: Record<string, unknown>): StoreTime;
+  /** The records of these references. */
+  lookup(sql: Sql, scope: number, references: readonly string[]): Promise<Map<string, PayoutRecord>>;
+  /** Runs a claim where no other claim of the scope comes between its read and its writes. */
+  claiming<T>(writes: GroupCommit, scope: number, work: (sql: Sql) => Promise<T>): Promise<T>;
+  /** Writes a claim: the references it holds, and the abandoned sends it marks unknown. */
+  writeClaims(sql: Sql, claim: ClaimWrite): Promise<void>;
+  /** Runs the update `set` (its `WHERE` open for more) where `fence` admits it; rows changed. */
+  fenced(sql: Sql, set: string, values: Values, fence: Fence): Promise<number>;
+}
+
+/** Reads and replaces of one payee's history before giving up (other runs keep changing it). */
+const HISTORY_ATTEMPTS = 100;
+
+/** The register of one store. */
+export class SqlRegister implements Register {
+  readonly writes: GroupCommit;
+  private closed = false;
+  private readonly scopeStores = new Map<number, SqlScope>();
+
+  constructor(readonly dialect: Dialect) {
+    this.writes = new GroupCommit(dialect.driver, dialect.location, dialect.readonly);
+  }
+
+  get location(): string {
+    return this.dialect.location;
+  }
+
+  get readonly(): boolean {
+    return this.dialect.readonly;
+  }
+
+  /** The store's time now, as text (for a store that keeps times it gives). */
+  now(): string {
+    return new Date(this.dialect.time().now).toISOString();
+  }
+
+  /** Runs a read, the driver's errors said in words. */
+  async read<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    try {
+      return await this.dialect.driver.connection(work);
+    } catch (error) {
+      throw this.dialect.driver.failure('cannot be read', error);
+    }
+  }
+
+  /** A write atomic on its own: alone where the store writes so, else in the group commit. */
+  write<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.writes.write(work, { alone: this.dialect.writesAlone });
+  }
+
+  /** A write whose statements land together or not at all: in the group commit's transaction. */
+  together<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.writes.write(work);
+  }
+
+  async openScope(identity: ScopeIdentity, login?: string): Promise<ScopeStore> {
+    const values = {
+      service: identity.service,
+      integrator: identity.integratorId,
+      secret: randomBytes(32),
+      login: login ?? null,
+      now: this.now(),
+    };
+    const [row] = await this.together((sql) => sql.rows<ScopeRow>(this.dialect.sql.openScope, values));
+    return this.storeFor(row!);
+  }
+
+  async scopes(): Promise<ScopeInfo[]> {
+    return (await this.read((sql) => sql.rows<ScopeRow>(this.dialect.sql.scopesByUse))).map(scopeInfo);
+  }
+
+  async scopeStore(scope: ScopeInfo): Promise<ScopeStore> {
+    const [row] = await this.read((sql) => sql.rows<ScopeRow>(this.dialect.sql.scope, { id: scope.id }));
+    return this.storeFor(row!);
+  }
+
+  private storeFor(row: ScopeRow): SqlScope {
+    const id = Number(row.id);
+    let store = this.scopeStores.get(id);
+    if (!store) {
+      store = new SqlScope(this, scopeInfo(row), Buffer.from(row.secret));
+      this.scopeStores.set(id, store);
+    }
+    return store;
+  }
+
+  recordEvent(event: EventRecord, settles?: Settlement): Promise<boolean> {
+    const now = this.now();
+    return this.together(async (sql) => {
+      if (settles) {
+        // Whichever scope of this integrator paid it; only a transaction that exists settles.
+        await sql.changed(this.dialect.sql.settleByEvent, {
+          state: settles.state,
+          error: settles.error === null ? null : scrub(settles.error),
+          transaction: settles.transactionId,
+          integrator: event.integratorId,
+          settleable: SETTLEABLE,
+          now,
+        });
+      }
+      const added = await sql.changed(this.dialect.sql.add.event, {
+        integrator: event.integratorId,
+        resource: event.resourceId,
+        operation: event.operation,
+        success: event.success,
+        message: event.message === null ? null : scrub(event.message),
+        occurredAt: event.occurredAt,
+        receivedAt: event.receivedAt,
+        payload: scrub(event.payload),
+      });
+      return added > 0;
+    });
+  }
+
+  async origin(key: ScopeKey): Promise<OriginDeclaration | undefined> {
+    const [row] = await this.read((sql) =>
+      sql.rows<{ same_as: string | null }>(this.dialect.sql.origin, {
+        service: key.service,
+        integrator: key.integratorId,
+      }),
+    );
+    if (row === undefined) return undefined;
+    return row.same_as === null ? { separate: true } : { sameAs: row.same_as };
+  }
+
+  declareOrigin(key: ScopeKey, declaration: OriginDeclaration): Promise<void> {
+    const values = {
+      service: key.service,
+      integrator: key.integratorId,
+      sameAs: 'sameAs' in declaration ? declaration.sameAs : null,
+      now: this.now(),
+    };
+    return this.write(async (sql) => {
+      await sql.changed(this.dialect.sql.declareOrigin, values);
+    });
+  }
+
+  entries(): AsyncIterable<RegisterEntry> {
+    return exportEntries((work) => this.read(work), this.dialect.sql);
+  }
+
+  putAll(entries: readonly RegisterEntry[]): Promise<(RegisterEntry | undefined)[]> {
+    return this.together((sql) => importEntries(sql, this.dialect.sql, entries, this.now()));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Writes queued for this tick still commit.
+    await this.writes.close();
+    await this.dialect.driver.close();
+  }
+}
+
+/** The register of one scope. */
+class SqlScope implements ScopeStore {
+  private readonly fingerprints: Fingerprints;
+  private readonly dialect: Dialect;
+
+  constructor(
+    private readonly register: SqlRegister,
+    readonly scope: ScopeInfo,
+    secret: Buffer,
+  ) {
+    this.fingerprints = new Fingerprints(secret);
+    this.dialect = register.dialect;
+  }
+
+  fingerprint(canonical: string): string {
+    return this.fingerprints.of(canonical);
+  }
+
+  async lookup(references: readonly string[]): Promise<Map<string, PayoutRecord>> {
+    if (references.length === 0) return new Map();
+    return this.register.read((sql) => this.dialect.lookup(sql, this.scope.id, references));
+  }
+
+  /** Payouts read with their runs (`r_` columns), whose leases are judged in the statement's time. */
+  private async payoutsWithRuns(text: string, values: Values): Promise<PayoutRecord[]> {
+    const rows = await this.register.read((sql) => sql.rows<Record<string, unknown>>(text, values));
+    return rows.map((row) => payoutOf(cellsOf(row), joinedRunOf(row, this.dialect.time(row))));
+  }
+
+  recentPayouts(limit: number): Promise<PayoutRecord[]> {
+    return this.payoutsWithRuns(this.dialect.sql.recent, { scope: this.scope.id, limit });
+  }
+
+  payoutsIn(query: {
+    states: readonly PayoutState[];
+    since?: string;
+    after?: string;
+    limit: number;
+  }): Promise<PayoutRecord[]> {
+    return this.payoutsWithRuns(this.dialect.sql.payoutsIn, {
+      scope: this.scope.id,
+      states: query.states,
+      after: query.after ?? '',
+      since: query.since ?? null,
+      limit: query.limit,
+    });
+  }
+
+  /** The rows `text` gives for each chunk of `list` (as `:name`). */
+  private async chunked<R>(
+    text: string,
+    name: string,
+    list: readonly string[],
+    values: Values,
+  ): Promise<R[]> {
+    const rows: R[] = [];
+    if (list.length === 0) return rows;
+    await this.register.read(async (sql) => {
+      for (let i = 0; i < list.length; i += this.dialect.chunk)
+        rows.push(...(await sql.rows<R>(text, { ...values, [name]: list.slice(i, i + this.dialect.chunk) })));
+    });
+    return rows;
+  }
+
+  async payees(
+    kind: 'beneficiary' | 'recipient',
+    fingerprints: readonly string[],
+  ): Promise<Map<string, string>> {
+    const rows = await this.chunked<{ fingerprint: string; id: string }>(
+      this.dialect.sql.payees,
+      'fingerprints',
+      fingerprints,
+      { scope: this.scope.id, kind },
+    );
+    return new Map(rows.map((row) => [row.fingerprint, row.id]));
+  }
+
+  rememberPayee(kind: 'beneficiary' | 'recipient', fingerprint: string, id: string): Promise<void> {
+    const values = { scope: this.scope.id, kind, fingerprint, id, now: this.register.now() };
+    return this.register.write(async (sql) => {
+      await sql.changed(this.dialect.sql.rememberPayee, values);
+    });
+  }
+
+  async payeeHistory(payees: readonly string[]): Promise<Map<string, PayeeHistory>> {
+    const rows = await this.chunked<{ payee: string; history: string }>(
+      this.dialect.sql.payeeHistory,
+      'payees',
+      payees,
+      { scope: this.scope.id },
+    );
+    return new Map(rows.map((row) => [row.payee, JSON.parse(row.history)]));
+  }
+
+  async hasPayeeHistory(): Promise<boolean> {
+    const rows = await this.register.read((sql) =>
+      sql.rows(this.dialect.sql.hasPayeeHistory, { scope: this.scope.id }),
+    );
+    return rows.length > 0;
+  }
+
+  recordPayment(payee: string, payment: PayeePayment, batch: string): Promise<void> {
+    // Two runs paying one payee must both count, with or without a transaction around it (on
+    // PostgreSQL a round trip is what a write costs): insert the first payment, or replace the
+    // history only if it is still the one read (compare and set), reading again when another
+    // run got there first. Each retry means another run's write landed: the runs progress.
+    const key = { scope: this.scope.id, payee, now: this.register.now() };
+    const s = this.dialect.sql;
+    return this.register.write(async (sql) => {
+      const first = JSON.stringify(withPayment(undefined, payment, batch));
+      if ((await sql.changed(s.add.history, { ...key, history: first, updatedAt: null })) > 0) return;
+      for (let attempt = 0; attempt < HISTORY_ATTEMPTS; attempt += 1) {
+        const [held] = await sql.rows<{ history: string }>(s.held.history, key);
+        const history = JSON.stringify(withPayment(JSON.parse(held!.history), payment, batch));
+        if ((await sql.changed(s.replaceHistory, { ...key, history, was: held!.history })) > 0) return;
+      }
+      throw new Error(
+        `the payee history changed under ${HISTORY_ATTEMPTS} attempts in a row to record a payment`,
+      );
+    });
+  }
+
+  /** A lease from now, for a statement: its end, or its length for a store that sets it by its own clock. */
+  private lease(): Values {
+    const lease = newLease(this.dialect.time(), this.dialect.leaseMs);
+    return {
+      leaseEnd: lease.expiresAt,
+      leaseBoot: lease.boot,
+      leaseUptime: lease.uptimeMs,
+      leaseSeconds: this.dialect.leaseMs / 1000,
+      now: this.register.now(),
+    };
+  }
+
+  beginRun(run: NewRun): Promise<void> {
+    const values = { ...runValues(run), scope: this.scope.id, ...this.lease() };
+    return this.register.write(async (sql) => {
+      await sql.changed(this.dialect.sql.beginRun, values);
+    });
+  }
+
+  heartbeat(runId: string): Promise<{ liveRuns: number }> {
+    return this.register.write(async (sql) => {
+      await sql.changed(this.dialect.sql.renewLease, { id: runId, ...this.lease() });
+      const open = await sql.rows<RunRow & Record<string, unknown>>(this.dialect.sql.openLeases, {
+        scope: this.scope.id,
+      });
+      return {
+        liveRuns: open.length === 0 ? 1 : liveRunCount(open.map(leaseOf), this.dialect.time(open[0])),
+      };
+    });
+  }
+
+  finishRun(runId: string, outcome: Pick<RunRecord, 'rows' | 'statuses' | 'exitCode'>): Promise<void> {
+    const values = {
+      id: runId,
+      rows: outcome.rows ?? null,
+      statuses: outcome.statuses ? JSON.stringify(outcome.statuses) : null,
+      exitCode: outcome.exitCode ?? null,
+      now: this.register.now(),
+    };
+    return this.register.write(async (sql) => {
+      await sql.changed(this.dialect.sql.finishRun, values);
+    });
+  }
+
+  async runs(limit: number): Promise<RunRecord[]> {
+    const rows = await this.register.read((sql) =>
+      sql.rows<RunRow & Record<string, unknown>>(this.dialect.sql.recentRuns, {
+        scope: this.scope.id,
+        limit,
+      }),
+    );
+    return rows.map((row) => runOf(row, this.dialect.time(row)));
+  }
+
+  claim(
+    runId: string,
+    requests: readonly ClaimRequest[],
+    decide: (request: ClaimRequest, record: PayoutRecord | undefined) => ClaimDecision,
+  ): Promise<Map<string, PayoutRecord | undefined>> {
+    // Sorted: two claims over the same references meet them in the same order (no deadlock).
+    const sorted = [...requests].sort((a, b) =>
+      a.reference < b.reference ? -1 : a.reference > b.reference ? 1 : 0,
+    );
+    const scope = this.scope.id;
+    return this.dialect.claiming(this.register.writes, scope, async (sql) => {
+      const records = await this.dialect.lookup(
+        sql,
+        scope,
+        sorted.map((r) => r.reference),
+      );
+      const outcome = new Map<string, PayoutRecord | undefined>();
+      const claims: ClaimRow[] = [];
+      const unknowns: [string, string][] = [];
+      for (const request of sorted) {
+        const record = records.get(request.reference);
+        const decision = decide(request, record);
+        if (decision === 'claim') {
+          const claimed = claimedState(record);
+          claims.push({
+            reference: request.reference,
+            request,
+            state: claimed.state,
+            simulationId: claimed.simulationId ?? null,
+            transactionId: claimed.transactionId ?? null,
+          });
+        } else if (decision === 'mark-unknown' && record) {
+          const why = abandonedSendReason(record.sheet);
+          unknowns.push([request.reference, why]);
+          record.state = 'unknown';
+          record.error = why;
+        }
+        outcome.set(request.reference, record);
+      }
+      if (claims.length > 0 || unknowns.length > 0)
+        await this.dialect.writeClaims(sql, { scope, runId, now: this.register.now(), claims, unknowns });
+      return outcome;
+    });
+  }
+
+  update(runId: string, reference: string, change: PayoutChange): Promise<void> {
+    const s = this.dialect.sql;
+    const fence = fenceOf(runId, change);
+    const values: Record<string, unknown> = {
+      scope: this.scope.id,
+      reference,
+      now: this.register.now(),
+      fenceRun: runId,
+      fenceStates: fence.orIn,
+    };
+    const sets = [`updated_at = ${s.now}`];
+    for (const [key, column] of Object.entries(CHANGE_FIELDS) as [keyof PayoutChange, string][]) {
+      const value = change[key];
+      if (value === undefined) continue;
+      values[key] = key === 'error' && typeof value === 'string' ? scrub(value) : value;
+      sets.push(`${column} = :${key}`);
+    }
+    if (change.transactionId !== undefined) sets.push(`paid_at = coalesce(paid_at, ${s.now})`);
+    const where = 'WHERE scope_id = :scope AND reference = :reference';
+    const set = `UPDATE ${s.payoutsTable} SET ${sets.join(', ')} ${where}`;
+    return this.register.write(async (sql) => {
+      if ((await this.dialect.fenced(sql, set, values, fence)) > 0) return;
+      throw claimLost(
+        reference,
+        runId,
+        (await this.dialect.lookup(sql, this.scope.id, [reference])).get(reference),
+      );
+    });
+  }
+
+  settle(
+    reference: string,
+    transactionId: string,
+    state: 'completed' | 'failed',
+    error?: string,
+  ): Promise<void> {
+    const values = {
+      state,
+      error: error === undefined ? null : scrub(error),
+      scope: this.scope.id,
+      reference,
+      transaction: transactionId,
+      settleable: SETTLEABLE,
+      now: this.register.now(),
+    };
+    return this.register.write(async (sql) => {
+      await sql.changed(this.dialect.sql.settle, values);
+    });
+  }
+
+  resolveUnknown(reference: string, found: UnknownResolved): Promise<boolean> {
+    const key = { scope: this.scope.id, reference, now: this.register.now() };
+    return this.register.write(async (sql) => {
+      const changed =
+        'absent' in found
+          ? await sql.changed(this.dialect.sql.resolveAbsent, { ...key, reason: scrub(found.reason) })
+          : await sql.changed(this.dialect.sql.resolveFound, {
+              ...key,
+              state: found.state,
+              transaction: found.transactionId,
+              error: found.error === undefined ? null : scrub(found.error),
+            });
+      return changed > 0;
+    });
+  }
+
+  release(runId: string): Promise<void> {
+    return this.register.write(async (sql) => {
+      // A claim that sent nothing is simply forgotten; one that reached a refusal keeps it.
+      await sql.changed(this.dialect.sql.release, { scope: this.scope.id, run: runId });
+    });
+  }
+
+  async settledEvents(transactionIds: readonly string[]): Promise<Map<string, EventRecord>> {
+    const rows = await this.chunked<EventRow>(
+      this.dialect.sql.settledEvents,
+      'transactions',
+      transactionIds,
+      {
+        integrator: this.scope.integratorId,
+      },
+    );
+    // Ordered by occurrence: the last settling event wins (reconcile.ts).
+    return new Map(rows.map((row) => [row.resource_id, eventOf(row)]));
+  }
+}
