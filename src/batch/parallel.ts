@@ -18,6 +18,7 @@ import { SheetError } from '../errors.js';
 import type { ScopeInfo } from '../register/types.js';
 import type { SheetNumbers } from '../rows/money.js';
 import type { SheetOptions } from './prepare.js';
+import type { SinceFinding } from './since-previous.js';
 import { BatchSummary, ErrorGroups } from './summary.js';
 import type { RowSample, SheetFindings } from './verdicts.js';
 import { WarningTally } from './warnings.js';
@@ -78,6 +79,7 @@ export type WorkerMessage =
       warnings: WarningTally;
       tag: string;
       historyBatches: string[];
+      since: SinceFinding[];
     }
   | { type: 'failed'; error: ErrorDescription };
 
@@ -158,6 +160,7 @@ export class CheckingWorker {
       warnings: WarningTally.from(message.warnings),
       tag: message.tag,
       historyBatches: message.historyBatches,
+      since: message.since,
     };
   }
 

@@ -67,6 +67,12 @@ class OncePerKey {
   }
 }
 
+/** A row's payee: the keyed identity its history is filed under, and the name the sheet gives. */
+export interface PayeeOfRow {
+  key: string;
+  name: string;
+}
+
 export interface RowStepsOptions {
   client: PayoutsClient;
   /** The register of this service and integrator. */
@@ -112,7 +118,7 @@ export class RowSteps {
    * settles). Row-level failures become its result; only errors that end the whole run
    * (refused credentials, the register failing, a bug) are thrown.
    */
-  async process(payout: PayoutRow, resend?: PayoutRecord): Promise<RowResult> {
+  async process(payout: PayoutRow, resend?: PayoutRecord, payee?: PayeeOfRow): Promise<RowResult> {
     const result: RowResult = { status: 'failed', errors: [] };
     // Payee ids the service no longer knows, each replaced once in this row (never a loop).
     const replacing: Replacing = {};
@@ -126,7 +132,7 @@ export class RowSteps {
         result.recipientId = await this.recipient(payout, result.beneficiaryId, replacing.recipient);
         this.stopIfInterrupted();
         sending = true;
-        await this.transaction(payout, result, resend?.simulationId);
+        await this.transaction(payout, result, resend?.simulationId, payee);
         return notes.length > 0 ? { ...result, errors: [...notes, ...result.errors] } : result;
       } catch (error) {
         if (error instanceof PayeeGone && this.renew(payout, error, replacing)) {
@@ -245,7 +251,12 @@ export class RowSteps {
    * Idempotency-Key, then the outcome. An expired quote is replaced and sent again under the
    * same key (the service releases a key on a 4xx answer; docs/api-assumptions.md).
    */
-  private async transaction(payout: PayoutRow, result: RowResult, resendSimulationId?: string) {
+  private async transaction(
+    payout: PayoutRow,
+    result: RowResult,
+    resendSimulationId?: string,
+    payee?: PayeeOfRow,
+  ) {
     const { client } = this.options;
     const key = this.keyOf(payout);
     let simulationId = resendSimulationId;
@@ -260,6 +271,8 @@ export class RowSteps {
         simulationId,
         beneficiaryId: result.beneficiaryId,
         recipientId: result.recipientId,
+        // Who it pays, so that an outcome learnt later joins the right payee history.
+        ...(payee === undefined ? {} : { payeeKey: payee.key, payeeName: payee.name }),
       });
       let created: Awaited<ReturnType<PayoutsClient['transactions']['create']>>;
       try {

@@ -27,9 +27,10 @@ import { type JudgedWarnings, JudgedWarningsWriter } from './judged.js';
 import type { PreparedRow, SheetOptions } from './prepare.js';
 import { type JudgedRow, type ReadSheet, readOnce, replayBatches, replayJudged } from './read-once.js';
 import { RegisterCheck } from './register-check.js';
-import { type RowResult, RowSteps } from './row-steps.js';
+import { type PayeeOfRow, type RowResult, RowSteps } from './row-steps.js';
 import { RunHolder } from './run-holder.js';
 import { type SentRow, type StopReason, writeResults } from './run-results.js';
+import { finishAll, type SincePrevious, sinceCandidates, sincePreviousOf } from './since-previous.js';
 import { STOP_GRACE_MS, StopGrace } from './stop-grace.js';
 import { BatchSummary } from './summary.js';
 import type { RowSample } from './validate.js';
@@ -101,8 +102,10 @@ export interface RunReport {
   unavailableReason?: string;
   /** Whether any request for a row left (the exit code can then no longer be 2, 3 or 4). */
   sent: boolean;
-  /** The approver's warnings (warnings.ts), as the digest covers them. */
+  /** The approver's warnings (warnings.ts), on the rows this run would send. */
   warnings: WarningTally;
+  /** What changed since the previous batch this register paid; null without one. */
+  sincePrevious: SincePrevious | null;
 }
 
 /**
@@ -244,6 +247,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       sent: run.sentAnything,
       runId: run.self.runId,
       digest: approval.digest,
+      sincePrevious: approval.sincePrevious,
     });
   } catch (error) {
     throw run?.sentAnything ? afterSending(error) : error;
@@ -337,6 +341,7 @@ function report(
     sent: boolean;
     runId?: string;
     digest: string;
+    sincePrevious?: SincePrevious | null;
   },
 ): RunReport {
   return {
@@ -345,6 +350,7 @@ function report(
     summary: written.summary,
     digest: how.digest,
     warnings: written.warnings,
+    sincePrevious: how.sincePrevious ?? null,
     runId: how.runId ?? '',
     resultsPath: written.resultsPath,
     register: shownLocation(options.register),
@@ -379,10 +385,17 @@ async function judgeBatch(
   store: ScopeStore | undefined,
   asOf: number,
   keep?: string,
-): Promise<{ digest: string; sendTotals: Map<string, bigint>; judged?: JudgedWarnings }> {
+): Promise<{
+  digest: string;
+  sendTotals: Map<string, bigint>;
+  judged?: JudgedWarnings;
+  sincePrevious: SincePrevious | null;
+}> {
   const digest = new BatchDigest(read.prepared.header.index);
   const warnings = new PayeeWarnings(store, asOf, read.tag);
   const check = store === undefined ? undefined : new RegisterCheck(store);
+  // What changed since the previous batch: read with the rows that decide what is sent.
+  const comparisons = keep === undefined ? [] : await sinceCandidates(store);
   const sendTotals = new Map<string, bigint>();
   const writer = keep === undefined ? undefined : await JudgedWarningsWriter.create(keep);
   try {
@@ -395,9 +408,13 @@ async function judgeBatch(
         const valid = row.issues.length === 0 && row.totals === undefined;
         const found = valid && known?.status !== 'invalid' ? warnings.of(row) : NO_WARNINGS;
         if (valid) digest.add(row, found);
+        const { amount, currency } = row.payout;
+        if (comparisons.length > 0 && valid && known?.status !== 'invalid' && amount && currency) {
+          const payee = warnings.payeeHash(row);
+          for (const comparison of comparisons) comparison.add(payee, amount.minor, currency);
+        }
         const writing = writer?.add(found);
         if (writing) await writing;
-        const { amount, currency } = row.payout;
         const sends = known === undefined || (known.status === 'unknown' && options.retryUnknown === true);
         const held = options.holdChangedPayees === true && heldReason(found) !== undefined;
         if (valid && sends && !held && amount && currency)
@@ -405,7 +422,13 @@ async function judgeBatch(
       }
     }
     const judged = await writer?.seal();
-    return { digest: digest.finish().digest, sendTotals, ...(judged ? { judged } : {}) };
+    const { digest: batchDigest } = digest.finish();
+    return {
+      digest: batchDigest,
+      sendTotals,
+      ...(judged ? { judged } : {}),
+      sincePrevious: sincePreviousOf(finishAll(comparisons), batchDigest),
+    };
   } catch (error) {
     await writer?.abandon();
     throw error;
@@ -477,19 +500,15 @@ async function sendRows(
         if (fatal) return;
         try {
           run.sentAnything = true;
-          const result = await steps.process(row.payout, resend);
+          const payee =
+            row.payee === undefined
+              ? undefined
+              : { key: run.store.fingerprint(`payee:${row.payee.key}`), name: row.payee.name };
+          const result = await steps.process(row.payout, resend, payee);
           // The register failed after the service answered: the row keeps that answer, the run ends.
           if (result.runError !== undefined) fatal ??= { error: result.runError };
           else if (result.status === 'submitted' || result.status === 'completed') {
-            await rememberPayment(
-              options,
-              run.store,
-              row.payee === undefined ? undefined : run.store.fingerprint(`payee:${row.payee.key}`),
-              row.payout.reference,
-              details,
-              read.tag,
-              result,
-            );
+            await rememberPayment(options, run.store, payee, row.payout.reference, details, read.tag, result);
           }
           finished(row, result);
         } catch (error) {
@@ -531,7 +550,7 @@ async function sendRows(
 async function rememberPayment(
   options: Pick<RunOptions, 'logger' | 'clock'>,
   store: ScopeStore,
-  payee: string | undefined,
+  payee: PayeeOfRow | undefined,
   reference: string,
   details: PayoutDetails,
   batch: string,
@@ -540,7 +559,7 @@ async function rememberPayment(
   if (payee === undefined) return;
   try {
     await store.recordPayment(
-      payee,
+      payee.key,
       {
         account: details.payee,
         accountHint: details.payeeHint,
@@ -551,6 +570,7 @@ async function rememberPayment(
         currency: details.currency,
       },
       batch,
+      payee.name,
     );
   } catch (error) {
     options.logger.warn(

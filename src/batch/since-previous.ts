@@ -5,6 +5,8 @@
  * whose amount changed, largest changes first. Built while the sheet streams: what is kept is
  * the previous batch's payees (one entry each), never the sheet's rows.
  */
+import { minorOf } from '../register/rules.js';
+import type { PaidBatch, ScopeStore } from '../register/types.js';
 import { formatMinor } from '../rows/money.js';
 import { BatchSummary } from './summary.js';
 
@@ -71,6 +73,8 @@ export class SincePreviousComparison {
   constructor(
     private readonly batch: PreviousBatch,
     payouts: Iterable<EarlierPayout>,
+    /** The batch digest of the batch compared with: this sheet's own is no previous batch. */
+    readonly digest = '',
   ) {
     for (const payout of payouts) {
       let payee = this.payees.get(payout.payee);
@@ -150,4 +154,46 @@ export class SincePreviousComparison {
 /** "+12.50" or "-3.00": a change reads as one. */
 function signed(minor: bigint): string {
   return minor < 0n ? `-${formatMinor(-minor)}` : `+${formatMinor(minor)}`;
+}
+
+/**
+ * The comparisons a sheet is read with: the latest two batches the register paid, since this
+ * sheet may be the latest itself (a resumed or re-validated batch), which only its digest, known
+ * at the end of the reading, tells.
+ */
+export async function sinceCandidates(
+  store: Pick<ScopeStore, 'paidBatches'> | undefined,
+): Promise<SincePreviousComparison[]> {
+  if (store === undefined) return [];
+  return (await store.paidBatches(2)).map(comparisonOf);
+}
+
+function comparisonOf(batch: PaidBatch): SincePreviousComparison {
+  return new SincePreviousComparison(
+    { sheet: batch.sheet, at: batch.at, rows: batch.rows },
+    batch.payouts.map((p) => ({
+      payee: p.payee,
+      name: p.name,
+      reference: p.reference,
+      minor: minorOf(p.amount),
+      currency: p.currency,
+    })),
+    batch.digest,
+  );
+}
+
+/** A comparison done, with the digest of the batch it compared with. */
+export interface SinceFinding {
+  digest: string;
+  since: SincePrevious;
+}
+
+/** Finishes the comparisons (where the sheet was read: a worker sends these). */
+export function finishAll(comparisons: readonly SincePreviousComparison[]): SinceFinding[] {
+  return comparisons.map((c) => ({ digest: c.digest, since: c.finish() }));
+}
+
+/** The previous batch's comparison for a sheet of `digest`: the latest batch that is not this one; null without one. */
+export function sincePreviousOf(findings: readonly SinceFinding[], digest: string): SincePrevious | null {
+  return findings.find((f) => f.digest !== digest)?.since ?? null;
 }

@@ -12,6 +12,7 @@ import { ACK, type MainMessage, WINDOW, type WorkerInput, type WorkerMessage } f
 
 import { prepareSheet, RowChecker, rawBatches } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
+import { sinceCandidates } from './since-previous.js';
 import { type RowVerdict, ValidationTally } from './verdicts.js';
 import { PayeeWarnings } from './warnings.js';
 import { describeError, type RowBatch, unpackRows, VerdictPacker } from './worker-codec.js';
@@ -87,6 +88,7 @@ try {
     check = new RegisterCheck(store);
   }
   const warnings = new PayeeWarnings(store, input.asOf, input.batch);
+  tally.compareWith(await sinceCandidates(store));
   const referenceAt = input.index.get('reference') ?? -1;
   const batches = input.sheet ? rawBatches((await prepareSheet(input.sheet)).sheet) : sentRows();
   for await (const rows of batches) {
@@ -97,7 +99,13 @@ try {
     await warnings.load(checked);
     for (const row of checked) {
       const earlier = found?.resultOf(row);
-      const verdict = tally.add(row, earlier instanceof Promise ? await earlier : earlier, warnings.of(row));
+      const payee = tally.comparing ? warnings.payeeHash(row) : undefined;
+      const verdict = tally.add(
+        row,
+        earlier instanceof Promise ? await earlier : earlier,
+        warnings.of(row),
+        payee,
+      );
       const full = take(row.raw.rowNumber, verdict);
       if (full) await full;
     }

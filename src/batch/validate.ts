@@ -23,6 +23,7 @@ import {
   sheetNumbers,
 } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
+import { type SincePrevious, sinceCandidates, sincePreviousOf } from './since-previous.js';
 import type { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
@@ -82,6 +83,8 @@ export interface ValidateReport {
   registerNote?: string;
   /** The approver's warnings (warnings.ts). */
   warnings: WarningTally;
+  /** What changed since the previous batch this register paid; null without one. */
+  sincePrevious: SincePrevious | null;
 }
 
 /**
@@ -144,6 +147,7 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     unknownColumns: prepared.header.unknown,
     invalidSamples: findings.invalidSamples,
     warnings: findings.warnings,
+    sincePrevious: sincePreviousOf(findings.since, findings.digest),
     ...(registered.scope && options.register ? { register: shownLocation(options.register.location) } : {}),
     ...(registered.note ? { registerNote: registered.note } : {}),
   };
@@ -220,6 +224,7 @@ async function checkHere(
   );
   const check = store ? new RegisterCheck(store) : undefined;
   const warnings = new PayeeWarnings(store, asOf, batch);
+  tally.compareWith(await sinceCandidates(store));
   for await (const batch of prepared.batches) {
     const earlier = check ? await check.results(batch) : undefined;
     await warnings.load(batch);
@@ -228,7 +233,9 @@ async function checkHere(
     let pending: Promise<void> | undefined;
     for (let i = 0; i < batch.length; i++) {
       const row = batch[i]!;
-      pending = writer.write(resultOf(row.raw, tally.add(row, earlier?.[i], warnings.of(row)))) ?? pending;
+      const payee = tally.comparing ? warnings.payeeHash(row) : undefined;
+      pending =
+        writer.write(resultOf(row.raw, tally.add(row, earlier?.[i], warnings.of(row), payee))) ?? pending;
     }
     if (pending) await pending;
     options.onProgress?.(tally.summary.rows);

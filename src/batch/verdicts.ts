@@ -2,6 +2,7 @@ import type { ColumnIndex } from '../columns/columns.js';
 import { BatchDigest } from './digest.js';
 import type { EarlierResult } from './earlier.js';
 import type { PreparedRow } from './prepare.js';
+import { finishAll, type SinceFinding, type SincePreviousComparison } from './since-previous.js';
 import { BatchSummary, NOT_OK_STATUSES, type RowStatus } from './summary.js';
 import {
   heldReason,
@@ -68,6 +69,8 @@ export interface SheetFindings {
   /** The batches that last changed the payee histories read: the sheet's own tag needs a second reading. */
   historyBatches: string[];
   warnings: WarningTally;
+  /** The sheet compared with the latest batches the register paid (since-previous.ts). */
+  since: SinceFinding[];
 }
 
 /**
@@ -80,6 +83,7 @@ export class ValidationTally {
   private readonly invalidSamples: RowSample[] = [];
   private readonly totalsMismatches: string[] = [];
   readonly warnings: WarningTally;
+  private comparisons: readonly SincePreviousComparison[] = [];
 
   constructor(
     index: ColumnIndex,
@@ -93,12 +97,28 @@ export class ValidationTally {
     this.warnings = new WarningTally(keepReferences);
   }
 
+  /** Compares the sheet's valid rows with these earlier batches too (since-previous.ts). */
+  compareWith(comparisons: readonly SincePreviousComparison[]): void {
+    this.comparisons = comparisons;
+  }
+
+  /** Whether rows are compared with earlier batches: then `add` wants each row's payee key. */
+  get comparing(): boolean {
+    return this.comparisons.length > 0;
+  }
+
   /**
    * Counts a row and returns its verdict; `earlier` is what the register says of a valid row
    * (register-check.ts). The digest is of the sheet's valid rows whatever the register says,
-   * so `run --approve` compares the same thing; it covers the row's warnings too.
+   * so `run --approve` compares the same thing; it covers the row's warnings too. `payee` is the
+   * row's keyed payee identity, when `comparing`.
    */
-  add(row: PreparedRow, earlier?: EarlierResult, warnings: readonly RowWarning[] = NO_WARNINGS): RowVerdict {
+  add(
+    row: PreparedRow,
+    earlier?: EarlierResult,
+    warnings: readonly RowWarning[] = NO_WARNINGS,
+    payee?: string,
+  ): RowVerdict {
     // The totals row is no payout: not counted, not hashed, `skipped` with what it says.
     if (row.totals !== undefined) {
       tally(this.summary, row, 'skipped');
@@ -111,6 +131,10 @@ export class ValidationTally {
     // in the digest, so a resumed batch hashes as the first run did, but shows none: warnings
     // are for the rows that would be sent.
     if (valid) this.digest.add(row, earlier?.status === 'invalid' ? NO_WARNINGS : warnings);
+    const { amount, currency } = row.payout;
+    if (this.comparisons.length > 0 && valid && earlier?.status !== 'invalid' && amount && currency) {
+      for (const comparison of this.comparisons) comparison.add(payee, amount.minor, currency);
+    }
     if (earlier !== undefined) {
       tally(this.summary, row, earlier.status, earlier.errors);
       if (earlier.status !== 'skipped' && this.invalidSamples.length < this.sampleSize) {
@@ -171,6 +195,7 @@ export class ValidationTally {
       repeats: [],
       duplicates: [],
       warnings: this.warnings,
+      since: finishAll(this.comparisons),
     };
   }
 }

@@ -1,4 +1,5 @@
 import { runExitCode } from '../batch/exit-code.js';
+import type { SincePrevious } from '../batch/since-previous.js';
 import { BatchSummary, formatAmountForPeople, ROW_STATUSES } from '../batch/summary.js';
 import type { RowSample } from '../batch/validate.js';
 import { SIGNALS, type WarningTally } from '../batch/warnings.js';
@@ -24,6 +25,8 @@ export interface SummaryFacts {
   samples: RowSample[];
   /** The approver's warnings (warnings.ts). */
   warnings: WarningTally;
+  /** What changed since the previous batch the register paid; null without one. */
+  sincePrevious: SincePrevious | null;
   /** The HTML report written, if any. */
   reportPath?: string;
   error?: PayoutsError;
@@ -40,12 +43,14 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     statuses: Object.fromEntries(ROW_STATUSES.map((s) => [s, summary.byStatus[s]])),
     totals: BatchSummary.formatTotals(summary.sheetTotals),
     validTotals: BatchSummary.formatTotals(summary.validTotals),
+    sendTotals: BatchSummary.formatTotals(summary.sendTotals),
     groupedAmounts: summary.groupedAmounts,
     untotalledRows: summary.untotalledRows,
     strayQuoteRow: summary.strayQuoteRow ?? null,
     totalsRows: summary.totalsRows,
     digest: facts.digest,
     warnings: facts.warnings.references(),
+    sincePrevious: facts.sincePrevious,
     results: facts.resultsPath,
     report: facts.reportPath ?? null,
     register: facts.registerPath,
@@ -55,6 +60,32 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     exitCode: exitCodeOf(facts),
     ...(facts.error ? { error: { code: facts.error.code, message: facts.error.message } } : {}),
   };
+}
+
+/** A few lines on what changed since the previous batch (the report and the JSON have it all). */
+function sinceLines(since: SincePrevious | null): string[] {
+  if (since === null) return [];
+  const { batch } = since;
+  const lines = [
+    `Since the previous batch (${boundCell(batch.sheet)}, ${batch.at.slice(0, 10)}, ${countOf(batch.rows, 'row')}):`,
+  ];
+  for (const [currency, t] of Object.entries(since.totals))
+    lines.push(`  ${currency} ${t.previous} then, ${t.current} now (${t.change})`);
+  const missing = since.missingPayees;
+  if (missing.length > 0) {
+    const names = missing.slice(0, 3).map((m) => boundCell(m.name));
+    lines.push(
+      `  ${countOf(missing.length, 'payee')} paid then and missing now: ${names.join(', ')}${missing.length > 3 ? ', ...' : ''}`,
+    );
+  }
+  const changed = since.changedAmounts;
+  if (changed.length > 0) {
+    const first = changed[0]!;
+    lines.push(
+      `  ${countOf(changed.length, 'payee')} with another amount, the largest change: ${boundCell(first.name)} ${first.previous} -> ${first.current} ${first.currency}`,
+    );
+  }
+  return lines;
 }
 
 /** The exit code of a finished validate (README "Exit codes"): it sends nothing. */
@@ -91,14 +122,18 @@ export function humanSummary(facts: SummaryFacts): string[] {
     lines.push(`Unknown columns, kept in the results as they are: ${facts.unknownColumns.join(', ')}`);
   }
   if (summary.sheetTotals.size > 0) {
-    lines.push('Total per currency (all rows / valid rows):');
+    lines.push(
+      `Total per currency (all rows / valid rows / ${facts.command === 'validate' ? 'to be sent now' : 'to send when the run began'}):`,
+    );
     for (const [currency, minor] of [...summary.sheetTotals].sort(([a], [b]) => a.localeCompare(b))) {
       const valid = summary.validTotals.get(currency) ?? 0n;
+      const send = summary.sendTotals.get(currency) ?? 0n;
       lines.push(
-        `  ${currency} ${formatAmountForPeople(minor).padStart(18)} / ${formatAmountForPeople(valid)}`,
+        `  ${currency} ${formatAmountForPeople(minor).padStart(18)} / ${formatAmountForPeople(valid)} / ${formatAmountForPeople(send)}`,
       );
     }
   }
+  lines.push(...sinceLines(facts.sincePrevious));
   if (summary.untotalledRows > 0) {
     const n = summary.untotalledRows;
     lines.push(

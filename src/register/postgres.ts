@@ -198,6 +198,16 @@ const STATEMENTS: Statements = {
   settleByEvent: `UPDATE payouts.payouts SET state = :state, error = :error, updated_at = now()
     WHERE transaction_id = :transaction AND state = ANY(:settleable)
       AND scope_id IN (SELECT id FROM payouts.scopes WHERE integrator_id = :integrator)`,
+  byTransaction: `SELECT scope_id, reference FROM payouts.payouts WHERE transaction_id = :transaction
+    AND scope_id IN (SELECT id FROM payouts.scopes WHERE integrator_id = :integrator)`,
+  paidBatches: `SELECT r.digest AS digest, max(r.started_at) AS at FROM payouts.runs r WHERE r.scope_id = :scope
+    AND EXISTS (SELECT 1 FROM payouts.payouts p WHERE p.run_id = r.id AND p.state IN ('submitted', 'completed'))
+    GROUP BY r.digest ORDER BY at DESC LIMIT :limit`,
+  batchRun: `SELECT sheet, rows, started_at FROM payouts.runs WHERE scope_id = :scope AND digest = :digest
+    ORDER BY started_at DESC LIMIT 1`,
+  batchPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts.payouts p
+    JOIN payouts.runs r ON r.id = p.run_id WHERE p.scope_id = :scope AND r.digest = :digest
+    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL`,
   origin: 'SELECT same_as FROM payouts.origins WHERE service = :service AND integrator_id = :integrator',
   declareOrigin: `INSERT INTO payouts.origins (service, integrator_id, same_as, declared_at)
     VALUES (:service, :integrator, :sameAs, now())

@@ -37,6 +37,8 @@ export const PAYOUT_FIELDS = [
   ['sheet', false],
   ['paid_at', true],
   ['updated_at', false],
+  ['payee_key', true],
+  ['payee_name', true],
 ] as const;
 
 /** A stored payout as the cells of PAYOUT_FIELDS, in their order. */
@@ -59,6 +61,8 @@ export function payoutCells(p: StoredPayout): (string | null)[] {
     p.sheet,
     p.paidAt ?? null,
     p.updatedAt,
+    p.payeeKey ?? null,
+    p.payeeName ?? null,
   ];
 }
 
@@ -116,6 +120,8 @@ export function payoutOf(cells: PayoutCells, run: RunRecord | undefined): Payout
   if (cells[11] != null) record.transactionId = cells[11];
   if (cells[12] != null) record.error = cells[12];
   if (cells[15] != null) record.paidAt = cells[15];
+  if (cells[17] != null) record.payeeKey = cells[17];
+  if (cells[18] != null) record.payeeName = cells[18];
   if (run !== undefined) record.run = run;
   return record;
 }

@@ -111,6 +111,8 @@ export const CHANGE_FIELDS: Record<keyof PayoutChange, string> = {
   simulationId: 'simulation_id',
   transactionId: 'transaction_id',
   error: 'error',
+  payeeKey: 'payee_key',
+  payeeName: 'payee_name',
 };
 
 /** A fenced write found the payout held by another run (or this run's lease ran out). */
@@ -152,6 +154,7 @@ export function withPayment(
   history: PayeeHistory | undefined,
   payment: PayeePayment,
   batch: string,
+  name?: string,
 ): PayeeHistory {
   const current = history === undefined ? undefined : layerOf(history);
   const before = history === undefined ? undefined : history.batch === batch ? history.before : current;
@@ -167,7 +170,46 @@ export function withPayment(
     largest,
     batch,
     ...(before ? { before } : {}),
+    ...(name !== undefined ? { name } : history?.name !== undefined ? { name: history.name } : {}),
   };
+}
+
+/**
+ * A payee's history without a payout that turned out to have failed (or been returned): a failed
+ * payout does not make its account a known one, nor count as a payday or a largest amount. Taken
+ * out of what stood before the batch too. The account it paid is known again only through another
+ * payout to it that the history still holds.
+ */
+export function withoutPayment(history: PayeeHistory, reference: string): PayeeHistory {
+  const { before, ...rest } = history;
+  const current = layerWithout(layerOf(history), reference);
+  return {
+    ...rest,
+    ...current,
+    ...(before !== undefined ? { before: layerWithout(before, reference) } : {}),
+  };
+}
+
+function layerWithout(layer: PayeeLayer, reference: string): PayeeLayer {
+  const payments = paymentsOf(layer).filter((paid) => paid.reference !== reference);
+  const gone = layer.accounts.find((paid) => paid.reference === reference);
+  let accounts = layer.accounts.filter((paid) => paid.reference !== reference);
+  // The account keeps its place through another payout to it, when one is remembered.
+  const other = gone === undefined ? undefined : payments.find((paid) => paid.account === gone.account);
+  if (other !== undefined)
+    accounts = [...accounts, other].sort((a, b) => Date.parse(b.paidAt) - Date.parse(a.paidAt));
+  const largest = { ...layer.largest };
+  const removed = paymentsOf(layer).find((paid) => paid.reference === reference);
+  if (removed !== undefined && largest[removed.currency] === removed.amount) {
+    // The largest is recomputed from what is remembered: older payouts past the bound are gone.
+    const left = payments.filter((paid) => paid.currency === removed.currency);
+    if (left.length === 0) delete largest[removed.currency];
+    else
+      largest[removed.currency] = left.reduce((top, paid) =>
+        minorOf(paid.amount) > minorOf(top.amount) ? paid : top,
+      ).amount;
+  }
+  return { accounts, payments, largest };
 }
 
 /**

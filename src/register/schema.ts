@@ -112,6 +112,13 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (scope_id, payee)
   ) WITHOUT ROWID;
   `,
+  // Who a payout pays (the keyed identity its payee history is filed under, and the name the
+  // sheet gave): an outcome learnt later joins the right history, and the next batch can name
+  // the payees it no longer pays.
+  `
+  ALTER TABLE payouts ADD COLUMN payee_key TEXT;
+  ALTER TABLE payouts ADD COLUMN payee_name TEXT;
+  `,
 ];
 
 /** The version this payouts writes. */
@@ -218,6 +225,10 @@ export const PG_MIGRATIONS: readonly string[] = [
     updated_at timestamptz NOT NULL,
     PRIMARY KEY (scope_id, payee)
   );
+  `,
+  `
+  ALTER TABLE payouts.payouts ADD COLUMN payee_key text;
+  ALTER TABLE payouts.payouts ADD COLUMN payee_name text;
   `,
 ];
 

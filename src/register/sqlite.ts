@@ -221,6 +221,16 @@ const STATEMENTS: Statements = {
   scope: 'SELECT * FROM scopes WHERE id = :id',
   settleByEvent: `UPDATE payouts SET state = :state, error = :error, updated_at = :now WHERE transaction_id = :transaction
     AND scope_id IN (SELECT id FROM scopes WHERE integrator_id = :integrator) AND state ${IN('settleable')}`,
+  byTransaction: `SELECT scope_id, reference FROM payouts WHERE transaction_id = :transaction
+    AND scope_id IN (SELECT id FROM scopes WHERE integrator_id = :integrator)`,
+  paidBatches: `SELECT r.digest AS digest, max(r.started_at) AS at FROM runs r WHERE r.scope_id = :scope
+    AND EXISTS (SELECT 1 FROM payouts p WHERE p.run_id = r.id AND p.state IN ('submitted', 'completed'))
+    GROUP BY r.digest ORDER BY at DESC LIMIT :limit`,
+  batchRun: `SELECT sheet, rows, started_at FROM runs WHERE scope_id = :scope AND digest = :digest
+    ORDER BY started_at DESC LIMIT 1`,
+  batchPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts p
+    JOIN runs r ON r.id = p.run_id WHERE p.scope_id = :scope AND r.digest = :digest
+    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL`,
   origin: 'SELECT same_as FROM origins WHERE service = :service AND integrator_id = :integrator',
   declareOrigin: `INSERT INTO origins (service, integrator_id, same_as, declared_at)
     VALUES (:service, :integrator, :sameAs, :now)

@@ -15,6 +15,7 @@ import {
   cellsOf,
   type EventRow,
   eventOf,
+  iso,
   joinedRunOf,
   leaseOf,
   payoutOf,
@@ -32,6 +33,7 @@ import {
   type Fence,
   fenceOf,
   SETTLEABLE,
+  withoutPayment,
   withPayment,
 } from './rules.js';
 import type { Driver, Sql, Values } from './sql.js';
@@ -42,6 +44,7 @@ import type {
   EventRecord,
   NewRun,
   OriginDeclaration,
+  PaidBatch,
   PayeeHistory,
   PayeePayment,
   PayoutChange,
@@ -109,6 +112,14 @@ export interface Statements extends TransferStatements {
   release: string;
   /** :integrator :transactions, by occurrence. */
   settledEvents: string;
+  /** The scope and reference of the payouts of :transaction of :integrator. */
+  byTransaction: string;
+  /** The batch digests of :scope that paid something, latest first: :limit. */
+  paidBatches: string;
+  /** The latest run of a batch: :scope :digest. */
+  batchRun: string;
+  /** The submitted or completed payouts of a batch with their payees: :scope :digest. */
+  batchPayouts: string;
 }
 
 /** A claim's row: what `claimedState` decided for a reference this run is to send. */
@@ -236,7 +247,7 @@ export class SqlRegister implements Register {
     return this.together(async (sql) => {
       if (settles) {
         // Whichever scope of this integrator paid it; only a transaction that exists settles.
-        await sql.changed(this.dialect.sql.settleByEvent, {
+        const settled = await sql.changed(this.dialect.sql.settleByEvent, {
           state: settles.state,
           error: settles.error === null ? null : scrub(settles.error),
           transaction: settles.transactionId,
@@ -244,6 +255,14 @@ export class SqlRegister implements Register {
           settleable: SETTLEABLE,
           now,
         });
+        if (settled > 0) {
+          const paid = await sql.rows<{ scope_id: number | string; reference: string }>(
+            this.dialect.sql.byTransaction,
+            { transaction: settles.transactionId, integrator: event.integratorId },
+          );
+          for (const { scope_id, reference } of paid)
+            await learnOutcome(sql, this.dialect, Number(scope_id), reference, now);
+        }
       }
       const added = await sql.changed(this.dialect.sql.add.event, {
         integrator: event.integratorId,
@@ -400,7 +419,42 @@ class SqlScope implements ScopeStore {
     return rows.length > 0;
   }
 
-  recordPayment(payee: string, payment: PayeePayment, batch: string): Promise<void> {
+  paidBatches(limit: number): Promise<PaidBatch[]> {
+    const s = this.dialect.sql;
+    const scope = this.scope.id;
+    return this.register.read(async (sql) => {
+      const batches: PaidBatch[] = [];
+      for (const { digest } of await sql.rows<{ digest: string }>(s.paidBatches, { scope, limit })) {
+        const [run] = await sql.rows<{ sheet: string; rows: number | null; started_at: string }>(s.batchRun, {
+          scope,
+          digest,
+        });
+        const payouts = await sql.rows<{
+          payee_key: string;
+          payee_name: string | null;
+          reference: string;
+          amount: string;
+          currency: string;
+        }>(s.batchPayouts, { scope, digest });
+        batches.push({
+          digest,
+          sheet: run?.sheet ?? '',
+          at: run === undefined ? '' : iso(run.started_at),
+          rows: Number(run?.rows ?? payouts.length),
+          payouts: payouts.map((p) => ({
+            payee: p.payee_key,
+            name: p.payee_name ?? '',
+            reference: p.reference,
+            amount: p.amount,
+            currency: p.currency,
+          })),
+        });
+      }
+      return batches;
+    });
+  }
+
+  recordPayment(payee: string, payment: PayeePayment, batch: string, name?: string): Promise<void> {
     // Two runs paying one payee must both count, with or without a transaction around it (on
     // PostgreSQL a round trip is what a write costs): insert the first payment, or replace the
     // history only if it is still the one read (compare and set), reading again when another
@@ -408,16 +462,9 @@ class SqlScope implements ScopeStore {
     const key = { scope: this.scope.id, payee, now: this.register.now() };
     const s = this.dialect.sql;
     return this.register.write(async (sql) => {
-      const first = JSON.stringify(withPayment(undefined, payment, batch));
+      const first = JSON.stringify(withPayment(undefined, payment, batch, name));
       if ((await sql.changed(s.add.history, { ...key, history: first, updatedAt: null })) > 0) return;
-      for (let attempt = 0; attempt < HISTORY_ATTEMPTS; attempt += 1) {
-        const [held] = await sql.rows<{ history: string }>(s.held.history, key);
-        const history = JSON.stringify(withPayment(JSON.parse(held!.history), payment, batch));
-        if ((await sql.changed(s.replaceHistory, { ...key, history, was: held!.history })) > 0) return;
-      }
-      throw new Error(
-        `the payee history changed under ${HISTORY_ATTEMPTS} attempts in a row to record a payment`,
-      );
+      await changeHistory(sql, s, key, (held) => withPayment(held, payment, batch, name));
     });
   }
 
@@ -566,7 +613,8 @@ class SqlScope implements ScopeStore {
       now: this.register.now(),
     };
     return this.register.write(async (sql) => {
-      await sql.changed(this.dialect.sql.settle, values);
+      if ((await sql.changed(this.dialect.sql.settle, values)) > 0)
+        await learnOutcome(sql, this.dialect, this.scope.id, reference, this.register.now());
     });
   }
 
@@ -582,6 +630,7 @@ class SqlScope implements ScopeStore {
               transaction: found.transactionId,
               error: found.error === undefined ? null : scrub(found.error),
             });
+      if (changed > 0) await learnOutcome(sql, this.dialect, this.scope.id, reference, key.now);
       return changed > 0;
     });
   }
@@ -605,4 +654,68 @@ class SqlScope implements ScopeStore {
     // Ordered by occurrence: the last settling event wins (reconcile.ts).
     return new Map(rows.map((row) => [row.resource_id, eventOf(row)]));
   }
+}
+
+/** A payout as its payee's history keeps it. */
+function paymentOf(record: PayoutRecord): PayeePayment {
+  return {
+    account: record.details.payee,
+    accountHint: record.details.payeeHint,
+    reference: record.reference,
+    rail: record.details.rail,
+    paidAt: record.paidAt ?? record.updatedAt,
+    amount: record.details.amount,
+    currency: record.details.currency,
+  };
+}
+
+/**
+ * A payout's outcome, learnt after it was sent (reconcile, --wait, a webhook), in its payee's
+ * history, in the same transaction as the outcome itself: submitted or completed joins the
+ * history (once: a payout already there stays once), failed leaves it, so a failed account
+ * never counts as a known one. A payout from before payees were recorded with it is left alone.
+ */
+async function learnOutcome(sql: Sql, dialect: Dialect, scope: number, reference: string, now: string) {
+  const record = (await dialect.lookup(sql, scope, [reference])).get(reference);
+  if (record?.payeeKey === undefined) return;
+  const key = { scope, payee: record.payeeKey, now };
+  if (record.state === 'completed' || record.state === 'submitted') {
+    const payment = paymentOf(record);
+    await changeHistory(sql, dialect.sql, key, (held) =>
+      withPayment(held, payment, held?.batch ?? LEARNT_BATCH, record.payeeName),
+    );
+  } else if (record.state === 'failed') {
+    await changeHistory(sql, dialect.sql, key, (held) =>
+      held === undefined ? undefined : withoutPayment(held, reference),
+    );
+  }
+}
+
+/** The batch a history is filed under when its first payout was learnt after its run. */
+const LEARNT_BATCH = 'learnt';
+
+/**
+ * Changes a payee's history by `change` (undefined: leave it), compare and set: written only if
+ * it is still the one read, read again when another run changed it first.
+ */
+async function changeHistory(
+  sql: Sql,
+  s: Statements,
+  key: { scope: number; payee: string; now: string },
+  change: (held: PayeeHistory | undefined) => PayeeHistory | undefined,
+): Promise<void> {
+  for (let attempt = 0; attempt < HISTORY_ATTEMPTS; attempt += 1) {
+    const [held] = await sql.rows<{ history: string }>(s.held.history, key);
+    const next = change(held === undefined ? undefined : (JSON.parse(held.history) as PayeeHistory));
+    if (next === undefined) return;
+    const history = JSON.stringify(next);
+    const written =
+      held === undefined
+        ? await sql.changed(s.add.history, { ...key, history, updatedAt: null })
+        : await sql.changed(s.replaceHistory, { ...key, history, was: held.history });
+    if (written > 0) return;
+  }
+  throw new Error(
+    `the payee history changed under ${HISTORY_ATTEMPTS} attempts in a row to record an outcome`,
+  );
 }

@@ -75,6 +75,10 @@ export interface PayoutRecord {
   /** When the transaction was created (ISO 8601), once it was. */
   paidAt?: string;
   updatedAt: string;
+  /** The keyed identity of its payee (its payee history's key), once its transaction was about to be sent. */
+  payeeKey?: string;
+  /** The payee's name as the sheet gave it. */
+  payeeName?: string;
   /** The holding run, when it is still recorded. */
   run?: RunRecord;
 }
@@ -95,6 +99,16 @@ export interface ClaimRequest {
   idempotencyKey: string;
 }
 
+/** A batch the register paid: its latest run, and its submitted or completed payouts with their payees. */
+export interface PaidBatch {
+  digest: string;
+  sheet: string;
+  /** Its latest run's start (ISO 8601). */
+  at: string;
+  rows: number;
+  payouts: { payee: string; name: string; reference: string; amount: string; currency: string }[];
+}
+
 /** What changes on a payout as its run goes through the steps. */
 export interface PayoutChange {
   state?: PayoutState;
@@ -103,6 +117,9 @@ export interface PayoutChange {
   simulationId?: string;
   transactionId?: string;
   error?: string | null;
+  /** Who it pays: the payee history's key and the name the sheet gave (set with the intent to send). */
+  payeeKey?: string;
+  payeeName?: string;
 }
 
 /** A webhook event (docs/service.md "Webhook payload") as the register keeps it. */
@@ -166,6 +183,8 @@ export interface PayeeLayer {
 export interface PayeeHistory extends PayeeLayer {
   batch: string;
   before?: PayeeLayer;
+  /** The name the sheet last gave the payee (a history from before names were kept has none). */
+  name?: string;
 }
 
 /** The register of one service and integrator. */
@@ -184,8 +203,13 @@ export interface ScopeStore {
   payeeHistory(payees: readonly string[]): Promise<Map<string, PayeeHistory>>;
   /** Whether any payee of this scope has a history (none: every payee is new, nothing to look up). */
   hasPayeeHistory(): Promise<boolean>;
+  /**
+   * The latest batches (by batch digest: a resumed run is the same batch) that paid something,
+   * latest first, with the payouts they paid and who to: what `sincePrevious` compares with.
+   */
+  paidBatches(limit: number): Promise<PaidBatch[]>;
   /** Adds a payout of `batch` (a sheet's tag) whose transaction was created to its payee's history. */
-  recordPayment(payee: string, payment: PayeePayment, batch: string): Promise<void>;
+  recordPayment(payee: string, payment: PayeePayment, batch: string, name?: string): Promise<void>;
   /** Records a run and gives it its first lease (in the store's time). */
   beginRun(run: NewRun): Promise<void>;
   /** Renews the run's lease; tells how many runs of this scope hold a live lease now. */

@@ -6,9 +6,11 @@
  * the same few hundred KB.
  */
 import type { ControlTotals } from '../batch/guards.js';
+import type { SincePrevious } from '../batch/since-previous.js';
 import { type BatchSummary, formatAmountForPeople, ROW_STATUSES, type RowStatus } from '../batch/summary.js';
 import { SIGNALS, type Signal, type WarningTally } from '../batch/warnings.js';
 import type { PayoutsError } from '../errors.js';
+import { minorOf } from '../register/rules.js';
 import { AtomicFile } from '../sheet/atomic-file.js';
 
 /** What the report shows. */
@@ -28,6 +30,8 @@ export interface ReportFacts {
   /** `--hold-changed-payees` was given. */
   holdChangedPayees?: boolean;
   sandbox?: boolean;
+  /** What changed since the previous batch the register paid; null without one. */
+  sincePrevious?: SincePrevious | null;
 }
 
 /** Writes the report atomically: nothing at `path` until it is whole. */
@@ -79,6 +83,7 @@ export function renderReport(facts: ReportFacts): string {
 <dt>Register</dt><dd>${facts.registerPath === null ? 'none' : esc(facts.registerPath)}</dd>
 </dl></header>`);
   parts.push(overview(summary, warnings, facts));
+  parts.push(sinceSection(facts));
   parts.push(totalsSection(summary, facts));
   parts.push(warningsSection(warnings, facts));
   parts.push(largestSection(summary));
@@ -129,6 +134,58 @@ function bars(items: readonly { label: string; value: number; colour: string }[]
     })
     .join('');
   return `<svg role="img" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${rows}</svg>`;
+}
+
+/** A decimal text ("3150000.00", "+100.00") grouped as the report's other amounts are. */
+function grouped(text: string): string {
+  const sign = text.startsWith('-') || text.startsWith('+') ? text[0]! : '';
+  return `${sign}${formatAmountForPeople(minorOf(text.slice(sign.length)))}`;
+}
+
+/** Rows shown per list of the comparison; the JSON summary has them all. */
+const SINCE_ROWS_SHOWN = 50;
+
+/** What changed since the previous batch: the variance report an approver reads first. */
+function sinceSection(facts: ReportFacts): string {
+  const since = facts.sincePrevious;
+  if (since === undefined) return '';
+  if (since === null)
+    return '<section><h2>Since the previous batch</h2><p class="note">The register holds no earlier batch of this service to compare with.</p></section>';
+  const { batch } = since;
+  const totals = Object.entries(since.totals)
+    .map(
+      ([currency, t]) =>
+        `<tr><td>${esc(currency)}</td><td class="amount">${esc(grouped(t.previous))}</td><td class="amount">${esc(grouped(t.current))}</td><td class="amount">${esc(grouped(t.change))}</td></tr>`,
+    )
+    .join('');
+  const missing = since.missingPayees;
+  const missingRows = missing
+    .slice(0, SINCE_ROWS_SHOWN)
+    .map(
+      (m) =>
+        `<tr><td>${esc(m.name)}</td><td class="ref">${esc(m.lastReference)}</td><td class="amount">${esc(grouped(m.amount))} ${esc(m.currency)}</td></tr>`,
+    )
+    .join('');
+  const changed = since.changedAmounts;
+  const changedRows = changed
+    .slice(0, SINCE_ROWS_SHOWN)
+    .map(
+      (c) =>
+        `<tr><td>${esc(c.name)}</td><td class="amount">${esc(grouped(c.previous))}</td><td class="amount">${esc(grouped(c.current))}</td><td class="amount">${esc(grouped(c.change))} ${esc(c.currency)}</td></tr>`,
+    )
+    .join('');
+  const more = (n: number) =>
+    n > SINCE_ROWS_SHOWN
+      ? `<p class="note">The first ${SINCE_ROWS_SHOWN} of ${num(n)}: the JSON summary (--json) has them all.</p>`
+      : '';
+  return `<section class="since"><h2>Since the previous batch</h2>
+<p>Compared with <strong>${esc(batch.sheet)}</strong>, paid ${esc(batch.at.slice(0, 10))} (${num(batch.rows)} row${batch.rows === 1 ? '' : 's'}).</p>
+<table><thead><tr><th>Currency</th><th class="amount">Then (paid)</th><th class="amount">Now (valid rows)</th><th class="amount">Change</th></tr></thead><tbody>${totals}</tbody></table>
+<h3>Paid then, missing now: ${num(missing.length)}</h3>
+${missing.length === 0 ? '<p class="note">None: every payee paid then is in this sheet.</p>' : `<table><thead><tr><th>Payee</th><th>Last reference</th><th class="amount">Paid then</th></tr></thead><tbody>${missingRows}</tbody></table>${more(missing.length)}`}
+<h3>Another amount now: ${num(changed.length)}</h3>
+${changed.length === 0 ? '<p class="note">None.</p>' : `<table><thead><tr><th>Payee</th><th class="amount">Then</th><th class="amount">Now</th><th class="amount">Change</th></tr></thead><tbody>${changedRows}</tbody></table>${more(changed.length)}`}
+</section>`;
 }
 
 function totalsSection(summary: BatchSummary, facts: ReportFacts): string {

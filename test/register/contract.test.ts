@@ -414,6 +414,76 @@ describe.each(stores)('the $name register', (kind) => {
     }
   });
 
+  it('learns outcomes after the run: completed joins the payee history, failed leaves it', async () => {
+    const register = await open();
+    try {
+      const self = remote('learn');
+      const store = await begin(register, self);
+      await claimAs(store, self, ['L-LATE', 'L-FAIL', 'L-EVENT', 'L-OLD']);
+      const payee = (reference: string) => (reference === 'L-FAIL' ? 'payee-fail' : 'payee-late');
+      for (const reference of ['L-LATE', 'L-FAIL', 'L-EVENT']) {
+        await store.update(self.runId, reference, {
+          state: 'sending',
+          payeeKey: payee(reference),
+          payeeName: reference === 'L-FAIL' ? 'Fay Fail' : 'Lena Late',
+        });
+      }
+      // Cut while sending: unknown, and no history yet; reconcile then finds it completed.
+      await store.update(self.runId, 'L-LATE', { state: 'unknown', error: 'the connection was lost' });
+      expect((await store.payeeHistory(['payee-late'])).size).toBe(0);
+      await store.resolveUnknown('L-LATE', { transactionId: 'tx-late', state: 'completed' });
+      const learnt = (await store.payeeHistory(['payee-late'])).get('payee-late');
+      expect(learnt).toMatchObject({
+        name: 'Lena Late',
+        accounts: [{ reference: 'L-LATE', account: 'p', amount: '10.00', currency: 'USD', rail: 'ACH' }],
+        payments: [{ reference: 'L-LATE' }],
+        largest: { USD: '10.00' },
+      });
+      expect((await store.lookup(['L-LATE'])).get('L-LATE')).toMatchObject({
+        payeeKey: 'payee-late',
+        payeeName: 'Lena Late',
+      });
+
+      // A webhook settles another payout of the same payee: it joins too.
+      await store.update(self.runId, 'L-EVENT', { state: 'submitted', transactionId: 'tx-event' });
+      await register.recordEvent(
+        {
+          integratorId: TEST_SCOPE.integratorId,
+          resourceId: 'tx-event',
+          operation: 'TRANSACTION_COMPLETED',
+          success: true,
+          message: null,
+          occurredAt: '2026-11-20T10:00:00.000',
+          receivedAt: '2026-11-20T10:00:01.000Z',
+          payload: '{}',
+        },
+        { transactionId: 'tx-event', state: 'completed', error: null },
+      );
+      const both = (await store.payeeHistory(['payee-late'])).get('payee-late')!;
+      expect(both.payments!.map((p) => p.reference).sort()).toEqual(['L-EVENT', 'L-LATE']);
+
+      // Recorded when its transaction was created, then returned by the bank: it leaves the history.
+      await store.update(self.runId, 'L-FAIL', { state: 'submitted', transactionId: 'tx-fail' });
+      await store.recordPayment('payee-fail', payeePayment('L-FAIL', '10.00', 'p'), 'b', 'Fay Fail');
+      expect((await store.payeeHistory(['payee-fail'])).get('payee-fail')!.accounts).toHaveLength(1);
+      await store.settle('L-FAIL', 'tx-fail', 'failed', 'the bank returned it');
+      expect((await store.payeeHistory(['payee-fail'])).get('payee-fail')).toMatchObject({
+        accounts: [],
+        payments: [],
+        largest: {},
+        name: 'Fay Fail',
+      });
+
+      // A payout recorded before payees were kept with it: its outcome changes no history.
+      await store.update(self.runId, 'L-OLD', { state: 'sending' });
+      await store.update(self.runId, 'L-OLD', { state: 'submitted', transactionId: 'tx-old' });
+      await store.settle('L-OLD', 'tx-old', 'completed');
+      expect((await store.lookup(['L-OLD'])).get('L-OLD')?.payeeKey).toBeUndefined();
+    } finally {
+      await register.close();
+    }
+  });
+
   it('counts every payment to one payee made at once from two connections', async () => {
     const [a, b] = [await open(), await open()];
     try {

@@ -11,7 +11,15 @@ import { pathToFileURL } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { testDir } from '../helpers/payouts.js';
+import {
+  paymentsOf,
+  runAgainst,
+  SANDBOX_ENV,
+  spawnCli,
+  summaryOf,
+  testDir,
+  testSandbox,
+} from '../helpers/payouts.js';
 import { sampleRows, writeSheet } from '../helpers/sheets.js';
 
 /** Where Debian (and Ubuntu's deb) put Chromium; PAYOUTS_CHROMIUM names another. */
@@ -86,5 +94,84 @@ describe('the approver report in Chromium', () => {
       });
     }
     await page.close();
+  });
+
+  it('shows what changed since last month: the dropped payee, the totals then and now, a changed amount', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const november = path.join(dir, 'november.csv');
+    await writeSheet(november, sampleRows());
+    const paid = await runAgainst(sb, november, ['--json']);
+    expect(paid.code, paid.stderr).toBe(0);
+
+    // December: Hans Weber is not paid, Ana Lopez is paid 100.00 more, and João's November
+    // payout PAY-2026-11-0012 is fed again (paid already: not to be sent).
+    const december = path.join(dir, 'december.csv');
+    const rows = sampleRows()
+      .filter((row) => row['reference'] !== 'PAY-2026-11-0004')
+      .map((row) =>
+        row['reference'] === 'PAY-2026-11-0012'
+          ? row
+          : { ...row, reference: row['reference']!.replace('2026-11', '2026-12') },
+      );
+    rows[0] = { ...rows[0]!, amount: '2600.00' };
+    await writeSheet(december, rows);
+
+    // A month later, as the approver's cron job would check it.
+    const later = spawnCli(['validate', december, '--json', '--base-url', sb.url], SANDBOX_ENV, [
+      'faketime',
+      '-f',
+      '+30d',
+    ]);
+    const checked = await later.exited;
+    expect(checked.code, checked.stderr).toBe(0);
+    const summary = JSON.parse(checked.stdout);
+    expect(summary.statuses).toMatchObject({ valid: 10, skipped: 1 });
+    // Monthly repeats of the same amounts are no possible duplicates.
+    expect(summary.warnings.possibleDuplicate).toEqual([]);
+    expect(summary.sincePrevious).toEqual({
+      batch: { sheet: 'november.csv', at: expect.any(String), rows: 12 },
+      totals: {
+        BRL: { previous: '2490.90', current: '2490.90', change: '+0.00' },
+        COP: { previous: '3150000.00', current: '3150000.00', change: '+0.00' },
+        MXN: { previous: '19200.00', current: '19200.00', change: '+0.00' },
+        USD: { previous: '24905.74', current: '21805.74', change: '-3100.00' },
+      },
+      missingPayees: [
+        { name: 'Hans Weber', lastReference: 'PAY-2026-11-0004', amount: '3200.00', currency: 'USD' },
+      ],
+      changedAmounts: [
+        { name: 'Ana Lopez', currency: 'USD', previous: '2625.50', current: '2725.50', change: '+100.00' },
+      ],
+    });
+    // What a run would send now leaves out the row paid in November.
+    expect(summary.validTotals.BRL).toBe('2490.90');
+    expect(summary.sendTotals.BRL).toBe('1850.90');
+
+    const page = await browser.newPage();
+    await page.goto(pathToFileURL(summary.report).href);
+    const text = await page.innerText('body');
+    expect(text).toContain('Since the previous batch');
+    expect(text).toMatch(/Paid then, missing now: 1/);
+    expect(text).toContain('Hans Weber');
+    expect(text).toContain('PAY-2026-11-0004');
+    expect(text).toMatch(/Ana Lopez\s+2,625\.50\s+2,725\.50\s+\+100\.00 USD/);
+    if (process.env['PAYOUTS_KEEP_REPORT'])
+      await page.screenshot({
+        path: path.join(process.env['PAYOUTS_KEEP_REPORT'], 'since.png'),
+        fullPage: true,
+      });
+    await page.close();
+
+    // The run says the same, and sends all but the paid row.
+    const ran = await runAgainst(sb, december, ['--json']);
+    expect(ran.code, ran.stderr).toBe(0);
+    const run = summaryOf(ran) as unknown as {
+      sincePrevious: { missingPayees: unknown[] };
+      sendTotals: Record<string, string>;
+    };
+    expect(run.sincePrevious.missingPayees).toEqual(summary.sincePrevious.missingPayees);
+    expect(run.sendTotals.BRL).toBe('1850.90');
+    expect(paymentsOf(sb)).toHaveLength(12 + 10);
   });
 });

@@ -141,6 +141,7 @@ export async function runCommand(
         digest: report.digest,
         summary: report.summary,
         warnings: report.warnings,
+        sincePrevious: report.sincePrevious,
         controls: options.controls,
         resultsPath: report.resultsPath,
         registerPath: options.sandbox ? null : report.register,
@@ -160,6 +161,7 @@ export async function runCommand(
       unknownColumns: report.unknownColumns,
       samples: report.samples,
       warnings: report.warnings,
+      sincePrevious: report.sincePrevious,
       ...(reportPath ? { reportPath } : {}),
     };
     const happened = {

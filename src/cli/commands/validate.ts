@@ -54,6 +54,7 @@ export async function validateCommand(
       unknownColumns: report.unknownColumns,
       samples: report.invalidSamples,
       warnings: report.warnings,
+      sincePrevious: report.sincePrevious,
       ...(reportPath ? { reportPath } : {}),
       error: report.guardError,
     };
@@ -65,6 +66,7 @@ export async function validateCommand(
         digest: report.digest,
         summary: report.summary,
         warnings: report.warnings,
+        sincePrevious: report.sincePrevious,
         controls: options.controls,
         guardError: report.guardError,
         resultsPath: report.resultsPath,
