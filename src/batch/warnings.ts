@@ -113,7 +113,9 @@ export class PayeeWarnings {
     if (payee === undefined || row.issues.length > 0 || row.totals !== undefined) return NO_WARNINGS;
     // No history loaded (none in the register): no payee needs its keyed hash.
     const hash = this.histories.size === 0 ? undefined : this.payeeHash(row);
-    const history = historyFor(hash === undefined ? undefined : this.histories.get(hash), this.batch);
+    const held = historyFor(hash === undefined ? undefined : this.histories.get(hash), this.batch);
+    // A payee whose every payout failed was never paid: new, with no known account.
+    const history = held === undefined || held.accounts.length === 0 ? undefined : held;
     const twins = row.sameAs !== undefined && row.sameAs.length > 0;
     // Most rows of a first sheet: one shared list, nothing allocated.
     if (history === undefined && !twins) return NEW_PAYEE_ONLY;

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { paymentsOf, runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
 import { FORWARD, scriptedProxy } from '../helpers/proxy.js';
-import { CLEAN_SAMPLE, sampleRows, writeSheet } from '../helpers/sheets.js';
+import { CLEAN_SAMPLE, readCsv, sampleRows, writeSheet } from '../helpers/sheets.js';
 
 interface Reconciled {
   counts: Record<string, number>;
@@ -187,5 +187,71 @@ describe('payouts reconcile', () => {
     expect(summaryOf(rerun).statuses).toMatchObject({ submitted: 1, skipped: 11 });
     expect(paymentsOf(sb).filter((t) => t.reference === LOST)).toHaveLength(1);
     expect(paymentsOf(sb)).toHaveLength(12);
+  });
+});
+
+describe('outcomes learnt after the run, in the approver signals of the next month', () => {
+  it('payouts left unknown and settled by reconcile are known payees next month', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = path.join(dir, 'november.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    expect((await runAgainst(sb, sheet, ['--json', '--rate', '200'])).code).toBe(0);
+    // A new register re-sends each reference under its own key: every payout is unknown, and no
+    // payee joins a history then.
+    const fresh = { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'new-register.db') };
+    const lost = await runAgainst(sb, sheet, ['--json', '--rate', '200'], fresh);
+    expect(summaryOf(lost).statuses).toMatchObject({ unknown: 12 });
+    await sb.whenIdle();
+    const december = path.join(dir, 'december.csv');
+    await writeSheet(
+      december,
+      sampleRows().map((row) => ({ ...row, reference: row['reference']!.replace('2026-11', '2026-12') })),
+    );
+    const before = JSON.parse(
+      (await runCli(['validate', december, '--json', '--base-url', sb.url], { env: fresh })).stdout,
+    );
+    expect(before.warnings.newPayee).toHaveLength(12);
+
+    const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: fresh });
+    expect((JSON.parse(settled.stdout) as Reconciled).counts).toMatchObject({ completed: 12 });
+    const after = JSON.parse(
+      (await runCli(['validate', december, '--json', '--base-url', sb.url], { env: fresh })).stdout,
+    );
+    expect(after.warnings.newPayee).toEqual([]);
+    expect(after.sincePrevious.batch.sheet).toBe('november.csv');
+  });
+
+  it('a transaction that failed leaves its payee unknown: new again next month', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = path.join(dir, 'november.csv');
+    const rows = sampleRows();
+    // The sandbox fails a payment to a recipient whose name starts with FAIL: Hans Weber's.
+    rows[3] = { ...rows[3]!, individualName: 'FAIL Hans Weber' };
+    await writeSheet(sheet, rows);
+    expect((await runAgainst(sb, sheet, ['--json', '--rate', '200'])).code).toBe(0);
+    await sb.whenIdle();
+    const december = path.join(dir, 'december.csv');
+    await writeSheet(
+      december,
+      sampleRows().map((row) => ({ ...row, reference: row['reference']!.replace('2026-11', '2026-12') })),
+    );
+    // Submitted: counted as paid until its outcome is known.
+    const submitted = JSON.parse(
+      (await runCli(['validate', december, '--json', '--base-url', sb.url], { env: SANDBOX_ENV })).stdout,
+    );
+    expect(submitted.warnings.newPayee).toEqual([]);
+
+    const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: SANDBOX_ENV });
+    expect((JSON.parse(settled.stdout) as Reconciled).counts).toMatchObject({ completed: 11, failed: 1 });
+    const after = JSON.parse(
+      (await runCli(['validate', december, '--json', '--base-url', sb.url], { env: SANDBOX_ENV })).stdout,
+    );
+    expect(after.warnings.newPayee).toEqual(['PAY-2026-12-0004']);
+    const rowsAfter = new Map((await readCsv(after.results)).map((r) => [r['reference'], r]));
+    expect(rowsAfter.get('PAY-2026-12-0004')!['result.warnings']).toBe(
+      'new payee: the register has no earlier payout to Hans Weber',
+    );
   });
 });
