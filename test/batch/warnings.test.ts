@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PreparedRow } from '../../src/batch/prepare.js';
+import { ValidationTally } from '../../src/batch/verdicts.js';
 import {
   duplicateWindowMs,
   heldReason,
@@ -265,5 +266,33 @@ describe('unusualAmount', () => {
     expect(warning!.message).toBe(
       'unusual amount: 1000.00 USD is more than 3 times the largest earlier payout to Ana Lopez (100.00 USD)',
     );
+  });
+});
+
+describe('warnings only on valid rows', () => {
+  const index = new Map([['reference', 0]]) as unknown as ConstructorParameters<typeof ValidationTally>[0];
+  const unusual = [{ signal: 'unusualAmount' as const, message: 'unusual amount: ...' }];
+
+  it.each([
+    ['a row the register refuses (a paid reference reused with other details)', 'invalid'],
+    ['a row paid already', 'skipped'],
+    ['a row in doubt', 'unknown'],
+  ] as const)('none on %s, in the verdict and the counts', (_, status) => {
+    const tally = new ValidationTally(index, 20);
+    const verdict = tally.add(row('D-1', '5000.00'), { status, errors: ['from the register'] }, unusual);
+    expect(verdict.status).toBe(status);
+    expect(verdict.warnings).toBeUndefined();
+    expect(tally.warnings.counts.unusualAmount).toBe(0);
+  });
+
+  it('none on a row that fails pre-validation; kept on a valid one', async () => {
+    const invalid = {
+      ...row('D-2', '5000.00'),
+      issues: [{ message: 'amount must be provided' }],
+    } as PreparedRow;
+    expect(await warningsOf(invalid, [paid('N-1', '100.00', '2026-09-01T10:00:00Z')])).toEqual([]);
+    const tally = new ValidationTally(index, 20);
+    expect(tally.add(row('D-3', '5000.00'), undefined, unusual).warnings).toEqual(['unusual amount: ...']);
+    expect(tally.warnings.counts.unusualAmount).toBe(1);
   });
 });
