@@ -32,6 +32,24 @@ async function statesOf(
 
 const REFERENCES = sampleRows().map((r) => r['reference']!);
 
+/**
+ * The sample sheet paid, then its volume lost: a new register re-sends each reference under its
+ * own key, with a new quote; the service refuses the key, and each payout is unknown there.
+ */
+async function lostRegister() {
+  const sb = await testSandbox();
+  const dir = await testDir();
+  const sheet = path.join(dir, 'november.csv');
+  await copyFile(CLEAN_SAMPLE, sheet);
+  expect((await runAgainst(sb, sheet, ['--json', '--rate', '200'])).code).toBe(0);
+  const fresh = { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'new-register.db') };
+  const lost = await runAgainst(sb, sheet, ['--json', '--rate', '200'], fresh);
+  expect(lost.code, lost.stderr).toBe(1);
+  expect(summaryOf(lost).statuses).toMatchObject({ unknown: 12 });
+  await sb.whenIdle();
+  return { sb, dir, sheet, fresh };
+}
+
 describe('payouts reconcile', () => {
   it('records the final state of payouts whose webhooks were missed, lists the failure, and has nothing left to do after', async () => {
     const sb = await testSandbox();
@@ -83,20 +101,8 @@ describe('payouts reconcile', () => {
   });
 
   it('settles every unknown payout of a register that was lost, so nothing is paid twice', async () => {
-    const sb = await testSandbox();
-    const dir = await testDir();
-    const sheet = path.join(dir, 'november.csv');
-    await copyFile(CLEAN_SAMPLE, sheet);
-    expect((await runAgainst(sb, sheet, ['--json', '--rate', '200'])).code).toBe(0);
-
-    // The volume is lost: a new register re-sends each reference under its own key, with a
-    // new quote; the service refuses the key, and each payout is unknown.
-    const fresh = { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'new-register.db') };
-    const lost = await runAgainst(sb, sheet, ['--json', '--rate', '200'], fresh);
-    expect(lost.code, lost.stderr).toBe(1);
-    expect(summaryOf(lost).statuses).toMatchObject({ unknown: 12 });
+    const { sb, sheet, fresh } = await lostRegister();
     expect(paymentsOf(sb)).toHaveLength(12);
-    await sb.whenIdle();
 
     const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: fresh });
     expect(settled.code, settled.stderr).toBe(0);
@@ -192,17 +198,8 @@ describe('payouts reconcile', () => {
 
 describe('outcomes learnt after the run, in the approver signals of the next month', () => {
   it('payouts left unknown and settled by reconcile are known payees next month', async () => {
-    const sb = await testSandbox();
-    const dir = await testDir();
-    const sheet = path.join(dir, 'november.csv');
-    await copyFile(CLEAN_SAMPLE, sheet);
-    expect((await runAgainst(sb, sheet, ['--json', '--rate', '200'])).code).toBe(0);
-    // A new register re-sends each reference under its own key: every payout is unknown, and no
-    // payee joins a history then.
-    const fresh = { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'new-register.db') };
-    const lost = await runAgainst(sb, sheet, ['--json', '--rate', '200'], fresh);
-    expect(summaryOf(lost).statuses).toMatchObject({ unknown: 12 });
-    await sb.whenIdle();
+    // No payee joins a history while its payout is unknown.
+    const { sb, dir, fresh } = await lostRegister();
     const december = path.join(dir, 'december.csv');
     await writeSheet(
       december,
