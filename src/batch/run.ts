@@ -410,7 +410,7 @@ async function judgeBatch(
         if (valid) digest.add(row, found);
         const { amount, currency } = row.payout;
         if (comparisons.length > 0 && valid && known?.status !== 'invalid' && amount && currency) {
-          const payee = warnings.payeeHash(row);
+          const payee = comparisons.some((c) => c.needsPayees) ? warnings.payeeHash(row) : undefined;
           for (const comparison of comparisons) comparison.add(payee, amount.minor, currency);
         }
         const writing = writer?.add(found);

@@ -88,6 +88,11 @@ export class SincePreviousComparison {
     }
   }
 
+  /** Whether rows need their payee's keyed identity: not when the previous batch names no payee. */
+  get needsPayees(): boolean {
+    return this.payees.size > 0;
+  }
+
   /** A valid row of this sheet: its payee's keyed identity (undefined: none), amount and currency. */
   add(payee: string | undefined, minor: bigint, currency: string): void {
     BatchSummary.add(this.totalsNow, currency, minor);

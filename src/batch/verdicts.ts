@@ -104,7 +104,7 @@ export class ValidationTally {
 
   /** Whether rows are compared with earlier batches: then `add` wants each row's payee key. */
   get comparing(): boolean {
-    return this.comparisons.length > 0;
+    return this.comparisons.some((c) => c.needsPayees);
   }
 
   /**
