@@ -19,7 +19,7 @@ import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,8 @@ const DUPLICATE_SHARE = 0.3;
 const SECRET = 'whsec-bench-0123456789-abcdefghij';
 const TARGETS = { sqlite: 2_000, postgres: 1_000, p99Ms: 100, rssMB: 200 };
 const MB = 1024 * 1024;
+/** The kernel's clock ticks per second in /proc/PID/stat (USER_HZ: 100 on Linux). */
+const CLOCK_TICKS = 100;
 const fmt = (n, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -138,6 +140,13 @@ async function startReceiver({ register, secretFile, port = 0 }) {
         .split('\n')
         .find((l) => l.startsWith('VmHWM:'));
       return Number(/(\d+)/.exec(line)[1]) * 1024;
+    },
+    /** CPU seconds used so far (user + system), from /proc: what the receiver cost, whatever the load. */
+    cpuSeconds() {
+      // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
     },
     kill: (signal) => child.kill(signal),
     async stop() {
@@ -253,6 +262,8 @@ async function throughput(store, secretFile) {
   const source = deliveries(EVENTS);
   const { latencies, counts, seconds } = await stream(() => receiver.url.origin, source);
   const peakRssMB = Math.round(receiver.peakRssBytes() / MB);
+  const cpuSeconds = receiver.cpuSeconds();
+  const load = loadavg()[0];
   const exit = await receiver.stop();
   if (exit.code !== 0)
     throw new Error(`webhooks listen exited ${exit.code ?? exit.signal}: ${receiver.tail()}`);
@@ -269,6 +280,9 @@ async function throughput(store, secretFile) {
     p50Ms: Number(percentile(latencies, 50).toFixed(1)),
     p99Ms: Number(percentile(latencies, 99).toFixed(1)),
     peakRssMB,
+    receiverCpuSeconds: Number(cpuSeconds.toFixed(2)),
+    eventsPerCpuSecond: Math.round(source.distinct / cpuSeconds),
+    loadAverage: Number(load.toFixed(1)),
     held,
     missing,
     extra,
@@ -283,7 +297,8 @@ async function throughput(store, secretFile) {
   console.log(
     `${store.kind}: ${fmt(entry.events)} events (+${fmt(entry.duplicatesAnswered)} redeliveries answered duplicate, ` +
       `${fmt(entry.retries)} delivered again) in ${entry.seconds} s: ${fmt(entry.eventsPerSecond)} events/s, ` +
-      `p50 ${entry.p50Ms} ms, p99 ${entry.p99Ms} ms, peak RSS ${peakRssMB} MB; register: ${fmt(held)} events, ` +
+      `p50 ${entry.p50Ms} ms, p99 ${entry.p99Ms} ms, peak RSS ${peakRssMB} MB, receiver CPU ${entry.receiverCpuSeconds} s ` +
+      `(${fmt(entry.eventsPerCpuSecond)} events per CPU second), load average ${entry.loadAverage}; register: ${fmt(held)} events, ` +
       `${missing} missing, ${extra} extra (target >= ${fmt(target)} events/s, p99 < ${TARGETS.p99Ms} ms, ` +
       `RSS < ${TARGETS.rssMB} MB) ${ok ? 'OK' : 'BELOW TARGET'}`,
   );
