@@ -14,7 +14,7 @@ const END_TO_END = [
   'test/webhooks/cli.test.ts',
   'test/webhooks/events-disk.test.ts',
   'test/webhooks/hostile.test.ts',
-  'test/proxy/tcp-proxy.test.ts',
+  'test/proxy/*.test.ts',
   'test/report/browser.test.ts',
 ];
 
