@@ -10,7 +10,10 @@
  *   sent meanwhile are held (by the proxy, one chunk per direction at most, the rest in the
  *   kernel's buffers through TCP flow control) and delivered, in order, when the mode goes back
  *   to `pass`; a `cut` or `refuse` discards them with their connection. A connection accepted
- *   during a stall reaches the server only once it ends.
+ *   during a stall reaches the server only once it ends, unless the stall was set with
+ *   `{ newConnections: 'pass' }`: then only the connections open at that moment hang, as after
+ *   a failover behind a path that went silent (no reset ever comes), and new ones reach the
+ *   server.
  *
  * Bounded: at most `maxConnections` pairs at once, more are closed at once. Closed when the
  * test that started it ends.
@@ -37,7 +40,7 @@ export interface TcpProxy {
   /** The mode in force. */
   readonly mode: TcpProxyMode;
   /** Switches the mode now (see the file's comment for what each does). */
-  set(mode: TcpProxyMode): void;
+  set(mode: TcpProxyMode, options?: { newConnections?: 'pass' }): void;
   counts(): TcpProxyCounts;
   /** `url` with its host and port replaced by the proxy's (a PostgreSQL URL, say). */
   through(url: string): string;
@@ -54,6 +57,8 @@ export interface TcpProxyOptions {
 interface Pair {
   client: Socket;
   server: Socket | undefined;
+  /** No byte moves until the next `pass`. */
+  stalled: boolean;
   /** A chunk read while stalled, per direction, delivered on `pass`. */
   held: { up: Buffer[]; down: Buffer[] };
 }
@@ -74,6 +79,8 @@ export async function startTcpProxy(
   options: TcpProxyOptions = {},
 ): Promise<TcpProxy> {
   let mode: TcpProxyMode = options.mode ?? 'pass';
+  /** Whether a connection accepted during a stall is stalled too. */
+  let stallNew = true;
   const maxConnections = options.maxConnections ?? 100;
   const pairs = new Set<Pair>();
   const counts = { accepted: 0, refused: 0, cut: 0 };
@@ -91,10 +98,10 @@ export async function startTcpProxy(
       else socket?.destroySoon();
     }
   };
-  const forward = (from: Socket, to: () => Socket | undefined, held: Buffer[]) => {
+  const forward = (pair: Pair, from: Socket, to: () => Socket | undefined, held: Buffer[]) => {
     from.on('data', (chunk: Buffer) => {
       const destination = to();
-      if (mode === 'stall' || destination === undefined || held.length > 0) {
+      if (pair.stalled || destination === undefined || held.length > 0) {
         held.push(chunk);
         // Nothing more is read until the stall ends: the kernel and TCP hold the rest.
         from.pause();
@@ -110,12 +117,13 @@ export async function startTcpProxy(
     pair.server = server;
     server.on('error', () => drop(pair, true));
     server.on('close', () => drop(pair, false));
-    forward(server, () => pair.client, pair.held.down);
-    if (mode === 'stall') server.pause();
+    forward(pair, server, () => pair.client, pair.held.down);
+    if (pair.stalled) server.pause();
     else flush(pair);
   };
   /** Delivers what a stall held and lets both sides read again. */
   const flush = (pair: Pair) => {
+    pair.stalled = false;
     if (pair.server === undefined) return openServerSide(pair);
     for (const chunk of pair.held.up.splice(0)) pair.server.write(chunk);
     for (const chunk of pair.held.down.splice(0)) pair.client.write(chunk);
@@ -131,12 +139,13 @@ export async function startTcpProxy(
       return;
     }
     counts.accepted += 1;
-    const pair: Pair = { client, server: undefined, held: { up: [], down: [] } };
+    const stalled = mode === 'stall' && stallNew;
+    const pair: Pair = { client, server: undefined, stalled, held: { up: [], down: [] } };
     pairs.add(pair);
     client.on('error', () => drop(pair, true));
     client.on('close', () => drop(pair, false));
-    forward(client, () => pair.server, pair.held.up);
-    if (mode === 'stall') client.pause();
+    forward(pair, client, () => pair.server, pair.held.up);
+    if (stalled) client.pause();
     else openServerSide(pair);
   });
   await new Promise<void>((resolve, reject) => {
@@ -155,8 +164,9 @@ export async function startTcpProxy(
     get mode() {
       return mode;
     },
-    set(next) {
+    set(next, setOptions = {}) {
       mode = next;
+      stallNew = setOptions.newConnections !== 'pass';
       if (next === 'cut' || next === 'refuse') {
         for (const pair of [...pairs]) {
           counts.cut += 1;
@@ -166,6 +176,7 @@ export async function startTcpProxy(
         for (const pair of pairs) flush(pair);
       } else {
         for (const pair of pairs) {
+          pair.stalled = true;
           pair.client.pause();
           pair.server?.pause();
         }

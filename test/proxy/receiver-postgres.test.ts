@@ -70,34 +70,30 @@ async function recorded(databaseUrl: string): Promise<string[]> {
   }
 }
 
+/** `webhooks listen` (the compiled CLI) with a fresh PostgreSQL register behind the proxy. */
+async function listenThroughProxy() {
+  const database = await testDatabase();
+  const target = new URL(database);
+  const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
+  const dir = await tempDir();
+  const secretFile = path.join(dir, 'webhook.secret');
+  await writeFile(secretFile, `${SECRET}\n`, { mode: 0o600 });
+  const child = spawnCli(
+    ['webhooks', 'listen', '--port', '0', '--register', proxy.through(database), '--secret-file', secretFile],
+    {},
+  );
+  expect(await child.whenLines('webhook receiver listening', 1)).toBe(true);
+  const line = child
+    .stderr()
+    .split('\n')
+    .find((l) => l.includes('webhook receiver listening'))!;
+  const url = new URL((JSON.parse(line) as { url: string }).url);
+  return { database, target, proxy, child, url };
+}
+
 describe('webhooks listen with its PostgreSQL register behind a faulty network', () => {
   it('answers 503 in time while the database stalls, is refused or cut, and records each event once when it is back', async () => {
-    const database = await testDatabase();
-    const target = new URL(database);
-    const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
-    const dir = await tempDir();
-    const secretFile = path.join(dir, 'webhook.secret');
-    await writeFile(secretFile, `${SECRET}\n`, { mode: 0o600 });
-    const child = spawnCli(
-      [
-        'webhooks',
-        'listen',
-        '--port',
-        '0',
-        '--register',
-        proxy.through(database),
-        '--secret-file',
-        secretFile,
-      ],
-      {},
-    );
-    expect(await child.whenLines('webhook receiver listening', 1)).toBe(true);
-    const line = child
-      .stderr()
-      .split('\n')
-      .find((l) => l.includes('webhook receiver listening'))!;
-    const url = new URL((JSON.parse(line) as { url: string }).url);
-
+    const { database, target, proxy, child, url } = await listenThroughProxy();
     expect((await deliver(url, 'tx-pass')).status).toBe(200);
     expect(await health(url)).toBe(200);
 
@@ -132,5 +128,23 @@ describe('webhooks listen with its PostgreSQL register behind a faulty network',
     expect(await recorded(database)).toEqual(['tx-cut', 'tx-pass', 'tx-refuse', 'tx-stall']);
     // The URL's password never in a log line.
     expect(exit.stderr).not.toContain(target.password);
+  });
+
+  it('answers 503 in time, never 200, while its open connection goes silent and new ones would work', async () => {
+    const { database, proxy, child, url } = await listenThroughProxy();
+    expect((await deliver(url, 'tx-before')).status).toBe(200);
+    // A failover behind a path that went silent: no reset comes for the connection held.
+    proxy.set('stall', { newConnections: 'pass' });
+    for (const id of ['tx-silent-1', 'tx-silent-2']) {
+      const answer = await deliver(url, id);
+      expect(answer).toMatchObject({ status: 503, retryAfter: '5' });
+      expect(answer.ms).toBeLessThan(6_000);
+    }
+    proxy.set('pass');
+    for (const id of ['tx-silent-1', 'tx-silent-2'])
+      expect((await deliverUntilRecorded(url, id)).at(-1)).toBe(200);
+    child.child.kill('SIGTERM');
+    expect((await child.exited).code).toBe(0);
+    expect(await recorded(database)).toEqual(['tx-before', 'tx-silent-1', 'tx-silent-2']);
   });
 });

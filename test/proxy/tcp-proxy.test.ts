@@ -127,6 +127,19 @@ describe('tcpProxy against an echo server', () => {
     expect(await b.echoed('three')).toBe(true);
   });
 
+  it("stall with newConnections: 'pass' hangs the open connections only", async () => {
+    const proxy = await tcpProxy(await echoServer());
+    const old = await client(proxy);
+    proxy.set('stall', { newConnections: 'pass' });
+    old.socket.write('lost in the dark');
+    const fresh = await client(proxy);
+    fresh.socket.write('hello');
+    expect(await fresh.echoed('hello')).toBe(true);
+    expect(await old.echoed('lost', 300)).toBe(false);
+    proxy.set('pass');
+    expect(await old.echoed('lost in the dark')).toBe(true);
+  });
+
   it('refuses connections beyond its bound, and close() ends everything', async () => {
     const proxy = await tcpProxy(await echoServer(), { maxConnections: 2 });
     const a = await client(proxy);
