@@ -209,4 +209,42 @@ describe('webhooks listen under hostile clients', () => {
     receiver.child.child.kill('SIGTERM');
     expect((await receiver.child.exited).code).toBe(0);
   });
+
+  it('lets real deliveries in while 300 clients hold every body place dripping a byte at a time', async () => {
+    const dir = await tempDir();
+    const receiver = await listen(dir);
+    // Each announces a small body and sends a byte of it every 500 ms: over 256 of them would
+    // keep every real delivery at 503 until the 30 s request deadline, and again after.
+    const drippers = Array.from({ length: HOSTILE }, () => {
+      const socket = connect(Number(receiver.url.port), receiver.url.hostname);
+      onTestFinished(() => {
+        socket.destroy();
+      });
+      socket.on('error', () => {});
+      socket.write(
+        `POST ${receiver.url.pathname} HTTP/1.1\r\nHost: ${receiver.url.host}\r\nContent-Length: 1000\r\n\r\n`,
+      );
+      return socket;
+    });
+    const drip = setInterval(() => {
+      for (const socket of drippers) if (!socket.destroyed) socket.write('{');
+    }, 500);
+    onTestFinished(() => clearInterval(drip));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const body = JSON.stringify(payload({ resourceId: `tx-drip-${i}` }));
+      statuses.push(await deliver(receiver.url, body));
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    // The places went to the real deliveries by cutting the drippers that held them longest.
+    expect(drippers.filter((s) => s.destroyed).length).toBeGreaterThanOrEqual(5);
+    clearInterval(drip);
+    receiver.child.child.kill('SIGTERM');
+    expect((await receiver.child.exited).code).toBe(0);
+    expect(
+      (await jsonLines(receiver.events)).map((e) => (e['event'] as { resourceId: string }).resourceId),
+    ).toEqual([0, 1, 2, 3, 4].map((i) => `tx-drip-${i}`));
+  });
 });
