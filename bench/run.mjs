@@ -2,7 +2,8 @@
 // Sections: sheet (validate vs csv-parse/exceljs floors), report (validate with and without the
 // approver's report), sandbox (mixed API traffic at
 // `payouts sandbox`, bench/sandbox.mjs), run (bench/run-bench.mjs), shared (runs sharing a
-// PostgreSQL register, bench/shared-register.mjs). Run one with: npm run bench -- sheet
+// PostgreSQL register, bench/shared-register.mjs), webhooks (the webhook receiver on SQLite and
+// PostgreSQL, bench/webhooks.mjs). Run one with: npm run bench -- sheet
 // Sizes: BENCH_CSV_ROWS (default 1,000,000), BENCH_XLSX_ROWS (default 100,000); the sandbox
 // section's knobs are in bench/sandbox.mjs.
 import { spawn } from 'node:child_process';
@@ -13,6 +14,7 @@ import { generateCsv, generateXlsx } from './generate.mjs';
 import { runSection } from './run-bench.mjs';
 import { sandboxSection } from './sandbox.mjs';
 import { sharedSection } from './shared-register.mjs';
+import { webhooksSection } from './webhooks.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -276,6 +278,7 @@ const SECTIONS = {
   sandbox: sandboxSection,
   run: runSection,
   shared: sharedSection,
+  webhooks: webhooksSection,
 };
 
 async function main() {

@@ -49,7 +49,7 @@ function freePort() {
 }
 
 /** A PostgreSQL server for the section, in a temporary folder removed after. */
-async function startPostgres() {
+export async function startPostgres() {
   const dir = await mkdtemp(path.join(tmpdir(), 'payouts-bench-pg-'));
   await chmod(dir, 0o755);
   const port = await freePort();

@@ -17,6 +17,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { HEADERS } from '../api/contract.js';
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigError } from '../errors.js';
@@ -111,8 +112,18 @@ export const RECEIVER_DEFAULTS = {
   retryAfterSeconds: 5,
   /** Connections held at once; more are refused by the kernel's backlog. */
   maxConnections: 1_000,
-  /** Bodies being read at once; a request beyond is answered 503 at once, its body unread. */
+  /**
+   * Bodies being read at once. When all are taken, the one read longest gives way if it has
+   * taken over `slowBodyMs` (its connection is cut); else the new request is answered 503 at
+   * once, its body unread.
+   */
   maxBodiesInFlight: 256,
+  /**
+   * A body still arriving after this, while another request waits for its place, is cut: the
+   * service sends a few hundred bytes at once, so only a client dripping bytes takes that long,
+   * and a few hundred such clients must not keep every real delivery out.
+   */
+  slowBodyMs: 1_000,
   /** Keys of recent events kept to answer quick redeliveries without the register. */
   recentKeys: 20_000,
   /** Refusals are said once per this interval, counted. */
@@ -161,7 +172,19 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
   };
 
   const inFlight = new Set<Promise<void>>();
-  let bodiesInFlight = 0;
+  /** The requests whose bodies are being read, with when the reading began, oldest first. */
+  const reading = new Map<IncomingMessage, number>();
+  /** Cuts the body read longest, if it has taken over `slowBodyMs`; whether a place was freed. */
+  const cutSlowestBody = (): boolean => {
+    const oldest = reading.entries().next().value;
+    if (oldest === undefined || performance.now() - oldest[1] < RECEIVER_DEFAULTS.slowBodyMs) return false;
+    const [req] = oldest;
+    reading.delete(req);
+    stats.rejected += 1;
+    refusals.add(408, `body not sent within ${RECEIVER_DEFAULTS.slowBodyMs} ms while others waited: cut`);
+    req.socket.destroy();
+    return true;
+  };
   let processing: Promise<void> = Promise.resolve();
   /** Waits until no request is in flight and every accepted event went through `onEvent`. */
   const settle = async () => {
@@ -207,19 +230,19 @@ export async function startReceiver(options: ReceiverOptions): Promise<WebhookRe
     if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) {
       return reject(413, `body over ${maxBodyBytes} bytes`, { connection: 'close' });
     }
-    if (bodiesInFlight >= RECEIVER_DEFAULTS.maxBodiesInFlight) {
+    if (reading.size >= RECEIVER_DEFAULTS.maxBodiesInFlight && !cutSlowestBody()) {
       return reject(503, 'too many requests at once', {
         'retry-after': String(RECEIVER_DEFAULTS.retryAfterSeconds),
         connection: 'close',
       });
     }
-    bodiesInFlight += 1;
+    reading.set(req, performance.now());
     const signature = new StreamingSignature(secrets);
     let body: Buffer | 'too-large' | 'aborted';
     try {
       body = await readBody(req, maxBodyBytes, signature);
     } finally {
-      bodiesInFlight -= 1;
+      reading.delete(req);
     }
     if (body === 'too-large') return reject(413, `body over ${maxBodyBytes} bytes`, { connection: 'close' });
     if (body === 'aborted') return;
