@@ -152,8 +152,10 @@ export class ValidationTally {
       };
     }
     const name = row.payee?.name;
-    const warned = warnings.length === 0 ? undefined : messagesOf(warnings, name);
-    if (warned !== undefined) this.warnings.add(row.raw.rowNumber, row.payout.reference, warnings, name);
+    if (warnings.length > 0) this.warnings.add(row.raw.rowNumber, row.payout.reference, warnings, name);
+    // In words only where a verdict carries them: a first sheet's every row is a new payee,
+    // whose verdict makes its one message itself.
+    const wordsOf = () => (warnings.length === 0 ? undefined : messagesOf(warnings, name));
     const held = this.hold && valid ? heldReason(warnings) : undefined;
     if (held !== undefined) {
       tally(this.summary, row, 'skipped');
@@ -161,7 +163,7 @@ export class ValidationTally {
       this.summary.errorGroups.add(row.raw.rowNumber, [held]);
       if (this.invalidSamples.length < this.sampleSize)
         this.invalidSamples.push({ ...sampleOf(row), messages: [held] });
-      return { status: 'skipped', errors: [held], errorColumns: VALID.errorColumns, warnings: warned };
+      return { status: 'skipped', errors: [held], errorColumns: VALID.errorColumns, warnings: wordsOf() };
     }
     const status: RowStatus = valid ? 'valid' : 'invalid';
     const messages = valid ? VALID.errors : row.issues.map((i) => i.message);
@@ -171,14 +173,14 @@ export class ValidationTally {
     const beneficiaryId = beneficiary.kind === 'existing' ? beneficiary.id : undefined;
     const recipientId = recipient.kind === 'existing' ? recipient.id : undefined;
     if (valid && beneficiaryId === undefined && recipientId === undefined) {
-      if (warned === undefined) return VALID;
+      if (warnings.length === 0) return VALID;
       if (warnings === NEW_PAYEE_ONLY && name !== undefined) return validNewPayee(name);
     }
     return {
       status,
       errors: messages,
       errorColumns: row.errorColumns,
-      warnings: warned,
+      warnings: wordsOf(),
       beneficiaryId,
       recipientId,
     };
