@@ -35,8 +35,18 @@ import {
   withPayment,
 } from './rules.js';
 import type { Driver, Sql, Values } from './sql.js';
-import { exportEntries, importEntries, type TransferStatements } from './transfer.js';
+import {
+  type ApprovalRow,
+  approvalOf,
+  approvalValues,
+  exportEntries,
+  importEntries,
+  type RunApprovalRow,
+  runApprovalOf,
+  type TransferStatements,
+} from './transfer.js';
 import type {
+  ApprovalRecord,
   ClaimDecision,
   ClaimRequest,
   EventRecord,
@@ -49,6 +59,7 @@ import type {
   PayoutState,
   Register,
   RegisterEntry,
+  RunApproval,
   RunRecord,
   ScopeInfo,
   ScopeKey,
@@ -109,6 +120,14 @@ export interface Statements extends TransferStatements {
   release: string;
   /** :integrator :transactions, by occurrence. */
   settledEvents: string;
+  /** An approval's columns (ApprovalRecord, `:principals` as JSON); added unless held. */
+  recordApproval: string;
+  /** :origin :digest :sheet (null: none), oldest first. */
+  approvals: string;
+  /** :scope :run :principal :fingerprint :statementDigest :recordedAt; added unless held. */
+  recordRunApproval: string;
+  /** :scope :runs */
+  runApprovals: string;
 }
 
 /** A claim's row: what `claimedState` decided for a reference this run is to send. */
@@ -280,6 +299,22 @@ export class SqlRegister implements Register {
     return this.write(async (sql) => {
       await sql.changed(this.dialect.sql.declareOrigin, values);
     });
+  }
+
+  recordApproval(approval: ApprovalRecord): Promise<boolean> {
+    const values = approvalValues(approval);
+    return this.write(async (sql) => (await sql.changed(this.dialect.sql.recordApproval, values)) > 0);
+  }
+
+  async approvals(query: { origin: string; digest: string; sheet?: string }): Promise<ApprovalRecord[]> {
+    const rows = await this.read((sql) =>
+      sql.rows<ApprovalRow>(this.dialect.sql.approvals, {
+        origin: query.origin,
+        digest: query.digest,
+        sheet: query.sheet ?? null,
+      }),
+    );
+    return rows.map(approvalOf);
   }
 
   entries(): AsyncIterable<RegisterEntry> {
@@ -604,5 +639,34 @@ class SqlScope implements ScopeStore {
     );
     // Ordered by occurrence: the last settling event wins (reconcile.ts).
     return new Map(rows.map((row) => [row.resource_id, eventOf(row)]));
+  }
+
+  recordRunApprovals(runId: string, approvals: readonly RunApproval[]): Promise<void> {
+    if (approvals.length === 0) return Promise.resolve();
+    return this.register.together(async (sql) => {
+      for (const approval of approvals) {
+        await sql.changed(this.dialect.sql.recordRunApproval, {
+          scope: this.scope.id,
+          run: runId,
+          principal: approval.principal,
+          fingerprint: approval.fingerprint,
+          statementDigest: approval.statementDigest,
+          recordedAt: approval.recordedAt,
+        });
+      }
+    });
+  }
+
+  async runApprovals(runIds: readonly string[]): Promise<Map<string, RunApproval[]>> {
+    const rows = await this.chunked<RunApprovalRow>(this.dialect.sql.runApprovals, 'runs', runIds, {
+      scope: this.scope.id,
+    });
+    const byRun = new Map<string, RunApproval[]>();
+    for (const row of rows) {
+      const list = byRun.get(row.run_id) ?? [];
+      list.push(runApprovalOf(row));
+      byRun.set(row.run_id, list);
+    }
+    return byRun;
   }
 }

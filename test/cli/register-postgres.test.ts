@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { RegisterError } from '../../src/errors.js';
 import { openRegister } from '../../src/register/open.js';
 import { plainTextWarning } from '../../src/register/postgres.js';
+import { PG_SCHEMA_VERSION } from '../../src/register/schema.js';
 import { runCli } from '../helpers/cli.js';
 import {
   expectOnePaymentPerRow,
@@ -102,7 +103,7 @@ describe('a PostgreSQL register', () => {
       );
       expect(new Set(scopes.map((s) => s.scope.id)).size).toBe(1);
       const version = await asAdmin(url, 'SELECT version FROM payouts.schema_version');
-      expect(version.rows).toEqual([{ version: 3 }]);
+      expect(version.rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
     } finally {
       await Promise.all(registers.map((r) => r.close()));
     }
