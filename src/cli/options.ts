@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import type { Argv } from 'yargs';
+import { DEFAULT_APPROVAL_MAX_AGE_DAYS } from '../approvals/gate.js';
 import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
 import { UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
@@ -165,6 +166,67 @@ export function registerHint(
     ...(baseUrl !== undefined ? { service: serviceOf(baseUrl) } : {}),
     ...(nonBlank(io.env['PAYOUTS_USERNAME']) !== undefined ? { login: io.env['PAYOUTS_USERNAME'] } : {}),
   };
+}
+
+/** Environment variables of the approval gate: a CronJob sets them once (docs/container.md). */
+export const APPROVAL_ENV = {
+  required: 'PAYOUTS_REQUIRE_APPROVALS',
+  allowedSigners: 'PAYOUTS_ALLOWED_SIGNERS',
+} as const;
+
+/** The approval gate's options as yargs hands them over. */
+export interface ApprovalGateArgs {
+  'require-approvals'?: number;
+  'allowed-signers'?: string;
+  'approval-max-age': number;
+}
+
+/** Declares run's approval gate: `--require-approvals N`, `--allowed-signers FILE`, `--approval-max-age DAYS`. */
+export function approvalGateOptions<T>(y: Argv<T>) {
+  return y
+    .option('require-approvals', {
+      type: 'number',
+      describe: `refuse to send (exit 4) unless N distinct approvers of --allowed-signers signed this sheet's approval statement (or ${APPROVAL_ENV.required})`,
+    })
+    .option('allowed-signers', {
+      type: 'string',
+      describe: `who may approve: an OpenSSH allowed-signers file (or ${APPROVAL_ENV.allowedSigners})`,
+    })
+    .option('approval-max-age', {
+      type: 'number',
+      default: DEFAULT_APPROVAL_MAX_AGE_DAYS,
+      describe: 'an approval statement made more days ago than this does not count',
+    });
+}
+
+/**
+ * The approval gate of run, from its options or the environment; undefined when no approval is
+ * required. Checked before anything is read or sent (usage errors: exit 2).
+ */
+export function approvalGateOf(
+  args: ApprovalGateArgs,
+  io: CliIo,
+): { required: number; allowedSigners: string; maxAgeDays: number } | undefined {
+  const fromEnv = nonBlank(io.env[APPROVAL_ENV.required]);
+  const required = args['require-approvals'] ?? (fromEnv === undefined ? undefined : Number(fromEnv.trim()));
+  const source = args['require-approvals'] === undefined ? APPROVAL_ENV.required : '--require-approvals';
+  if (required !== undefined && (!Number.isInteger(required) || required < 0)) {
+    throw new UsageError(
+      `${source} must be a whole number of approvers, got ${String(args['require-approvals'] ?? fromEnv)}`,
+    );
+  }
+  const maxAge = args['approval-max-age'];
+  if (!Number.isInteger(maxAge) || maxAge < 0) {
+    throw new UsageError(`--approval-max-age must be a whole number of days, got ${String(maxAge)}`);
+  }
+  const file = args['allowed-signers'] ?? nonBlank(io.env[APPROVAL_ENV.allowedSigners]);
+  if (required === undefined || required === 0) return undefined;
+  if (file === undefined) {
+    throw new UsageError(
+      `${source} ${required} needs the allowed-signers file that says whose keys count: --allowed-signers FILE (or ${APPROVAL_ENV.allowedSigners})`,
+    );
+  }
+  return { required, allowedSigners: resolveFrom(io.cwd, file), maxAgeDays: maxAge };
 }
 
 /** Environment variables read for the connection. */

@@ -26,6 +26,8 @@ export interface SummaryFacts {
   warnings: WarningTally;
   /** The HTML report written, if any. */
   reportPath?: string;
+  /** run: the signed approvals it relied on (README "Approvals"); none without the gate. */
+  approvals?: readonly { principal: string; fingerprint: string; recordedAt: string }[];
   error?: PayoutsError;
 }
 
@@ -46,6 +48,15 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     totalsRows: summary.totalsRows,
     digest: facts.digest,
     warnings: facts.warnings.references(),
+    ...(facts.approvals
+      ? {
+          approvals: facts.approvals.map(({ principal, fingerprint, recordedAt }) => ({
+            principal,
+            fingerprint,
+            recordedAt,
+          })),
+        }
+      : {}),
     results: facts.resultsPath,
     report: facts.reportPath ?? null,
     register: facts.registerPath,
@@ -137,6 +148,11 @@ export function humanSummary(facts: SummaryFacts): string[] {
     );
   }
   lines.push(`Batch digest: ${facts.digest}`);
+  if (facts.approvals && facts.approvals.length > 0) {
+    lines.push(
+      `Approved by: ${facts.approvals.map((a) => `${a.principal} (${a.fingerprint}, recorded ${a.recordedAt})`).join(', ')}`,
+    );
+  }
   lines.push(`Results: ${facts.resultsPath}`);
   if (facts.reportPath) lines.push(`Report: ${facts.reportPath}`);
   if (facts.registerPath) lines.push(`Register: ${facts.registerPath}`);

@@ -241,7 +241,7 @@ const STATEMENTS: Statements = {
         principals, recorded_at)
       VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
         :recordedAt) ON CONFLICT DO NOTHING`,
-  approvals: `SELECT * FROM payouts.approvals WHERE origin = :origin AND (digest = :digest OR sheet = :sheet)
+  approvals: `SELECT * FROM payouts.approvals WHERE digest = :digest OR sheet = :sheet
     ORDER BY recorded_at, statement_digest, fingerprint`,
   recordRunApproval: `INSERT INTO payouts.run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
       VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,

@@ -128,8 +128,8 @@ export const MIGRATIONS: readonly string[] = [
     recorded_at TEXT NOT NULL,
     PRIMARY KEY (statement_digest, fingerprint)
   ) WITHOUT ROWID;
-  CREATE INDEX approvals_by_digest ON approvals (origin, digest);
-  CREATE INDEX approvals_by_sheet ON approvals (origin, sheet);
+  CREATE INDEX approvals_by_digest ON approvals (digest);
+  CREATE INDEX approvals_by_sheet ON approvals (sheet);
   CREATE TABLE run_approvals (
     scope_id INTEGER NOT NULL REFERENCES scopes (id),
     run_id TEXT NOT NULL,
@@ -261,8 +261,8 @@ export const PG_MIGRATIONS: readonly string[] = [
     recorded_at text NOT NULL,
     PRIMARY KEY (statement_digest, fingerprint)
   );
-  CREATE INDEX approvals_by_digest ON payouts.approvals (origin, digest);
-  CREATE INDEX approvals_by_sheet ON payouts.approvals (origin, sheet);
+  CREATE INDEX approvals_by_digest ON payouts.approvals (digest);
+  CREATE INDEX approvals_by_sheet ON payouts.approvals (sheet);
   CREATE TABLE payouts.run_approvals (
     scope_id bigint NOT NULL REFERENCES payouts.scopes (id),
     run_id text NOT NULL,

@@ -260,7 +260,7 @@ const STATEMENTS: Statements = {
         principals, recorded_at)
       VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
         :recordedAt) ON CONFLICT DO NOTHING`,
-  approvals: `SELECT * FROM approvals WHERE origin = :origin AND (digest = :digest OR sheet = :sheet)
+  approvals: `SELECT * FROM approvals WHERE digest = :digest OR sheet = :sheet
     ORDER BY recorded_at, statement_digest, fingerprint`,
   recordRunApproval: `INSERT INTO run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
       VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,

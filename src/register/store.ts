@@ -122,7 +122,7 @@ export interface Statements extends TransferStatements {
   settledEvents: string;
   /** An approval's columns (ApprovalRecord, `:principals` as JSON); added unless held. */
   recordApproval: string;
-  /** :origin :digest :sheet (null: none), oldest first. */
+  /** :digest :sheet (null: none), oldest first. */
   approvals: string;
   /** :scope :run :principal :fingerprint :statementDigest :recordedAt; added unless held. */
   recordRunApproval: string;
@@ -306,10 +306,9 @@ export class SqlRegister implements Register {
     return this.write(async (sql) => (await sql.changed(this.dialect.sql.recordApproval, values)) > 0);
   }
 
-  async approvals(query: { origin: string; digest: string; sheet?: string }): Promise<ApprovalRecord[]> {
+  async approvals(query: { digest: string; sheet?: string }): Promise<ApprovalRecord[]> {
     const rows = await this.read((sql) =>
       sql.rows<ApprovalRow>(this.dialect.sql.approvals, {
-        origin: query.origin,
         digest: query.digest,
         sheet: query.sheet ?? null,
       }),

@@ -358,10 +358,10 @@ export interface Register {
    */
   recordApproval(approval: ApprovalRecord): Promise<boolean>;
   /**
-   * The approvals recorded for a service that name this batch digest or this sheet name (an
-   * earlier statement of the sheet: the gate says the sheet changed since), oldest first.
+   * The approvals recorded that name this batch digest or this sheet name, whatever service
+   * they name (the gate says which do not cover the sheet, and why), oldest first.
    */
-  approvals(query: { origin: string; digest: string; sheet?: string }): Promise<ApprovalRecord[]>;
+  approvals(query: { digest: string; sheet?: string }): Promise<ApprovalRecord[]>;
   /** Every record, a scope before what belongs to it (`register copy`). */
   entries(): AsyncIterable<RegisterEntry>;
   /**

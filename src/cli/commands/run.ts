@@ -26,6 +26,9 @@ import {
   runFinishedFields,
 } from '../logging.js';
 import {
+  type ApprovalGateArgs,
+  approvalGateOf,
+  approvalGateOptions,
   checkMaxOutage,
   checkPace,
   connectionOptions,
@@ -51,6 +54,8 @@ export interface RunCommandOptions extends SheetOptions {
   /** The register (README `--register`, `PAYOUTS_REGISTER`, the state directory). */
   register: string;
   approve?: string;
+  /** `--require-approvals N --allowed-signers FILE` (or their environment variables). */
+  approvals?: { required: number; allowedSigners: string; maxAgeDays: number };
   retryUnknown: boolean;
   holdChangedPayees?: boolean;
   /** `--report PATH`: the approver's HTML report (run writes one only when asked). */
@@ -146,6 +151,7 @@ export async function runCommand(
         registerPath: options.sandbox ? null : report.register,
         holdChangedPayees: options.holdChangedPayees,
         sandbox: options.sandbox,
+        approvals: report.approvals,
       });
     }
     const facts: SummaryFacts = {
@@ -160,6 +166,7 @@ export async function runCommand(
       unknownColumns: report.unknownColumns,
       samples: report.samples,
       warnings: report.warnings,
+      approvals: report.approvals,
       ...(reportPath ? { reportPath } : {}),
     };
     const happened = {
@@ -241,7 +248,7 @@ async function writtenSince(file: string, since: number): Promise<string | null>
 
 /** run's options: the sheet's, the register's, the service's, the pace's and the logs'. */
 function options(y: Argv) {
-  return logOptions(connectionOptions(registerOption(sheetOptions(y))))
+  return approvalGateOptions(logOptions(connectionOptions(registerOption(sheetOptions(y)))))
     .option('sandbox', {
       type: 'boolean',
       default: false,
@@ -336,12 +343,14 @@ function runOptionsOf(args: ArgsOf<typeof options>, io: CliIo): RunCommandOption
   checkPace(args.concurrency, args.rate);
   if (!Number.isFinite(args.wait) || args.wait < 0) throw new UsageError('--wait must be 0 or more seconds');
   checkMaxOutage(args['max-outage']);
+  const approvals = approvalGateOf(args as ApprovalGateArgs, io);
   return {
     ...sheet,
     connection: () => connectionFromArgs(args, io.env),
     sandbox: args.sandbox,
     register: registerLocationText(args.register, io.env, io.cwd),
     ...(args.approve !== undefined ? { approve: args.approve } : {}),
+    ...(approvals ? { approvals } : {}),
     retryUnknown: args['retry-unknown'],
     holdChangedPayees: args['hold-changed-payees'],
     ...originOf(args['same-service-as'], args['separate-service']),
