@@ -50,6 +50,17 @@ describe('payouts approve, usage', () => {
     );
     expect(gate.code).toBe(2);
     expect(gate.stderr).toContain('--allowed-signers FILE (or PAYOUTS_ALLOWED_SIGNERS)');
+    const rehearsal = await runCli([
+      'run',
+      sheet,
+      '--sandbox',
+      '--require-approvals',
+      '1',
+      '--log-format',
+      'text',
+    ]);
+    expect(rehearsal.code).toBe(2);
+    expect(rehearsal.stderr).toContain('leave out --require-approvals to rehearse');
   });
 
   it('prints the same statement for the same sheet, register and day', async () => {

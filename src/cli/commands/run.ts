@@ -343,7 +343,14 @@ function runOptionsOf(args: ArgsOf<typeof options>, io: CliIo): RunCommandOption
   checkPace(args.concurrency, args.rate);
   if (!Number.isFinite(args.wait) || args.wait < 0) throw new UsageError('--wait must be 0 or more seconds');
   checkMaxOutage(args['max-outage']);
-  const approvals = approvalGateOf(args as ApprovalGateArgs, io);
+  // A rehearsal pays nothing real, against a sandbox nobody approved for: the gate of the
+  // environment (a CronJob's) does not apply to it, and asking for one is a mistake.
+  if (args.sandbox && args['require-approvals'] !== undefined) {
+    throw new UsageError(
+      '--sandbox rehearses against an embedded sandbox that no approval names: leave out --require-approvals to rehearse',
+    );
+  }
+  const approvals = args.sandbox ? undefined : approvalGateOf(args as ApprovalGateArgs, io);
   return {
     ...sheet,
     connection: () => connectionFromArgs(args, io.env),
