@@ -10,6 +10,7 @@ import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
 import { RegisterError } from '../../src/errors.js';
 import type { Self } from '../../src/register/lease.js';
+import { SCHEMA_VERSION } from '../../src/register/schema.js';
 import { openSqliteRegister as openRegister } from '../../src/register/sqlite.js';
 import type { Register } from '../../src/register/types.js';
 import { begin, claimAs, TEST_SCOPE } from '../helpers/claims.js';
@@ -98,7 +99,7 @@ describe('the SQLite register', () => {
     raw.pragma('user_version = 99');
     raw.close();
     expect(() => openRegister(newer)).toThrow(
-      `the register ${newer} was written by a newer payouts (schema version 99, this payouts knows 4): upgrade payouts to use it`,
+      `the register ${newer} was written by a newer payouts (schema version 99, this payouts knows ${SCHEMA_VERSION}): upgrade payouts to use it`,
     );
 
     const foreign = path.join(dir, 'foreign.db');
