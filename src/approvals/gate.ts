@@ -41,7 +41,13 @@ export function judgeApprovals(
   gate: ApprovalGate,
   batch: GatedBatch,
 ): RunApproval[] {
-  const signed = recorded.map((approval) => ({
+  // A sheet paid every month under one name (a CronJob's payouts.csv) has every earlier month's
+  // approvals under that name: only those recent enough to count say the sheet changed since.
+  const oldest = batch.now - (gate.maxAgeDays + 1) * 86_400_000;
+  const relevant = recorded.filter(
+    (approval) => approval.digest === batch.digest || Date.parse(approval.recordedAt) >= oldest,
+  );
+  const signed = relevant.map((approval) => ({
     statementText: approval.statement,
     armoredSignature: approval.signature,
     recordedAt: Date.parse(approval.recordedAt),
