@@ -71,6 +71,48 @@ export function sheetOptions<T>(y: Argv<T>) {
     });
 }
 
+/**
+ * How a sheet is read, for the commands that compute its digest without validating it for a
+ * run (approve, status --approvals): the same reading gives the same digest as validate's.
+ */
+export function sheetReadingOptions<T>(y: Argv<T>) {
+  return y
+    .option('sheet', { type: 'string', describe: 'XLSX worksheet name, as validate reads it' })
+    .option('delimiter', { type: 'string', describe: 'CSV delimiter, as validate reads it' })
+    .option('encoding', { choices: CSV_ENCODINGS, describe: 'CSV encoding, as validate reads it' })
+    .option('columns', {
+      type: 'string',
+      describe: 'JSON or CSV file mapping your headers to canonical columns, as validate reads it',
+    });
+}
+
+/** The reading options of `sheetReadingOptions` for the sheet at `file`, checked (exit 2). */
+export function sheetReadingOf(
+  file: string,
+  args: {
+    sheet?: string | undefined;
+    delimiter?: string | undefined;
+    encoding?: unknown;
+    columns?: string | undefined;
+  },
+  io: CliIo,
+) {
+  const sheetPath = resolveFrom(io.cwd, file);
+  if (args.sheet !== undefined && formatByExtension(sheetPath) === 'csv') {
+    throw new UsageError(`--sheet names an XLSX worksheet, and ${file} is a CSV sheet, which has none`);
+  }
+  if (args.delimiter !== undefined && [...args.delimiter.replace('\\t', '\t')].length !== 1) {
+    throw new UsageError(`--delimiter must be one character (use "\\t" for tab), got "${args.delimiter}"`);
+  }
+  return {
+    sheetPath,
+    sheetName: args.sheet,
+    delimiter: args.delimiter?.replace('\\t', '\t'),
+    encoding: args.encoding as CsvEncoding | undefined,
+    columnsFile: args.columns ? resolveFrom(io.cwd, args.columns) : undefined,
+  };
+}
+
 /** The sheet options as yargs hands them over. */
 export interface SheetArgs {
   file: string;

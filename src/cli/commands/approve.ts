@@ -24,12 +24,18 @@ import { serviceOf } from '../../register/identity.js';
 import { registerLocationText, shownLocation } from '../../register/location.js';
 import { openRegister } from '../../register/open.js';
 import type { ApprovalRecord } from '../../register/types.js';
-import { CSV_ENCODINGS, type CsvEncoding } from '../../sheet/csv-dialect.js';
 import { formatByExtension } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
 import type { CliIo } from '../io.js';
 import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
-import { nonBlank, registerHint, registerOption, resolveFrom } from '../options.js';
+import {
+  nonBlank,
+  registerHint,
+  registerOption,
+  resolveFrom,
+  sheetReadingOf,
+  sheetReadingOptions,
+} from '../options.js';
 
 /** The sheet and the register a statement is computed from. */
 export interface StatementSource extends SheetOptions {
@@ -232,7 +238,7 @@ async function readText(file: string, what: string): Promise<string> {
 
 /** approve's options: the sheet's reading options, the register's, the service, and what to do. */
 function options(y: Argv) {
-  return logOptions(registerOption(y))
+  return sheetReadingOptions(logOptions(registerOption(y)))
     .positional('file', { type: 'string', demandOption: true, describe: 'the payout sheet (.csv or .xlsx)' })
     .option('statement', {
       type: 'boolean',
@@ -266,13 +272,6 @@ function options(y: Argv) {
       type: 'boolean',
       default: false,
       describe: 'print what was recorded as one JSON object on stdout',
-    })
-    .option('sheet', { type: 'string', describe: 'XLSX worksheet name (as validate reads it)' })
-    .option('delimiter', { type: 'string', describe: 'CSV delimiter (as validate reads it)' })
-    .option('encoding', { choices: CSV_ENCODINGS, describe: 'CSV encoding (as validate reads it)' })
-    .option('columns', {
-      type: 'string',
-      describe: 'JSON or CSV file mapping your headers to canonical columns',
     });
 }
 
@@ -315,9 +314,7 @@ function approveOptionsOf(args: ArgsOf<typeof options>, io: CliIo): ApproveComma
     );
   }
   const hint = registerHint({ register: args.register, 'base-url': baseUrl }, io);
-  const sheetPath = resolveFrom(io.cwd, args.file);
-  if (args.sheet !== undefined && formatByExtension(sheetPath) === 'csv')
-    throw new UsageError(`--sheet names an XLSX worksheet, and ${args.file} is a CSV sheet, which has none`);
+  const reading = sheetReadingOf(args.file, args, io);
   const allowedSigners = args['allowed-signers'] ?? nonBlank(io.env['PAYOUTS_ALLOWED_SIGNERS']);
   let action: ApproveCommandOptions['action'];
   if (args.statement) action = { kind: 'statement' };
@@ -343,11 +340,7 @@ function approveOptionsOf(args: ArgsOf<typeof options>, io: CliIo): ApproveComma
     };
   }
   return {
-    sheetPath,
-    sheetName: args.sheet,
-    delimiter: args.delimiter?.replace('\\t', '\t'),
-    encoding: args.encoding as CsvEncoding | undefined,
-    columnsFile: args.columns ? resolveFrom(io.cwd, args.columns) : undefined,
+    ...reading,
     register: {
       ...hint,
       location: registerLocationText(args.register, io.env, io.cwd),

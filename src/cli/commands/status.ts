@@ -6,6 +6,7 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
+import type { SheetOptions } from '../../batch/prepare.js';
 import { UsageError } from '../../errors.js';
 import type { ScopeHint } from '../../register/choose.js';
 import { serviceOf } from '../../register/identity.js';
@@ -19,7 +20,7 @@ import {
 } from '../../register/status.js';
 import type { ArgsOf } from '../command.js';
 import { type CliIo, println } from '../io.js';
-import { registerHint, registerOption, resolveFrom } from '../options.js';
+import { registerHint, registerOption, sheetReadingOf, sheetReadingOptions } from '../options.js';
 import { countOf } from '../summary.js';
 
 export interface StatusCommandOptions extends ScopeHint {
@@ -78,19 +79,19 @@ export async function sheetApprovalsCommand(
     register: string;
     service: string;
     login?: string;
-    sheetPath: string;
     format: 'text' | 'json' | 'csv';
-  },
+  } & SheetOptions,
   io: CliIo,
 ): Promise<number> {
   // Loaded here alone: status without --approvals reads no sheet.
   const { currentStatement } = await import('./approve.js');
+  const { register: location, service, login, format: _, ...reading } = options;
   const current = await currentStatement({
-    sheetPath: options.sheetPath,
+    ...reading,
     register: {
-      location: options.register,
-      service: options.service,
-      ...(options.login === undefined ? {} : { login: options.login }),
+      location,
+      service,
+      ...(login === undefined ? {} : { login }),
     },
   });
   const register = await openExistingRegister(options.register);
@@ -227,7 +228,7 @@ function printTable(
 /** status's options: the register, which scope, how many runs, the output format. */
 function options(y: Argv) {
   return (
-    registerOption(y)
+    sheetReadingOptions(registerOption(y))
       .positional('references', { type: 'string', array: true, describe: 'payout references' })
       .option('base-url', {
         type: 'string',
@@ -264,7 +265,7 @@ export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<
         register: registerLocationText(args.register, io.env, io.cwd),
         service: serviceOf(hint.service),
         ...(hint.login === undefined ? {} : { login: hint.login }),
-        sheetPath: resolveFrom(io.cwd, args.approvals),
+        ...sheetReadingOf(args.approvals, args, io),
         format,
       },
       io,
