@@ -1,5 +1,5 @@
 /**
- * `payouts register copy --from A --to B`: every scope, run, payout, payee, payee history and event of one
+ * `payouts register copy --from A --to B`: every scope, run, payout, payee, payee history, event and approval of one
  * register into another (SQLite to PostgreSQL and back), so a team moving stores keeps its
  * history. Idempotent: what the target holds already is left as it is; a record whose key the
  * target holds with other contents is a conflict, refused and listed, never written over.
