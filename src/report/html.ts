@@ -95,7 +95,7 @@ export function renderReport(facts: ReportFacts): string {
 /** Who approved the batch: principal, key and when the approval was recorded; or that no one has. */
 function approvalsSection(approvals: NonNullable<ReportFacts['approvals']>): string {
   if (approvals.length === 0) {
-    return '<section class="approvals"><h2>Approved by</h2><p class="note">Not yet approved: no signed approval was counted for this batch (payouts approve SHEET --key KEY).</p></section>';
+    return '<section class="approvals"><h2>Approved by</h2><p class="note">Not yet approved: the register holds no signed approval of this batch digest (payouts approve SHEET --key KEY).</p></section>';
   }
   const rows = approvals
     .map(

@@ -105,6 +105,16 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run --require-approvals${SSH_KEYGEN_NOTE}`, ()
       });
       expect(approved.stdout + approved.stderr).not.toContain('BEGIN SSH SIGNATURE');
 
+      // The approver's report of validate shows who signed the digest so far.
+      const report = path.join(t.dir, 'report.html');
+      const validated = await runCli(['validate', t.sheet, '--base-url', t.sb.url, '--report', report], {
+        env: t.env,
+      });
+      expect(validated.code, validated.stderr).toBe(0);
+      const html = await readFile(report, 'utf8');
+      expect(html).toContain('<h2>Approved by</h2>');
+      expect(html).toContain(`<td>alice@example.com</td><td class="digest">${alice.fingerprint}</td>`);
+
       const paid = await t.run(1);
       expect(paid.code, paid.stderr).toBe(0);
       expect(paymentsOf(t.sb)).toHaveLength(12);
@@ -140,6 +150,13 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run --require-approvals${SSH_KEYGEN_NOTE}`, ()
       ['alice@example.com', alice],
       ['bob@example.com', bob],
     ]);
+    const report = path.join(t.dir, 'report.html');
+    const validated = await runCli(['validate', t.sheet, '--base-url', t.sb.url, '--report', report], {
+      env: t.env,
+    });
+    expect(validated.code, validated.stderr).toBe(0);
+    expect(await readFile(report, 'utf8')).toContain('Not yet approved');
+
     const refused = await t.run(1);
     expect(refused.code, refused.stderr).toBe(4);
     expect(refused.stderr).toContain('--require-approvals 1: no signed approvals');

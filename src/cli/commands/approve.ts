@@ -22,7 +22,7 @@ import { type Clock, systemClock } from '../../clock.js';
 import { GuardError, UsageError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
 import { registerLocationText, shownLocation } from '../../register/location.js';
-import { openRegister } from '../../register/open.js';
+import { openExistingRegister, openRegister } from '../../register/open.js';
 import type { ApprovalRecord } from '../../register/types.js';
 import { formatByExtension } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
@@ -85,6 +85,34 @@ export async function currentStatement(source: StatementSource): Promise<Current
     return { text, digest: report.digest, origin: source.register.service, sheet };
   } finally {
     await rm(folder, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The approvals the register holds of this digest for this service, as recorded (principals as
+ * the allowed-signers file named them when recorded): what validate's report shows. `run`
+ * checks each signature again before counting it.
+ */
+export async function recordedApprovals(
+  location: string,
+  digest: string,
+  origin: string,
+): Promise<{ principal: string; fingerprint: string; recordedAt: string }[]> {
+  const register = await openExistingRegister(location);
+  if (register === undefined) return [];
+  try {
+    // A register an older payouts wrote, read without migrating it, holds no approvals.
+    const records = await register.approvals({ digest }).catch(() => []);
+    return records
+      .filter((record) => record.origin === origin)
+      .flatMap((record) =>
+        (record.principals.length > 0
+          ? record.principals
+          : ['(key not checked against allowed signers)']
+        ).map((principal) => ({ principal, fingerprint: record.fingerprint, recordedAt: record.recordedAt })),
+      );
+  } finally {
+    await register.close();
   }
 }
 
