@@ -19,6 +19,12 @@ export {
   StatementError,
 } from './errors.js';
 export {
+  type ApprovalGate,
+  DEFAULT_APPROVAL_MAX_AGE_DAYS,
+  type GatedBatch,
+  judgeApprovals,
+} from './gate.js';
+export {
   fingerprintOf,
   parsePublicKeyBlob,
   parsePublicKeyText,

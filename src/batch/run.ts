@@ -4,10 +4,13 @@
  * sent, and write the results file from what was read. README "Never pay twice: the
  * register".
  */
+import { basename } from 'node:path';
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../api/client.js';
 import type { Credentials } from '../api/token.js';
+import { readAllowedSigners } from '../approvals/allowed-signers.js';
+import { type ApprovalGate, judgeApprovals } from '../approvals/gate.js';
 import { type Clock, systemClock } from '../clock.js';
 import { ConfigError, GuardError, type NetworkError, ServiceError, UsageError } from '../errors.js';
 import { chooseScope } from '../register/choose.js';
@@ -15,7 +18,7 @@ import type { PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf } from '../register/identity.js';
 import { shownLocation } from '../register/location.js';
 import { openRegister } from '../register/open.js';
-import type { OriginDeclaration, Register, ScopeStore } from '../register/types.js';
+import type { OriginDeclaration, Register, RunApproval, ScopeStore } from '../register/types.js';
 import type { SheetFormat } from '../sheet/types.js';
 import { checkEventsFile } from '../webhooks/events-file.js';
 import { transactionOutcomeOf } from '../webhooks/reconcile.js';
@@ -52,6 +55,11 @@ export interface RunOptions extends SheetOptions {
   controls?: ControlTotals;
   /** `--approve DIGEST`: refuse unless the batch digest matches. */
   approve?: string;
+  /**
+   * `--require-approvals N --allowed-signers FILE --approval-max-age DAYS`: refuse unless N
+   * approvers signed this sheet's current statement (docs/approval.md "What counts").
+   */
+  approvals?: { required: number; allowedSigners: string; maxAgeDays: number };
   /** `run --sandbox`: a rehearsal, whose default results file is `<sheet>.sandbox.results.<ext>`. */
   rehearsal?: boolean;
   /** `--same-service-as ORIGIN` or `--separate-service`: what the service this run reaches is. */
@@ -106,6 +114,8 @@ export interface RunReport {
   warnings: WarningTally;
   /** What changed since the previous batch this register paid; null without one. */
   sincePrevious: SincePrevious | null;
+  /** The signed approvals the run relied on (`--require-approvals`), none without the gate. */
+  approvals: RunApproval[];
 }
 
 /**
@@ -126,12 +136,17 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
   try {
     if (options.controls) checkControlTotals(read.summary, options.controls);
     if (options.eventsFile) await checkEventsFile(options.eventsFile);
+    const gate: ApprovalGate | undefined = options.approvals && {
+      required: options.approvals.required,
+      maxAgeDays: options.approvals.maxAgeDays,
+      allowedSigners: await readAllowedSigners(options.approvals.allowedSigners),
+    };
     register = await openRegister(options.register, {
       ...(options.clock ? { clock } : {}),
       warn: (message) => logger.warn(message),
     });
     const asOf = clock.now();
-    if (options.approve !== undefined) {
+    if (options.approve !== undefined || gate !== undefined) {
       // Before any request: the scope `validate` read for the same service and user, offline.
       // Checked again below against the scope the service names (the same one, as a rule).
       const guess = chooseScope(await register.scopes(), {
@@ -139,7 +154,9 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         login: options.connection.credentials.username,
       });
       const seen = guess.scope ? await register.scopeStore(guess.scope) : undefined;
-      checkApproval(options.approve, (await judgeBatch(options, read, seen, asOf)).digest);
+      const { digest } = await judgeBatch(options, read, seen, asOf);
+      if (options.approve !== undefined) checkApproval(options.approve, digest);
+      if (gate !== undefined) await approvedBy(register, gate, options, digest, clock.now());
     }
 
     client =
@@ -170,7 +187,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         sent: false,
       };
       const written = await writeResults(options, read, new Map(), how);
-      return report(options, written, { ...how, digest: read.digest });
+      return report(options, written, { ...how, digest: read.digest, approvals: [] });
     }
     const scope = await scopeOf(
       register,
@@ -182,7 +199,17 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     // before anything is sent (exit 4).
     const approval = await judgeBatch(options, read, store, asOf, read.snapshot.sidecar('warnings.jsonl'));
     if (options.approve !== undefined) checkApproval(options.approve, approval.digest);
+    const approvals =
+      gate === undefined ? [] : await approvedBy(register, gate, options, approval.digest, clock.now());
     run = await RunHolder.start(store, options, approval.digest, clock, client.limiter);
+    if (approvals.length > 0) {
+      // The run's record names the approvals it relied on (status, register copy).
+      await store.recordRunApprovals(run.self.runId, approvals);
+      logger.info(
+        { approvals: approvals.map(({ principal, fingerprint }) => ({ principal, fingerprint })) },
+        'signed approvals counted',
+      );
+    }
     logger.info(
       {
         register: register.location,
@@ -248,6 +275,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       runId: run.self.runId,
       digest: approval.digest,
       sincePrevious: approval.sincePrevious,
+      approvals,
     });
   } catch (error) {
     throw run?.sentAnything ? afterSending(error) : error;
@@ -342,6 +370,7 @@ function report(
     runId?: string;
     digest: string;
     sincePrevious?: SincePrevious | null;
+    approvals: RunApproval[];
   },
 ): RunReport {
   return {
@@ -360,7 +389,26 @@ function report(
     unavailable: how.unavailable,
     ...(how.unavailableReason === undefined ? {} : { unavailableReason: how.unavailableReason }),
     sent: how.sent,
+    approvals: how.approvals,
   };
+}
+
+/**
+ * The approvals this batch relies on (`--require-approvals`), judged from the register's
+ * signatures for this service and digest (or this sheet name: the gate then says the sheet
+ * changed since), each checked again in-process; a GuardError (exit 4) when too few count.
+ */
+async function approvedBy(
+  register: Register,
+  gate: ApprovalGate,
+  options: Pick<RunOptions, 'connection' | 'sheetPath'>,
+  digest: string,
+  now: number,
+): Promise<RunApproval[]> {
+  const origin = serviceOf(options.connection.baseUrl);
+  const sheet = basename(options.sheetPath).normalize('NFC');
+  const recorded = await register.approvals({ digest, sheet });
+  return judgeApprovals(recorded, gate, { digest, origin, sheet, now });
 }
 
 /** `--approve DIGEST`: the batch digest must be the one approved (exit 4, nothing sent). */

@@ -57,6 +57,19 @@ const COMMANDS: readonly CommandEntry[] = [
     logs: true,
   },
   {
+    name: 'approve',
+    command: 'approve <file>',
+    describe:
+      "sign the sheet's approval statement with an SSH key (or record a signature made elsewhere) - the register keeps it",
+    load: () => import('./commands/approve.js') as Promise<CommandModule>,
+    needs: {
+      what: 'the payout sheet',
+      usage:
+        'payouts approve <sheet.csv|sheet.xlsx> --statement | --key PATH | --signature FILE.sig [options]',
+    },
+    logs: true,
+  },
+  {
     name: 'reconcile',
     command: 'reconcile [references..]',
     describe:

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import type { Argv } from 'yargs';
+import { DEFAULT_APPROVAL_MAX_AGE_DAYS } from '../approvals/gate.js';
 import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
 import { UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
@@ -68,6 +69,48 @@ export function sheetOptions<T>(y: Argv<T>) {
       describe:
         "the approver's HTML report (validate: <sheet name>.report.html beside the results by default, --no-report to skip - run: only when given)",
     });
+}
+
+/**
+ * How a sheet is read, for the commands that compute its digest without validating it for a
+ * run (approve, status --approvals): the same reading gives the same digest as validate's.
+ */
+export function sheetReadingOptions<T>(y: Argv<T>) {
+  return y
+    .option('sheet', { type: 'string', describe: 'XLSX worksheet name, as validate reads it' })
+    .option('delimiter', { type: 'string', describe: 'CSV delimiter, as validate reads it' })
+    .option('encoding', { choices: CSV_ENCODINGS, describe: 'CSV encoding, as validate reads it' })
+    .option('columns', {
+      type: 'string',
+      describe: 'JSON or CSV file mapping your headers to canonical columns, as validate reads it',
+    });
+}
+
+/** The reading options of `sheetReadingOptions` for the sheet at `file`, checked (exit 2). */
+export function sheetReadingOf(
+  file: string,
+  args: {
+    sheet?: string | undefined;
+    delimiter?: string | undefined;
+    encoding?: unknown;
+    columns?: string | undefined;
+  },
+  io: CliIo,
+) {
+  const sheetPath = resolveFrom(io.cwd, file);
+  if (args.sheet !== undefined && formatByExtension(sheetPath) === 'csv') {
+    throw new UsageError(`--sheet names an XLSX worksheet, and ${file} is a CSV sheet, which has none`);
+  }
+  if (args.delimiter !== undefined && [...args.delimiter.replace('\\t', '\t')].length !== 1) {
+    throw new UsageError(`--delimiter must be one character (use "\\t" for tab), got "${args.delimiter}"`);
+  }
+  return {
+    sheetPath,
+    sheetName: args.sheet,
+    delimiter: args.delimiter?.replace('\\t', '\t'),
+    encoding: args.encoding as CsvEncoding | undefined,
+    columnsFile: args.columns ? resolveFrom(io.cwd, args.columns) : undefined,
+  };
 }
 
 /** The sheet options as yargs hands them over. */
@@ -165,6 +208,67 @@ export function registerHint(
     ...(baseUrl !== undefined ? { service: serviceOf(baseUrl) } : {}),
     ...(nonBlank(io.env['PAYOUTS_USERNAME']) !== undefined ? { login: io.env['PAYOUTS_USERNAME'] } : {}),
   };
+}
+
+/** Environment variables of the approval gate: a CronJob sets them once (docs/container.md). */
+export const APPROVAL_ENV = {
+  required: 'PAYOUTS_REQUIRE_APPROVALS',
+  allowedSigners: 'PAYOUTS_ALLOWED_SIGNERS',
+} as const;
+
+/** The approval gate's options as yargs hands them over. */
+export interface ApprovalGateArgs {
+  'require-approvals'?: number;
+  'allowed-signers'?: string;
+  'approval-max-age': number;
+}
+
+/** Declares run's approval gate: `--require-approvals N`, `--allowed-signers FILE`, `--approval-max-age DAYS`. */
+export function approvalGateOptions<T>(y: Argv<T>) {
+  return y
+    .option('require-approvals', {
+      type: 'number',
+      describe: `refuse to send (exit 4) unless N distinct approvers of --allowed-signers signed this sheet's approval statement (or ${APPROVAL_ENV.required})`,
+    })
+    .option('allowed-signers', {
+      type: 'string',
+      describe: `who may approve: an OpenSSH allowed-signers file (or ${APPROVAL_ENV.allowedSigners})`,
+    })
+    .option('approval-max-age', {
+      type: 'number',
+      default: DEFAULT_APPROVAL_MAX_AGE_DAYS,
+      describe: 'an approval statement made more days ago than this does not count',
+    });
+}
+
+/**
+ * The approval gate of run, from its options or the environment; undefined when no approval is
+ * required. Checked before anything is read or sent (usage errors: exit 2).
+ */
+export function approvalGateOf(
+  args: ApprovalGateArgs,
+  io: CliIo,
+): { required: number; allowedSigners: string; maxAgeDays: number } | undefined {
+  const fromEnv = nonBlank(io.env[APPROVAL_ENV.required]);
+  const required = args['require-approvals'] ?? (fromEnv === undefined ? undefined : Number(fromEnv.trim()));
+  const source = args['require-approvals'] === undefined ? APPROVAL_ENV.required : '--require-approvals';
+  if (required !== undefined && (!Number.isInteger(required) || required < 0)) {
+    throw new UsageError(
+      `${source} must be a whole number of approvers, got ${String(args['require-approvals'] ?? fromEnv)}`,
+    );
+  }
+  const maxAge = args['approval-max-age'];
+  if (!Number.isInteger(maxAge) || maxAge < 0) {
+    throw new UsageError(`--approval-max-age must be a whole number of days, got ${String(maxAge)}`);
+  }
+  const file = args['allowed-signers'] ?? nonBlank(io.env[APPROVAL_ENV.allowedSigners]);
+  if (required === undefined || required === 0) return undefined;
+  if (file === undefined) {
+    throw new UsageError(
+      `${source} ${required} needs the allowed-signers file that says whose keys count: --allowed-signers FILE (or ${APPROVAL_ENV.allowedSigners})`,
+    );
+  }
+  return { required, allowedSigners: resolveFrom(io.cwd, file), maxAgeDays: maxAge };
 }
 
 /** Environment variables read for the connection. */

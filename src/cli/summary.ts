@@ -29,6 +29,8 @@ export interface SummaryFacts {
   sincePrevious: SincePrevious | null;
   /** The HTML report written, if any. */
   reportPath?: string;
+  /** run: the signed approvals it relied on (README "Approvals"); none without the gate. */
+  approvals?: readonly { principal: string; fingerprint: string; recordedAt: string }[];
   error?: PayoutsError;
 }
 
@@ -51,6 +53,15 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     digest: facts.digest,
     warnings: facts.warnings.references(),
     sincePrevious: facts.sincePrevious,
+    ...(facts.approvals
+      ? {
+          approvals: facts.approvals.map(({ principal, fingerprint, recordedAt }) => ({
+            principal,
+            fingerprint,
+            recordedAt,
+          })),
+        }
+      : {}),
     results: facts.resultsPath,
     report: facts.reportPath ?? null,
     register: facts.registerPath,
@@ -172,6 +183,11 @@ export function humanSummary(facts: SummaryFacts): string[] {
     );
   }
   lines.push(`Batch digest: ${facts.digest}`);
+  if (facts.approvals && facts.approvals.length > 0) {
+    lines.push(
+      `Approved by: ${facts.approvals.map((a) => `${a.principal} (${a.fingerprint}, recorded ${a.recordedAt})`).join(', ')}`,
+    );
+  }
   lines.push(`Results: ${facts.resultsPath}`);
   if (facts.reportPath) lines.push(`Report: ${facts.reportPath}`);
   if (facts.registerPath) lines.push(`Register: ${facts.registerPath}`);

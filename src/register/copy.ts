@@ -1,5 +1,5 @@
 /**
- * `payouts register copy --from A --to B`: every scope, run, payout, payee, payee history and event of one
+ * `payouts register copy --from A --to B`: every scope, run, payout, payee, payee history, event and approval of one
  * register into another (SQLite to PostgreSQL and back), so a team moving stores keeps its
  * history. Idempotent: what the target holds already is left as it is; a record whose key the
  * target holds with other contents is a conflict, refused and listed, never written over.
@@ -19,7 +19,17 @@ export interface CopyReport {
 
 /** Copies every entry of `from` into `to`. */
 export async function copyRegister(from: Register, to: Register): Promise<CopyReport> {
-  const zero = () => ({ origin: 0, scope: 0, run: 0, payout: 0, payee: 0, history: 0, event: 0 });
+  const zero = () => ({
+    origin: 0,
+    scope: 0,
+    run: 0,
+    payout: 0,
+    payee: 0,
+    history: 0,
+    event: 0,
+    approval: 0,
+    runApproval: 0,
+  });
   const report: CopyReport = { added: zero(), same: zero(), conflicts: [] };
   let chunk: RegisterEntry[] = [];
   const flush = async () => {
@@ -96,6 +106,18 @@ export function conflictOf(entry: RegisterEntry, held: RegisterEntry): string | 
     case 'history':
       // A payee's history only moves forward: the one the target holds stands, whatever it says.
       return undefined;
+    case 'approval': {
+      // One text signed by one key: the same approval, whichever signature bytes (ECDSA signs
+      // anew each time) or principals its recording named; the one the target holds stands.
+      return undefined;
+    }
+    case 'runApproval': {
+      const { approval } = held as typeof entry;
+      const why = differs('key', entry.approval.fingerprint, approval.fingerprint);
+      return (
+        why && `approval of ${entry.approval.principal} for run ${entry.runId} of ${scope(entry)}: ${why}`
+      );
+    }
     case 'event': {
       const { event } = held as typeof entry;
       const why = differs('payload', entry.event.payload, event.payload);

@@ -247,6 +247,18 @@ const STATEMENTS: Statements = {
   release: `DELETE FROM payouts.payouts WHERE scope_id = :scope AND run_id = :run AND state = 'claimed'`,
   settledEvents: `SELECT * FROM payouts.events WHERE integrator_id = :integrator AND resource_id = ANY(:transactions)
     AND operation IN ('TRANSACTION_COMPLETED', 'TRANSACTION_FAILED') ORDER BY occurred_at`,
+  recordApproval: `INSERT INTO payouts.approvals (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
+        principals, recorded_at)
+      VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
+        :recordedAt) ON CONFLICT DO NOTHING`,
+  approvals: `SELECT * FROM payouts.approvals WHERE digest = :digest OR sheet = :sheet
+    ORDER BY recorded_at, statement_digest, fingerprint`,
+  recordRunApproval: `INSERT INTO payouts.run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
+      VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,
+  runApprovals: `SELECT * FROM payouts.run_approvals WHERE scope_id = :scope AND run_id = ANY(:runs)
+    ORDER BY run_id, principal`,
+  allApprovals: 'SELECT * FROM payouts.approvals ORDER BY recorded_at, statement_digest, fingerprint',
+  scopeRunApprovals: 'SELECT * FROM payouts.run_approvals WHERE scope_id = :scope ORDER BY run_id, principal',
   origins: 'SELECT * FROM payouts.origins ORDER BY service, integrator_id',
   scopes: 'SELECT * FROM payouts.scopes ORDER BY id',
   scopeRuns: 'SELECT * FROM payouts.runs WHERE scope_id = :scope ORDER BY started_at',
@@ -257,6 +269,12 @@ const STATEMENTS: Statements = {
   events: 'SELECT * FROM payouts.events ORDER BY occurred_at',
   scopeId: 'SELECT id FROM payouts.scopes WHERE service = :service AND integrator_id = :integrator',
   add: {
+    approval: `INSERT INTO payouts.approvals (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
+        principals, recorded_at)
+      VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
+        :recordedAt) ON CONFLICT DO NOTHING`,
+    runApproval: `INSERT INTO payouts.run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
+      VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,
     event: `INSERT INTO payouts.events (integrator_id, resource_id, operation, success, message, occurred_at,
         received_at, payload)
       VALUES (:integrator, :resource, :operation, :success, :message, :occurredAt, :receivedAt, :payload)
@@ -277,6 +295,9 @@ const STATEMENTS: Statements = {
       VALUES (:scope, :payee, :history, COALESCE(:updatedAt::timestamptz, now())) ON CONFLICT DO NOTHING`,
   },
   held: {
+    approval:
+      'SELECT * FROM payouts.approvals WHERE statement_digest = :statementDigest AND fingerprint = :fingerprint',
+    runApproval: 'SELECT * FROM payouts.run_approvals WHERE run_id = :run AND principal = :principal',
     event: `SELECT * FROM payouts.events
       WHERE integrator_id = :integrator AND resource_id = :resource AND operation = :operation`,
     origin: 'SELECT * FROM payouts.origins WHERE service = :service AND integrator_id = :integrator',

@@ -119,6 +119,35 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE payouts ADD COLUMN payee_key TEXT;
   ALTER TABLE payouts ADD COLUMN payee_name TEXT;
   `,
+  // Signed approvals (docs/approval.md "Signing an approval"), kept for every service whatever
+  // the integrator (an approver signs offline, before any run knows it), and the approvals each
+  // run relied on.
+  `
+  CREATE TABLE approvals (
+    statement_digest TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    sheet TEXT NOT NULL,
+    statement TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    principals TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (statement_digest, fingerprint)
+  ) WITHOUT ROWID;
+  CREATE INDEX approvals_by_digest ON approvals (digest);
+  CREATE INDEX approvals_by_sheet ON approvals (sheet);
+  CREATE TABLE run_approvals (
+    scope_id INTEGER NOT NULL REFERENCES scopes (id),
+    run_id TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    statement_digest TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, principal)
+  ) WITHOUT ROWID;
+  CREATE INDEX run_approvals_by_scope ON run_approvals (scope_id);
+  `,
 ];
 
 /** The version this payouts writes. */
@@ -229,6 +258,32 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE payouts.payouts ADD COLUMN payee_key text;
   ALTER TABLE payouts.payouts ADD COLUMN payee_name text;
+  `,
+  `
+  CREATE TABLE payouts.approvals (
+    statement_digest text NOT NULL,
+    fingerprint text NOT NULL,
+    origin text NOT NULL,
+    digest text NOT NULL,
+    sheet text NOT NULL,
+    statement text NOT NULL,
+    signature text NOT NULL,
+    principals text NOT NULL,
+    recorded_at text NOT NULL,
+    PRIMARY KEY (statement_digest, fingerprint)
+  );
+  CREATE INDEX approvals_by_digest ON payouts.approvals (digest);
+  CREATE INDEX approvals_by_sheet ON payouts.approvals (sheet);
+  CREATE TABLE payouts.run_approvals (
+    scope_id bigint NOT NULL REFERENCES payouts.scopes (id),
+    run_id text NOT NULL,
+    principal text NOT NULL,
+    fingerprint text NOT NULL,
+    statement_digest text NOT NULL,
+    recorded_at text NOT NULL,
+    PRIMARY KEY (run_id, principal)
+  );
+  CREATE INDEX run_approvals_by_scope ON payouts.run_approvals (scope_id);
   `,
 ];
 

@@ -266,6 +266,18 @@ const STATEMENTS: Statements = {
   release: `DELETE FROM payouts WHERE scope_id = :scope AND run_id = :run AND state = 'claimed'`,
   settledEvents: `SELECT * FROM events WHERE integrator_id = :integrator AND resource_id ${IN('transactions')}
     AND operation IN ('TRANSACTION_COMPLETED', 'TRANSACTION_FAILED') ORDER BY occurred_at`,
+  recordApproval: `INSERT INTO approvals (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
+        principals, recorded_at)
+      VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
+        :recordedAt) ON CONFLICT DO NOTHING`,
+  approvals: `SELECT * FROM approvals WHERE digest = :digest OR sheet = :sheet
+    ORDER BY recorded_at, statement_digest, fingerprint`,
+  recordRunApproval: `INSERT INTO run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
+      VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,
+  runApprovals: `SELECT * FROM run_approvals WHERE scope_id = :scope AND run_id IN (SELECT value FROM json_each(:runs))
+    ORDER BY run_id, principal`,
+  allApprovals: 'SELECT * FROM approvals ORDER BY recorded_at, statement_digest, fingerprint',
+  scopeRunApprovals: 'SELECT * FROM run_approvals WHERE scope_id = :scope ORDER BY run_id, principal',
   origins: 'SELECT * FROM origins ORDER BY service, integrator_id',
   scopes: 'SELECT * FROM scopes ORDER BY id',
   scopeRuns: 'SELECT * FROM runs WHERE scope_id = :scope ORDER BY started_at',
@@ -276,6 +288,12 @@ const STATEMENTS: Statements = {
   events: 'SELECT * FROM events ORDER BY occurred_at',
   scopeId: 'SELECT id FROM scopes WHERE service = :service AND integrator_id = :integrator',
   add: {
+    approval: `INSERT INTO approvals (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
+        principals, recorded_at)
+      VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
+        :recordedAt) ON CONFLICT DO NOTHING`,
+    runApproval: `INSERT INTO run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
+      VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,
     event: `INSERT INTO events (integrator_id, resource_id, operation, success, message, occurred_at, received_at, payload)
       VALUES (:integrator, :resource, :operation, :success, :message, :occurredAt, :receivedAt, :payload)
       ON CONFLICT DO NOTHING`,
@@ -295,6 +313,9 @@ const STATEMENTS: Statements = {
       VALUES (:scope, :payee, :history, coalesce(:updatedAt, :now)) ON CONFLICT DO NOTHING`,
   },
   held: {
+    approval:
+      'SELECT * FROM approvals WHERE statement_digest = :statementDigest AND fingerprint = :fingerprint',
+    runApproval: 'SELECT * FROM run_approvals WHERE run_id = :run AND principal = :principal',
     event:
       'SELECT * FROM events WHERE integrator_id = :integrator AND resource_id = :resource AND operation = :operation',
     origin: 'SELECT * FROM origins WHERE service = :service AND integrator_id = :integrator',

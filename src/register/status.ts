@@ -7,7 +7,7 @@ import { chooseScope, type ScopeHint } from './choose.js';
 import { holderAlive, newSelf } from './lease.js';
 import { shownLocation } from './location.js';
 import { openExistingRegister } from './open.js';
-import type { PayoutRecord, RunRecord, ScopeInfo } from './types.js';
+import type { PayoutRecord, RunApproval, RunRecord, ScopeInfo } from './types.js';
 
 export interface StatusOptions extends ScopeHint {
   /** Where the register lives: a file path or a PostgreSQL URL. */
@@ -51,6 +51,8 @@ export interface RunStatus {
   pid: number;
   service: string;
   integratorId: string;
+  /** The signed approvals the run relied on (`run --require-approvals`). */
+  approvals: RunApproval[];
 }
 
 export type StatusReport =
@@ -103,8 +105,13 @@ export async function registerStatus(options: StatusOptions): Promise<StatusRepo
     const runs: RunStatus[] = [];
     for (const scope of scopes) {
       const store = await register.scopeStore(scope);
-      for (const run of await store.runs(options.limit))
-        runs.push(runStatus(run, scope, holderAlive(run, self)));
+      const recent = await store.runs(options.limit);
+      // A register an older payouts wrote, read without migrating it, has no approvals to show.
+      const approvals = await store
+        .runApprovals(recent.map((run) => run.id))
+        .catch(() => new Map<string, RunApproval[]>());
+      for (const run of recent)
+        runs.push(runStatus(run, scope, holderAlive(run, self), approvals.get(run.id) ?? []));
     }
     runs.sort((a, b) => b.startedAt.localeCompare(a.startedAt));
     return { kind: 'runs', register: shown, runs: runs.slice(0, options.limit) };
@@ -131,7 +138,7 @@ function referenceStatus(record: PayoutRecord, scope: ScopeInfo): ReferenceStatu
   };
 }
 
-function runStatus(run: RunRecord, scope: ScopeInfo, alive: boolean): RunStatus {
+function runStatus(run: RunRecord, scope: ScopeInfo, alive: boolean, approvals: RunApproval[]): RunStatus {
   return {
     runId: run.id,
     sheet: run.sheet,
@@ -146,5 +153,6 @@ function runStatus(run: RunRecord, scope: ScopeInfo, alive: boolean): RunStatus 
     pid: run.pid,
     service: scope.service,
     integratorId: scope.integratorId,
+    approvals,
   };
 }

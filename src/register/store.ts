@@ -37,8 +37,18 @@ import {
   withPayment,
 } from './rules.js';
 import type { Driver, Sql, Values } from './sql.js';
-import { exportEntries, importEntries, type TransferStatements } from './transfer.js';
+import {
+  type ApprovalRow,
+  approvalOf,
+  approvalValues,
+  exportEntries,
+  importEntries,
+  type RunApprovalRow,
+  runApprovalOf,
+  type TransferStatements,
+} from './transfer.js';
 import type {
+  ApprovalRecord,
   ClaimDecision,
   ClaimRequest,
   EventRecord,
@@ -52,6 +62,7 @@ import type {
   PayoutState,
   Register,
   RegisterEntry,
+  RunApproval,
   RunRecord,
   ScopeInfo,
   ScopeKey,
@@ -120,6 +131,14 @@ export interface Statements extends TransferStatements {
   batchRun: string;
   /** The submitted or completed payouts of a batch with their payees: :scope :digest. */
   batchPayouts: string;
+  /** An approval's columns (ApprovalRecord, `:principals` as JSON); added unless held. */
+  recordApproval: string;
+  /** :digest :sheet (null: none), oldest first. */
+  approvals: string;
+  /** :scope :run :principal :fingerprint :statementDigest :recordedAt; added unless held. */
+  recordRunApproval: string;
+  /** :scope :runs */
+  runApprovals: string;
 }
 
 /** A claim's row: what `claimedState` decided for a reference this run is to send. */
@@ -299,6 +318,21 @@ export class SqlRegister implements Register {
     return this.write(async (sql) => {
       await sql.changed(this.dialect.sql.declareOrigin, values);
     });
+  }
+
+  recordApproval(approval: ApprovalRecord): Promise<boolean> {
+    const values = approvalValues(approval);
+    return this.write(async (sql) => (await sql.changed(this.dialect.sql.recordApproval, values)) > 0);
+  }
+
+  async approvals(query: { digest: string; sheet?: string }): Promise<ApprovalRecord[]> {
+    const rows = await this.read((sql) =>
+      sql.rows<ApprovalRow>(this.dialect.sql.approvals, {
+        digest: query.digest,
+        sheet: query.sheet ?? null,
+      }),
+    );
+    return rows.map(approvalOf);
   }
 
   entries(): AsyncIterable<RegisterEntry> {
@@ -653,6 +687,35 @@ class SqlScope implements ScopeStore {
     );
     // Ordered by occurrence: the last settling event wins (reconcile.ts).
     return new Map(rows.map((row) => [row.resource_id, eventOf(row)]));
+  }
+
+  recordRunApprovals(runId: string, approvals: readonly RunApproval[]): Promise<void> {
+    if (approvals.length === 0) return Promise.resolve();
+    return this.register.together(async (sql) => {
+      for (const approval of approvals) {
+        await sql.changed(this.dialect.sql.recordRunApproval, {
+          scope: this.scope.id,
+          run: runId,
+          principal: approval.principal,
+          fingerprint: approval.fingerprint,
+          statementDigest: approval.statementDigest,
+          recordedAt: approval.recordedAt,
+        });
+      }
+    });
+  }
+
+  async runApprovals(runIds: readonly string[]): Promise<Map<string, RunApproval[]>> {
+    const rows = await this.chunked<RunApprovalRow>(this.dialect.sql.runApprovals, 'runs', runIds, {
+      scope: this.scope.id,
+    });
+    const byRun = new Map<string, RunApproval[]>();
+    for (const row of rows) {
+      const list = byRun.get(row.run_id) ?? [];
+      list.push(runApprovalOf(row));
+      byRun.set(row.run_id, list);
+    }
+    return byRun;
   }
 }
 

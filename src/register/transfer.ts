@@ -18,7 +18,7 @@ import {
   type ScopeRow,
 } from './records.js';
 import type { Sql, Values } from './sql.js';
-import type { RegisterEntry } from './types.js';
+import type { ApprovalRecord, RegisterEntry, RunApproval } from './types.js';
 
 /** A store's statements for export and import. */
 export interface TransferStatements {
@@ -35,6 +35,9 @@ export interface TransferStatements {
   scopeHistories: string;
   /** Every webhook event, by occurrence. */
   events: string;
+  /** Every signed approval, oldest first; the approvals the runs of `:scope` relied on. */
+  allApprovals: string;
+  scopeRunApprovals: string;
   /** The id of the scope of `:service` and `:integrator`. */
   scopeId: string;
   /**
@@ -97,9 +100,74 @@ export async function* exportEntries(
       sql.rows<{ payee: string; history: string }>(s.scopeHistories, scope),
     ))
       yield { type: 'history', ...key, payee: h.payee, history: JSON.parse(h.history) };
+    for (const row of await read((sql) => sql.rows<RunApprovalRow>(s.scopeRunApprovals, scope)))
+      yield { type: 'runApproval', ...key, runId: row.run_id, approval: runApprovalOf(row) };
   }
   for (const row of await read((sql) => sql.rows<EventRow>(s.events)))
     yield { type: 'event', event: eventOf(row) };
+  for (const row of await read((sql) => sql.rows<ApprovalRow>(s.allApprovals)))
+    yield { type: 'approval', approval: approvalOf(row) };
+}
+
+/** An approval as a store's row holds it. */
+export interface ApprovalRow {
+  statement_digest: string;
+  fingerprint: string;
+  origin: string;
+  digest: string;
+  sheet: string;
+  statement: string;
+  signature: string;
+  /** JSON array. */
+  principals: string;
+  recorded_at: string;
+}
+
+/** A run's approval as a store's row holds it. */
+export interface RunApprovalRow {
+  run_id: string;
+  principal: string;
+  fingerprint: string;
+  statement_digest: string;
+  recorded_at: string;
+}
+
+export function approvalOf(row: ApprovalRow): ApprovalRecord {
+  return {
+    statementDigest: row.statement_digest,
+    fingerprint: row.fingerprint,
+    origin: row.origin,
+    digest: row.digest,
+    sheet: row.sheet,
+    statement: row.statement,
+    signature: row.signature,
+    principals: JSON.parse(row.principals) as string[],
+    recordedAt: row.recorded_at,
+  };
+}
+
+/** The values an approval is written with (the statements' `:name`s). */
+export function approvalValues(a: ApprovalRecord): Values {
+  return {
+    statementDigest: a.statementDigest,
+    fingerprint: a.fingerprint,
+    origin: a.origin,
+    digest: a.digest,
+    sheet: a.sheet,
+    statement: a.statement,
+    signature: a.signature,
+    principals: JSON.stringify(a.principals),
+    recordedAt: a.recordedAt,
+  };
+}
+
+export function runApprovalOf(row: RunApprovalRow): RunApproval {
+  return {
+    principal: row.principal,
+    fingerprint: row.fingerprint,
+    statementDigest: row.statement_digest,
+    recordedAt: row.recorded_at,
+  };
 }
 
 /** Adds each entry whose key is not held yet; gives back, for each, the one held (undefined: added). */
@@ -130,6 +198,17 @@ export async function importEntries(
 /** The values an entry is added and looked for with. */
 function valuesOf(entry: RegisterEntry, scope: number | undefined): Values {
   switch (entry.type) {
+    case 'approval':
+      return approvalValues(entry.approval);
+    case 'runApproval':
+      return {
+        scope,
+        run: entry.runId,
+        principal: entry.approval.principal,
+        fingerprint: entry.approval.fingerprint,
+        statementDigest: entry.approval.statementDigest,
+        recordedAt: entry.approval.recordedAt,
+      };
     case 'event': {
       const e = entry.event;
       return {
@@ -198,6 +277,10 @@ function valuesOf(entry: RegisterEntry, scope: number | undefined): Values {
 /** The entry a store holds under the key of `entry`, from its row. */
 function heldEntry(entry: RegisterEntry, row: Record<string, unknown>): RegisterEntry {
   switch (entry.type) {
+    case 'approval':
+      return { type: 'approval', approval: approvalOf(row as unknown as ApprovalRow) };
+    case 'runApproval':
+      return { ...entry, approval: runApprovalOf(row as unknown as RunApprovalRow) };
     case 'event':
       return { type: 'event', event: eventOf(row as unknown as EventRow) };
     case 'origin':

@@ -83,6 +83,42 @@ export interface PayoutRecord {
   run?: RunRecord;
 }
 
+/**
+ * A signed approval as the register keeps it (docs/approval.md, "Signing an approval"): the
+ * exact text signed and the armored signature, so that any later run checks it again itself,
+ * and what it names, so that a sheet's approvals are found without reading every one.
+ */
+export interface ApprovalRecord {
+  /** SHA-256 (hex) of the signed text: with the key, what names one approval. */
+  statementDigest: string;
+  /** The signing key's fingerprint, `SHA256:...` as ssh-keygen prints it. */
+  fingerprint: string;
+  /** The service's origin the statement names. */
+  origin: string;
+  /** The batch digest the statement names. */
+  digest: string;
+  /** The sheet's file name the statement names. */
+  sheet: string;
+  /** The signed text, byte for byte. */
+  statement: string;
+  /** The armored SSHSIG signature. */
+  signature: string;
+  /** Whom the allowed-signers file given when it was recorded named (none: not given). */
+  principals: string[];
+  /** When it was recorded (ISO 8601). */
+  recordedAt: string;
+}
+
+/** An approval a run relied on: who counted, by which key and signature. */
+export interface RunApproval {
+  principal: string;
+  fingerprint: string;
+  /** The signed statement's SHA-256 (ApprovalRecord.statementDigest). */
+  statementDigest: string;
+  /** When the approval was recorded (ISO 8601). */
+  recordedAt: string;
+}
+
 /** A recorded scope: one service and one integrator. */
 export interface ScopeInfo extends ScopeIdentity {
   id: number;
@@ -262,6 +298,10 @@ export interface ScopeStore {
   release(runId: string): Promise<void>;
   /** The settling webhook event of each transaction, where one was recorded. */
   settledEvents(transactionIds: readonly string[]): Promise<Map<string, EventRecord>>;
+  /** Records the approvals a run relied on (its gate's count); once per run and principal. */
+  recordRunApprovals(runId: string, approvals: readonly RunApproval[]): Promise<void>;
+  /** The approvals each of these runs relied on, per run id (a run without any is absent). */
+  runApprovals(runIds: readonly string[]): Promise<Map<string, RunApproval[]>>;
 }
 
 /** What became of a payout in doubt: its transaction, or none at all. */
@@ -304,6 +344,8 @@ export type RegisterEntry =
     } & ScopeKey)
   | ({ type: 'history'; payee: string; history: PayeeHistory } & ScopeKey)
   | { type: 'event'; event: EventRecord }
+  | { type: 'approval'; approval: ApprovalRecord }
+  | ({ type: 'runApproval'; runId: string; approval: RunApproval } & ScopeKey)
   | ({ type: 'origin'; declaration: OriginDeclaration; declaredAt: string } & ScopeKey);
 
 /**
@@ -334,6 +376,16 @@ export interface Register {
   origin(key: ScopeKey): Promise<OriginDeclaration | undefined>;
   /** Remembers what the operator declared of this origin; a declaration stands once made. */
   declareOrigin(key: ScopeKey, declaration: OriginDeclaration): Promise<void>;
+  /**
+   * Records a signed approval; false when the register held it already (the same text signed by
+   * the same key). The caller has checked it: the register keeps, it does not judge.
+   */
+  recordApproval(approval: ApprovalRecord): Promise<boolean>;
+  /**
+   * The approvals recorded that name this batch digest or this sheet name, whatever service
+   * they name (the gate says which do not cover the sheet, and why), oldest first.
+   */
+  approvals(query: { digest: string; sheet?: string }): Promise<ApprovalRecord[]>;
   /** Every record, a scope before what belongs to it (`register copy`). */
   entries(): AsyncIterable<RegisterEntry>;
   /**

@@ -32,6 +32,8 @@ export interface ReportFacts {
   sandbox?: boolean;
   /** What changed since the previous batch the register paid; null without one. */
   sincePrevious?: SincePrevious | null;
+  /** The signed approvals the batch relied on (README "Approvals"); undefined: not looked at. */
+  approvals?: readonly { principal: string; fingerprint: string; recordedAt: string }[];
 }
 
 /** Writes the report atomically: nothing at `path` until it is whole. */
@@ -82,6 +84,7 @@ export function renderReport(facts: ReportFacts): string {
 <dt>Results file</dt><dd>${esc(facts.resultsPath)}</dd>
 <dt>Register</dt><dd>${facts.registerPath === null ? 'none' : esc(facts.registerPath)}</dd>
 </dl></header>`);
+  if (facts.approvals !== undefined) parts.push(approvalsSection(facts.approvals));
   parts.push(overview(summary, warnings, facts));
   parts.push(sinceSection(facts));
   parts.push(totalsSection(summary, facts));
@@ -92,6 +95,20 @@ export function renderReport(facts: ReportFacts): string {
     '<footer>Made offline by payouts. The digest covers every valid row and its warnings: approve it with <code>payouts run --approve DIGEST</code>.</footer></body></html>\n',
   );
   return parts.join('\n');
+}
+
+/** Who approved the batch: principal, key and when the approval was recorded; or that no one has. */
+function approvalsSection(approvals: NonNullable<ReportFacts['approvals']>): string {
+  if (approvals.length === 0) {
+    return '<section class="approvals"><h2>Approved by</h2><p class="note">Not yet approved: the register holds no signed approval of this batch digest (payouts approve SHEET --key KEY).</p></section>';
+  }
+  const rows = approvals
+    .map(
+      (a) =>
+        `<tr><td>${esc(a.principal)}</td><td class="digest">${esc(a.fingerprint)}</td><td>${esc(a.recordedAt.replace('T', ' ').slice(0, 19))} UTC</td></tr>`,
+    )
+    .join('');
+  return `<section class="approvals"><h2>Approved by</h2><table><thead><tr><th>Approver</th><th>Key</th><th>Recorded</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
 
 function overview(summary: BatchSummary, warnings: WarningTally, facts: ReportFacts): string {

@@ -67,6 +67,8 @@ describe('payouts register copy', () => {
       payee: expect.any(Number),
       history: 7,
       event: 1,
+      approval: 0,
+      runApproval: 0,
     });
     expect(report.added.payee).toBeGreaterThanOrEqual(12);
     expect(report.to).not.toContain('payouts-test');
@@ -76,7 +78,17 @@ describe('payouts register copy', () => {
     const again = await runCli(['register', 'copy', '--from', file, '--to', url, '--json'], { env: {} });
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({
-      added: { origin: 0, scope: 0, run: 0, payout: 0, payee: 0, history: 0, event: 0 },
+      added: {
+        origin: 0,
+        scope: 0,
+        run: 0,
+        payout: 0,
+        payee: 0,
+        history: 0,
+        event: 0,
+        approval: 0,
+        runApproval: 0,
+      },
       same: { scope: 1, run: 1, payout: 12, history: 7 },
       conflicts: [],
     });

@@ -523,6 +523,60 @@ describe.each(stores)('the $name register', (kind) => {
     }
   });
 
+  it('keeps every signed approval once, finds those of a digest or a sheet, and the approvals a run relied on', async () => {
+    const register = await open();
+    const copy = await openRegister(await kind.fresh());
+    try {
+      const approval = (statementDigest: string, fingerprint: string, digest: string, sheet: string) => ({
+        statementDigest,
+        fingerprint,
+        origin: 'https://approvals.pay.example',
+        digest,
+        sheet,
+        statement: `payouts approval v1\ndigest: ${digest}\n`,
+        signature: '-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\n',
+        principals: ['alice@example.com'],
+        recordedAt: '2026-11-26T09:00:00.000Z',
+      });
+      const now = approval('s1', 'SHA256:alice', 'd'.repeat(64), 'november.csv');
+      const earlier = { ...approval('s0', 'SHA256:bob', 'e'.repeat(64), 'november.csv'), principals: [] };
+      const other = approval('s2', 'SHA256:alice', 'f'.repeat(64), 'december.csv');
+      expect(await register.recordApproval(now)).toBe(true);
+      expect(await register.recordApproval({ ...now, signature: 'another ECDSA signature' })).toBe(false);
+      expect(await register.recordApproval(earlier)).toBe(true);
+      expect(await register.recordApproval(other)).toBe(true);
+      const query = { digest: now.digest };
+      expect(await register.approvals(query)).toEqual([now]);
+      expect(await register.approvals({ ...query, sheet: 'november.csv' })).toEqual([earlier, now]);
+      expect(await register.approvals({ digest: 'a'.repeat(64), sheet: 'october.csv' })).toEqual([]);
+
+      const self = remote('approved-run');
+      const store = await begin(register, self);
+      const relied = { principal: 'alice@example.com', fingerprint: 'SHA256:alice', statementDigest: 's1' };
+      await store.recordRunApprovals(self.runId, [{ ...relied, recordedAt: now.recordedAt }]);
+      await store.recordRunApprovals(self.runId, [{ ...relied, recordedAt: now.recordedAt }]);
+      expect(await store.runApprovals([self.runId, 'no-such-run'])).toEqual(
+        new Map([[self.runId, [{ ...relied, recordedAt: now.recordedAt }]]]),
+      );
+
+      // What `register copy` moves: every approval and every run's, into another register.
+      const entries = [];
+      for await (const entry of register.entries()) entries.push(entry);
+      const approvals = entries.filter((e) => e.type === 'approval' || e.type === 'runApproval');
+      expect(approvals.filter((e) => e.type === 'approval')).toHaveLength(3);
+      expect(await copy.putAll(entries)).toEqual(entries.map(() => undefined));
+      expect(await copy.putAll(approvals)).toEqual(approvals);
+      expect(await copy.approvals({ ...query, sheet: 'november.csv' })).toEqual([earlier, now]);
+      const copied = await copy.scopeStore((await copy.scopes()).find((s) => s.service === scope.service)!);
+      expect((await copied.runApprovals([self.runId])).get(self.runId)).toEqual([
+        { ...relied, recordedAt: now.recordedAt },
+      ]);
+    } finally {
+      await copy.close();
+      await register.close();
+    }
+  });
+
   it('opens read-only for reading: looks up the same records, and never writes', async () => {
     const writer = await open();
     const reader = await openExistingRegister(location);

@@ -40,12 +40,23 @@ export async function registerCopyCommand(
         if (options.json) {
           io.stdout.write(`${JSON.stringify({ from, to, ...report })}\n`);
         } else {
-          const kinds = ['origin', 'scope', 'run', 'payout', 'payee', 'history', 'event'] as const;
-          const label = (kind: (typeof kinds)[number]) => (kind === 'history' ? 'histories' : `${kind}s`);
+          const kinds = [
+            'origin',
+            'scope',
+            'run',
+            'payout',
+            'payee',
+            'history',
+            'event',
+            'approval',
+            'runApproval',
+          ] as const;
+          const label = (kind: (typeof kinds)[number]) =>
+            kind === 'history' ? 'histories' : kind === 'runApproval' ? 'run approvals' : `${kind}s`;
           io.stdout.write(`Copied ${from} into ${to}\n`);
           for (const kind of kinds) {
             io.stdout.write(
-              `  ${label(kind).padEnd(9)} ${String(report.added[kind]).padStart(8)} added ${String(report.same[kind]).padStart(8)} already there\n`,
+              `  ${label(kind).padEnd(13)} ${String(report.added[kind]).padStart(8)} added ${String(report.same[kind]).padStart(8)} already there\n`,
             );
           }
           if (report.conflicts.length > 0) {

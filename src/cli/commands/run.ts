@@ -26,6 +26,9 @@ import {
   runFinishedFields,
 } from '../logging.js';
 import {
+  type ApprovalGateArgs,
+  approvalGateOf,
+  approvalGateOptions,
   checkMaxOutage,
   checkPace,
   connectionOptions,
@@ -51,6 +54,8 @@ export interface RunCommandOptions extends SheetOptions {
   /** The register (README `--register`, `PAYOUTS_REGISTER`, the state directory). */
   register: string;
   approve?: string;
+  /** `--require-approvals N --allowed-signers FILE` (or their environment variables). */
+  approvals?: { required: number; allowedSigners: string; maxAgeDays: number };
   retryUnknown: boolean;
   holdChangedPayees?: boolean;
   /** `--report PATH`: the approver's HTML report (run writes one only when asked). */
@@ -147,6 +152,7 @@ export async function runCommand(
         registerPath: options.sandbox ? null : report.register,
         holdChangedPayees: options.holdChangedPayees,
         sandbox: options.sandbox,
+        approvals: report.approvals,
       });
     }
     const facts: SummaryFacts = {
@@ -162,6 +168,7 @@ export async function runCommand(
       samples: report.samples,
       warnings: report.warnings,
       sincePrevious: report.sincePrevious,
+      approvals: report.approvals,
       ...(reportPath ? { reportPath } : {}),
     };
     const happened = {
@@ -243,7 +250,7 @@ async function writtenSince(file: string, since: number): Promise<string | null>
 
 /** run's options: the sheet's, the register's, the service's, the pace's and the logs'. */
 function options(y: Argv) {
-  return logOptions(connectionOptions(registerOption(sheetOptions(y))))
+  return approvalGateOptions(logOptions(connectionOptions(registerOption(sheetOptions(y)))))
     .option('sandbox', {
       type: 'boolean',
       default: false,
@@ -338,12 +345,21 @@ function runOptionsOf(args: ArgsOf<typeof options>, io: CliIo): RunCommandOption
   checkPace(args.concurrency, args.rate);
   if (!Number.isFinite(args.wait) || args.wait < 0) throw new UsageError('--wait must be 0 or more seconds');
   checkMaxOutage(args['max-outage']);
+  // A rehearsal pays nothing real, against a sandbox nobody approved for: the gate of the
+  // environment (a CronJob's) does not apply to it, and asking for one is a mistake.
+  if (args.sandbox && args['require-approvals'] !== undefined) {
+    throw new UsageError(
+      '--sandbox rehearses against an embedded sandbox that no approval names: leave out --require-approvals to rehearse',
+    );
+  }
+  const approvals = args.sandbox ? undefined : approvalGateOf(args as ApprovalGateArgs, io);
   return {
     ...sheet,
     connection: () => connectionFromArgs(args, io.env),
     sandbox: args.sandbox,
     register: registerLocationText(args.register, io.env, io.cwd),
     ...(args.approve !== undefined ? { approve: args.approve } : {}),
+    ...(approvals ? { approvals } : {}),
     retryUnknown: args['retry-unknown'],
     holdChangedPayees: args['hold-changed-payees'],
     ...originOf(args['same-service-as'], args['separate-service']),

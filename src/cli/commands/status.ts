@@ -6,9 +6,12 @@
 import { stringify } from 'csv-stringify/sync';
 import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
+import type { SheetOptions } from '../../batch/prepare.js';
 import { UsageError } from '../../errors.js';
 import type { ScopeHint } from '../../register/choose.js';
+import { serviceOf } from '../../register/identity.js';
 import { registerLocationText } from '../../register/location.js';
+import { openExistingRegister } from '../../register/open.js';
 import {
   type ReferenceStatus,
   type RunStatus,
@@ -17,7 +20,7 @@ import {
 } from '../../register/status.js';
 import type { ArgsOf } from '../command.js';
 import { type CliIo, println } from '../io.js';
-import { registerHint, registerOption } from '../options.js';
+import { registerHint, registerOption, sheetReadingOf, sheetReadingOptions } from '../options.js';
 import { countOf } from '../summary.js';
 
 export interface StatusCommandOptions extends ScopeHint {
@@ -57,6 +60,84 @@ const RUN_COLUMNS = [
   'service',
   'integratorId',
 ] as const satisfies readonly (keyof RunStatus)[];
+
+/** One approval of a sheet's current statement, as `status --approvals` shows it. */
+export interface SheetApproval {
+  principals: string[];
+  fingerprint: string;
+  recordedAt: string;
+  /** The day the statement was made. */
+  day: string;
+}
+
+/**
+ * `payouts status --approvals SHEET`: the approvals the register holds of the sheet's current
+ * statement (its digest now, for this service), as recorded; `run` checks each again itself.
+ */
+export async function sheetApprovalsCommand(
+  options: {
+    register: string;
+    service: string;
+    login?: string;
+    format: 'text' | 'json' | 'csv';
+  } & SheetOptions,
+  io: CliIo,
+): Promise<number> {
+  // Loaded here alone: status without --approvals reads no sheet.
+  const { currentStatement } = await import('./approve.js');
+  const { register: location, service, login, format: _, ...reading } = options;
+  const current = await currentStatement({
+    ...reading,
+    register: {
+      location,
+      service,
+      ...(login === undefined ? {} : { login }),
+    },
+  });
+  const register = await openExistingRegister(options.register);
+  const approvals: SheetApproval[] = [];
+  try {
+    for (const record of (await register?.approvals({ digest: current.digest })) ?? []) {
+      if (record.origin !== current.origin) continue;
+      const day = /\nday: (\S+)\n$/.exec(record.statement)?.[1] ?? '';
+      approvals.push({
+        principals: record.principals,
+        fingerprint: record.fingerprint,
+        recordedAt: record.recordedAt,
+        day,
+      });
+    }
+  } finally {
+    await register?.close();
+  }
+  const facts = { sheet: current.sheet, digest: current.digest, origin: current.origin, approvals };
+  if (options.format === 'json') io.stdout.write(`${JSON.stringify(facts)}\n`);
+  else if (options.format === 'csv') {
+    const columns = ['principals', 'fingerprint', 'recordedAt', 'day'] as const;
+    io.stdout.write(
+      stringify([
+        columns,
+        ...approvals.map((a) =>
+          columns.map((c) => cellText(Array.isArray(a[c]) ? (a[c] as string[]).join(' ') : a[c])),
+        ),
+      ]),
+    );
+  } else {
+    println(io.stdout, `${current.sheet} (digest ${current.digest}, ${current.origin}):`);
+    if (approvals.length === 0) println(io.stdout, '  not yet approved');
+    for (const a of approvals) {
+      const who =
+        a.principals.length > 0
+          ? a.principals.join(', ')
+          : 'a key not checked against an allowed-signers file';
+      println(
+        io.stdout,
+        `  approved by ${who} (${a.fingerprint}), statement of ${a.day}, recorded ${a.recordedAt}`,
+      );
+    }
+  }
+  return outcomeCode(true);
+}
 
 /** `payouts status`: prints what the register knows; returns the exit code. */
 export async function statusCommand(options: StatusCommandOptions, io: CliIo): Promise<number> {
@@ -134,9 +215,11 @@ function printTable(
     } else {
       const r = row as unknown as RunStatus;
       const counts = r.statuses ? ` ${cellText(r.statuses)}` : '';
+      const approved =
+        r.approvals.length > 0 ? `, approved by ${r.approvals.map((a) => a.principal).join(', ')}` : '';
       println(
         io.stdout,
-        `${r.startedAt} ${r.state.padEnd(8)} ${r.sheet}: ${r.rows === undefined ? '? rows' : countOf(r.rows, 'row')}${counts}${r.exitCode === undefined ? '' : `, exit ${r.exitCode}`} (run ${r.runId}, ${r.service})`,
+        `${r.startedAt} ${r.state.padEnd(8)} ${r.sheet}: ${r.rows === undefined ? '? rows' : countOf(r.rows, 'row')}${counts}${r.exitCode === undefined ? '' : `, exit ${r.exitCode}`}${approved} (run ${r.runId}, ${r.service})`,
       );
     }
   }
@@ -145,13 +228,17 @@ function printTable(
 /** status's options: the register, which scope, how many runs, the output format. */
 function options(y: Argv) {
   return (
-    registerOption(y)
+    sheetReadingOptions(registerOption(y))
       .positional('references', { type: 'string', array: true, describe: 'payout references' })
       .option('base-url', {
         type: 'string',
         describe: 'only the register scope of this service (default PAYOUTS_BASE_URL, else every scope)',
       })
       .option('limit', { type: 'number', default: 20, describe: 'how many recent runs to list' })
+      .option('approvals', {
+        type: 'string',
+        describe: "list the signed approvals of this sheet's current approval statement (needs --base-url)",
+      })
       // No defaults: yargs counts a default as given, and the two conflict.
       .option('json', { type: 'boolean', describe: 'print JSON on stdout' })
       .option('csv', { type: 'boolean', describe: 'print CSV on stdout' })
@@ -165,13 +252,32 @@ export const builder = options;
 export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
   if (!Number.isInteger(args.limit) || args.limit <= 0)
     throw new UsageError(`--limit must be a whole number of runs, got ${args.limit}`);
+  const format = args.json ? 'json' : args.csv ? 'csv' : 'text';
+  if (args.approvals !== undefined) {
+    const hint = registerHint(args, io);
+    if (hint.service === undefined) {
+      throw new UsageError(
+        'status --approvals SHEET needs the service the approvals are for: --base-url URL (or PAYOUTS_BASE_URL)',
+      );
+    }
+    return sheetApprovalsCommand(
+      {
+        register: registerLocationText(args.register, io.env, io.cwd),
+        service: serviceOf(hint.service),
+        ...(hint.login === undefined ? {} : { login: hint.login }),
+        ...sheetReadingOf(args.approvals, args, io),
+        format,
+      },
+      io,
+    );
+  }
   return statusCommand(
     {
       ...registerHint(args, io),
       register: registerLocationText(args.register, io.env, io.cwd),
       references: (args.references ?? []).map(String),
       limit: args.limit,
-      format: args.json ? 'json' : args.csv ? 'csv' : 'text',
+      format,
     },
     io,
   );

@@ -59,7 +59,18 @@ export async function validateCommand(
       error: report.guardError,
     };
     if (reportPath) {
+      // Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown").
+      const service = options.register?.service;
+      const approvals =
+        options.register && service !== undefined
+          ? await (await import('./approve.js')).recordedApprovals(
+              options.register.location,
+              report.digest,
+              service,
+            )
+          : undefined;
       await writeReport(reportPath, {
+        ...(approvals === undefined ? {} : { approvals }),
         command: 'validate',
         sheetPath: report.sheetPath,
         at: new Date(systemClock.now()),
