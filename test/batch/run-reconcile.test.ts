@@ -32,6 +32,19 @@ async function statesOf(
 
 const REFERENCES = sampleRows().map((r) => r['reference']!);
 
+/** The sample sheet paid, Hans Weber's payment failing: the sandbox fails a recipient named FAIL... */
+async function hansFails() {
+  const sb = await testSandbox();
+  const dir = await testDir();
+  const sheet = path.join(dir, 'november.csv');
+  const rows = sampleRows();
+  rows[3] = { ...rows[3]!, individualName: 'FAIL Hans Weber' };
+  await writeSheet(sheet, rows);
+  const paid = await runAgainst(sb, sheet, ['--json', '--rate', '200']);
+  expect(paid.code, paid.stderr).toBe(0);
+  return { sb, dir, sheet, paid };
+}
+
 /**
  * The sample sheet paid, then its volume lost: a new register re-sends each reference under its
  * own key, with a new quote; the service refuses the key, and each payout is unknown there.
@@ -52,15 +65,7 @@ async function lostRegister() {
 
 describe('payouts reconcile', () => {
   it('records the final state of payouts whose webhooks were missed, lists the failure, and has nothing left to do after', async () => {
-    const sb = await testSandbox();
-    const dir = await testDir();
-    const sheet = path.join(dir, 'november.csv');
-    const rows = sampleRows();
-    // The sandbox fails a payment to a recipient whose name starts with FAIL.
-    rows[3] = { ...rows[3]!, individualName: 'FAIL Hans Weber' };
-    await writeSheet(sheet, rows);
-    const paid = await runAgainst(sb, sheet, ['--json', '--rate', '200']);
-    expect(paid.code, paid.stderr).toBe(0);
+    const { sb, paid } = await hansFails();
     expect(summaryOf(paid).statuses).toMatchObject({ submitted: 12 });
     await sb.whenIdle();
     expect([...(await statesOf(REFERENCES)).values()].every((r) => r.state === 'submitted')).toBe(true);
@@ -220,14 +225,7 @@ describe('outcomes learnt after the run, in the approver signals of the next mon
   });
 
   it('a transaction that failed leaves its payee unknown: new again next month', async () => {
-    const sb = await testSandbox();
-    const dir = await testDir();
-    const sheet = path.join(dir, 'november.csv');
-    const rows = sampleRows();
-    // The sandbox fails a payment to a recipient whose name starts with FAIL: Hans Weber's.
-    rows[3] = { ...rows[3]!, individualName: 'FAIL Hans Weber' };
-    await writeSheet(sheet, rows);
-    expect((await runAgainst(sb, sheet, ['--json', '--rate', '200'])).code).toBe(0);
+    const { sb, dir } = await hansFails();
     await sb.whenIdle();
     const december = path.join(dir, 'december.csv');
     await writeSheet(
