@@ -12,6 +12,7 @@ import type { SandboxHandle } from '../../src/sandbox/index.js';
 import { AtomicFile } from '../../src/sheet/atomic-file.js';
 import { type CliResult, runCli } from '../helpers/cli.js';
 import { paymentsOf, runAgainst, SANDBOX_ENV, spawnCli, testDir, testSandbox } from '../helpers/payouts.js';
+import { reachableProgram } from '../helpers/reachable.js';
 
 const SAMPLE = path.resolve(import.meta.dirname, '../../samples/payouts-clean.csv');
 const SAMPLE_ROWS = 12;
@@ -452,7 +453,8 @@ describe('a register in a folder this user cannot write', () => {
       await chown(register, 65534, 65534);
       await chmod(folder, 0o555);
 
-      await expectReadButNotWritten((args, env) => spawnCli(args, env, asNobody).exited, {
+      const program = reachableProgram();
+      await expectReadButNotWritten((args, env) => spawnCli(args, env, asNobody, program).exited, {
         sb,
         sheet,
         register,

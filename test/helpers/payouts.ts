@@ -250,8 +250,10 @@ export function spawnCli(
   env: NodeJS.ProcessEnv = SANDBOX_ENV,
   /** A command that runs the CLI (`unshare ...`, `faketime ...`), before node and its arguments. */
   wrap: readonly string[] = [],
+  /** Node and the command's entry point (reachable.ts gives ones another user can run). */
+  program: { node: string; entry: string } = { node: process.execPath, entry: CLI_ENTRY },
 ): ChildRun {
-  const command = [...wrap, process.execPath, CLI_ENTRY, ...args];
+  const command = [...wrap, program.node, program.entry, ...args];
   const child = spawn(command[0]!, command.slice(1), {
     env: { PATH: process.env['PATH'], ...(usesRegister(args) ? withTestRegister(env) : env) },
     stdio: ['ignore', 'pipe', 'pipe'],
