@@ -126,6 +126,15 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     register = await openRegister(options.register, {
       ...(options.clock ? { clock } : {}),
       warn: (message) => logger.warn(message),
+      // A register that fails is waited through like the service (docs/register.md "When the
+      // register fails"); a stop past its grace ends its operations at once.
+      ...(options.maxOutageSeconds === undefined ? {} : { maxOutageMs: options.maxOutageSeconds * 1000 }),
+      abandon: grace.abandoned,
+      onOutage: (words) =>
+        logger.warn(
+          { register: shownLocation(options.register) },
+          `the register does not answer (${words}): sending paused until it does, for up to --max-outage`,
+        ),
     });
     const asOf = clock.now();
     if (options.approve !== undefined) {
@@ -235,7 +244,11 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       unavailable,
       rowsOk: written.summary.allOk,
     });
-    await run.finish(written.summary, sent.fatal ? undefined : exitCode);
+    // The results are written: a register that fails now (or a stop past its grace) costs the
+    // run's own record its outcome, not the report.
+    await run.finish(written.summary, sent.fatal ? undefined : exitCode).catch((error: unknown) => {
+      logger.warn({ err: error }, 'the run could not be marked finished in the register');
+    });
     if (sent.fatal) throw afterSending(sent.fatal);
     return report(options, written, {
       interrupted: signal.aborted,

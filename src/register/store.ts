@@ -11,6 +11,7 @@ import { Fingerprints } from './fingerprints.js';
 import { GroupCommit } from './group-commit.js';
 import type { ScopeIdentity } from './identity.js';
 import { liveRunCount, newLease, type StoreTime } from './lease.js';
+import { OUTAGE_DEFAULTS, OutageDriver } from './outage.js';
 import {
   cellsOf,
   type EventRow,
@@ -41,6 +42,7 @@ import type {
   ClaimRequest,
   EventRecord,
   NewRun,
+  OpenOptions,
   OriginDeclaration,
   PayeeHistory,
   PayeePayment,
@@ -161,11 +163,21 @@ const HISTORY_ATTEMPTS = 100;
 /** The register of one store. */
 export class SqlRegister implements Register {
   readonly writes: GroupCommit;
+  /** The store's driver, waiting through outages (outage.ts) once the register is open. */
+  readonly driver: Driver;
   private closed = false;
   private readonly scopeStores = new Map<number, SqlScope>();
 
-  constructor(readonly dialect: Dialect) {
-    this.writes = new GroupCommit(dialect.driver, dialect.location, dialect.readonly);
+  constructor(
+    readonly dialect: Dialect,
+    options: Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage'> = {},
+  ) {
+    this.driver = new OutageDriver(dialect.driver, dialect.location, {
+      maxOutageMs: options.maxOutageMs ?? OUTAGE_DEFAULTS.maxOutageMs,
+      abandon: options.abandon,
+      onOutage: options.onOutage,
+    });
+    this.writes = new GroupCommit(this.driver, dialect.location, dialect.readonly);
   }
 
   get location(): string {
@@ -184,9 +196,9 @@ export class SqlRegister implements Register {
   /** Runs a read, the driver's errors said in words. */
   async read<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     try {
-      return await this.dialect.driver.connection(work);
+      return await this.driver.connection(work);
     } catch (error) {
-      throw this.dialect.driver.failure('cannot be read', error);
+      throw this.driver.failure('cannot be read', error);
     }
   }
 
@@ -295,7 +307,7 @@ export class SqlRegister implements Register {
     this.closed = true;
     // Writes queued for this tick still commit.
     await this.writes.close();
-    await this.dialect.driver.close();
+    await this.driver.close();
   }
 }
 
