@@ -244,7 +244,7 @@ const STATEMENTS: Statements = {
     ON CONFLICT (id) DO NOTHING`,
   renewLease: `UPDATE payouts.runs SET heartbeat_at = now(), lease_expires_at = ${LEASE_END}
     WHERE id = :id AND finished_at IS NULL`,
-  openLeases: `SELECT lease_expires_at, now() AS store_now FROM payouts.runs
+  openLeases: `SELECT id, lease_expires_at, now() AS store_now FROM payouts.runs
     WHERE scope_id = :scope AND finished_at IS NULL`,
   finishRun: `UPDATE payouts.runs SET finished_at = now(), rows = :rows, statuses = :statuses, exit_code = :exitCode
     WHERE id = :id`,

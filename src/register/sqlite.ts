@@ -255,7 +255,7 @@ const STATEMENTS: Statements = {
       :now, :leaseEnd, :leaseBoot, :leaseUptime) ON CONFLICT (id) DO NOTHING`,
   renewLease: `UPDATE runs SET heartbeat_at = :now, lease_expires_at = :leaseEnd, lease_boot = :leaseBoot,
     lease_uptime_ms = :leaseUptime WHERE id = :id AND finished_at IS NULL`,
-  openLeases: `SELECT lease_expires_at, lease_boot, lease_uptime_ms FROM runs
+  openLeases: `SELECT id, lease_expires_at, lease_boot, lease_uptime_ms FROM runs
     WHERE scope_id = :scope AND finished_at IS NULL`,
   finishRun:
     'UPDATE runs SET finished_at = :now, rows = :rows, statuses = :statuses, exit_code = :exitCode WHERE id = :id',

@@ -459,7 +459,13 @@ class SqlScope implements ScopeStore {
         scope: this.scope.id,
       });
       return {
-        liveRuns: open.length === 0 ? 1 : liveRunCount(open.map(leaseOf), this.dialect.time(open[0])),
+        liveRuns:
+          open.length === 0
+            ? 1
+            : liveRunCount(
+                open.map((row) => ({ ...leaseOf(row), id: String(row['id']) })),
+                this.dialect.time(open[0]),
+              ),
       };
     });
   }
