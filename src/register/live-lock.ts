@@ -14,12 +14,20 @@
  * dependency for the same thing.
  */
 import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import Database from 'libsql';
+import type Database from 'libsql';
 import { errnoOf } from '../errors.js';
 
 type Db = InstanceType<typeof Database>;
+
+/** libsql, loaded on first use: what imports lease.ts (status, a PostgreSQL register) need not load it. */
+let loaded: typeof Database | undefined;
+function open(file: string): Db {
+  loaded ??= createRequire(import.meta.url)('libsql') as typeof Database;
+  return new loaded(file);
+}
 
 /** Lock files older than this whose run is gone are removed by the next run (its lease ran out long ago). */
 const SWEEP_AFTER_MS = 10 * 60_000;
@@ -49,7 +57,7 @@ export class LiveLock {
       mkdirSync(folder, { recursive: true, mode: 0o700 });
       sweep(folder);
       const file = fileOf(folder, runId);
-      const db = new Database(file);
+      const db = open(file);
       db.exec('BEGIN EXCLUSIVE');
       return new LiveLock(db, file);
     } catch {
@@ -82,7 +90,7 @@ export function localLiveness(runId: string, folder = liveLockFolder()): LocalLi
   let db: Db | undefined;
   try {
     statSync(file);
-    db = new Database(file);
+    db = open(file);
     db.pragma('busy_timeout = 0');
     db.exec('BEGIN IMMEDIATE');
     db.exec('ROLLBACK');
