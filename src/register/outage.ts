@@ -36,6 +36,11 @@ export interface OutagePolicy {
   abandon?: AbortSignal | undefined;
   /** Told once per outage, when the first operation meets it. */
   onOutage?: ((words: string) => void) | undefined;
+  /**
+   * A server that outlives outages (`webhooks listen`): an operation past the budget fails, but
+   * the next one tries the register again. Otherwise (a run) the first to give up does so for all.
+   */
+  keepTrying?: boolean | undefined;
 }
 
 /** A driver whose operations wait through outages (see the file's comment). */
@@ -79,12 +84,13 @@ export class OutageDriver implements Driver {
           this.policy.onOutage?.(words);
         }
         if (now - this.since >= this.policy.maxOutageMs) {
-          this.gaveUp ??= new RegisterError(
+          const failure = new RegisterError(
             `the register ${this.location} stayed unreachable for ${Math.round((now - this.since) / 1000)} s (${words}), past --max-outage ${Math.round(this.policy.maxOutageMs / 1000)} s`,
             // No errno: the words above already say what failed (never a bare SQLSTATE).
             { path: this.location, cause: error, errno: '' },
           );
-          throw this.gaveUp;
+          if (!this.policy.keepTrying) this.gaveUp ??= failure;
+          throw this.gaveUp ?? failure;
         }
         const wait = Math.min(
           OUTAGE_DEFAULTS.maxWaitMs,

@@ -40,7 +40,8 @@ import type { OpenOptions, PayoutRecord, Register, RunRecord } from './types.js'
 type Db = InstanceType<typeof Database>;
 type Statement = Database.Statement<unknown[]>;
 
-export interface OpenRegisterOptions extends Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage'> {
+export interface OpenRegisterOptions
+  extends Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying'> {
   /** Open an existing register for reading only (validate, status); never creates one. */
   readonly?: boolean;
   /** How long a write waits for another process's transaction (ms). */

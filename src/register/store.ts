@@ -170,12 +170,13 @@ export class SqlRegister implements Register {
 
   constructor(
     readonly dialect: Dialect,
-    options: Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage'> = {},
+    options: Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying'> = {},
   ) {
     this.driver = new OutageDriver(dialect.driver, dialect.location, {
       maxOutageMs: options.maxOutageMs ?? OUTAGE_DEFAULTS.maxOutageMs,
       abandon: options.abandon,
       onOutage: options.onOutage,
+      keepTrying: options.keepTrying,
     });
     this.writes = new GroupCommit(this.driver, dialect.location, dialect.readonly);
   }

@@ -339,4 +339,6 @@ export interface OpenOptions {
   abandon?: AbortSignal;
   /** Told once per outage of the register, in words, when it begins. */
   onOutage?: (words: string) => void;
+  /** A server (`webhooks listen`): after an outage past the budget, later operations try again. */
+  keepTrying?: boolean;
 }

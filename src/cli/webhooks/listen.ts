@@ -61,6 +61,7 @@ export async function webhooksListenCommand(
     const register = await openRegister(options.register, {
       warn: (message) => logger.warn(message),
       abandon: abandon.signal,
+      keepTrying: true,
       onOutage: (words) =>
         logger.warn(`the register does not answer (${words}): events are answered 503 until it does`),
     });
