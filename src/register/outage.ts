@@ -43,6 +43,9 @@ export interface OutagePolicy {
   keepTrying?: boolean | undefined;
 }
 
+/** The register stayed unreachable past --max-outage: a run ends as for an outage of the service (exit 6). */
+export class RegisterOutageError extends RegisterError {}
+
 /** A driver whose operations wait through outages (see the file's comment). */
 export class OutageDriver implements Driver {
   /** When the unbroken series of failures began (a monotonic time), if one is going on. */
@@ -84,7 +87,7 @@ export class OutageDriver implements Driver {
           this.policy.onOutage?.(words);
         }
         if (now - this.since >= this.policy.maxOutageMs) {
-          const failure = new RegisterError(
+          const failure = new RegisterOutageError(
             `the register ${this.location} stayed unreachable for ${Math.round((now - this.since) / 1000)} s (${words}), past --max-outage ${Math.round(this.policy.maxOutageMs / 1000)} s`,
             // No errno: the words above already say what failed (never a bare SQLSTATE).
             { path: this.location, cause: error, errno: '' },

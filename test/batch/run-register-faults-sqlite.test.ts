@@ -9,6 +9,7 @@ import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../../src/errors.js';
 import {
+  type ChildExit,
   expectOnePaymentPerRow,
   paymentsOf,
   SANDBOX_ENV,
@@ -60,7 +61,7 @@ async function paid(s: Setup, count: number): Promise<void> {
 }
 
 /** Results true to the ledger: paid rows submitted (with their id) or unknown, unpaid rows never submitted. */
-async function expectTrueResults(s: Setup): Promise<SheetRow[]> {
+async function expectTrueResults(s: Setup, exit: ChildExit): Promise<SheetRow[]> {
   const results = await readCsv(s.out);
   expect(results).toHaveLength(s.rows.length);
   const ledger = new Map(paymentsOf(s.sb).map((t) => [t.reference, t]));
@@ -72,6 +73,9 @@ async function expectTrueResults(s: Setup): Promise<SheetRow[]> {
       if (row['result.status'] === 'submitted') expect(row['result.transactionId']).toBe(payment.id);
     }
   }
+  // The JSON summary is printed as for any run that ended early, naming the results file.
+  const summary = JSON.parse(exit.stdout.trim().split('\n').at(-1)!) as { results: string; exitCode: number };
+  expect(summary).toMatchObject({ results: s.out, exitCode: exit.code });
   return results;
 }
 
@@ -101,7 +105,7 @@ describe('payouts run with an SQLite register another process locks', () => {
     // 4 s of outage, a deadline of 2 s, and the time to write the results.
     expect(Date.now() - lockedAt).toBeLessThan(9_000);
     expect(exit.code, exit.stderr).toBe(EXIT.unavailable);
-    await expectTrueResults(s);
+    await expectTrueResults(s, exit);
   });
 
   it('ends with exit 5 within 10 s of SIGTERM while the lock is held, results written', {
@@ -117,6 +121,6 @@ describe('payouts run with an SQLite register another process locks', () => {
     const exit = await child.exited;
     expect(Date.now() - stoppedAt).toBeLessThan(10_000);
     expect(exit.code, exit.stderr).toBe(EXIT.interrupted);
-    await expectTrueResults(s);
+    await expectTrueResults(s, exit);
   });
 });

@@ -79,6 +79,9 @@ async function expectTrueResults(s: Setup, exit: ChildExit): Promise<SheetRow[]>
     if (/not sent/i.test(row['result.errors'] ?? '')) expect(payment, row['reference']).toBeUndefined();
   }
   expect(exit.stdout + exit.stderr).not.toMatch(/PG_\w{5}|internal error|\n\s+at /);
+  // The JSON summary is printed as for any run that ended early, naming the results file.
+  const summary = JSON.parse(exit.stdout.trim().split('\n').at(-1)!) as { results: string; exitCode: number };
+  expect(summary).toMatchObject({ results: s.out, exitCode: exit.code });
   return results;
 }
 
