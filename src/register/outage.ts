@@ -4,8 +4,9 @@
  * failures are outages (a restart, a failover, a cut, a stall past the deadline, a lock held by
  * another process), until the register answers or `maxOutageMs` of unbroken failure have passed.
  * Then it gives up once, for every operation after it too, so a run ends (exit 6) without
- * waiting on the register again. A stop past its grace (`abandon`) ends every operation at once,
- * its connections cut.
+ * waiting on the register again. A stop past its grace (`abandon`) ends every operation under
+ * way at once, its connections cut; what is asked after it (a run's end, its claims given back)
+ * gets one attempt each, all within half a second.
  *
  * Running an operation again is safe because every write of the register can be applied twice:
  * a claim finds its own claims and takes them again, a fenced update finds its own run, a
@@ -28,6 +29,8 @@ export const OUTAGE_DEFAULTS = {
   /** The first wait before an operation runs again, doubled up to `maxWaitMs`, with jitter. */
   firstWaitMs: 20,
   maxWaitMs: 1_000,
+  /** After an abandon, how long the operations still asked (one attempt each) may take together. */
+  abandonedMs: 500,
 } as const;
 
 export interface OutagePolicy {
@@ -51,13 +54,22 @@ export class OutageDriver implements Driver {
   /** When the unbroken series of failures began (a monotonic time), if one is going on. */
   private since: number | undefined;
   private gaveUp: Error | undefined;
+  /** When the abandon came (a monotonic time). */
+  private abandonedAt: number | undefined;
 
   constructor(
     private readonly inner: Driver,
     private readonly location: string,
     private readonly policy: OutagePolicy,
   ) {
-    policy.abandon?.addEventListener('abort', () => inner.cut?.(), { once: true });
+    policy.abandon?.addEventListener(
+      'abort',
+      () => {
+        this.abandonedAt = performance.now();
+        inner.cut?.();
+      },
+      { once: true },
+    );
   }
 
   get begin(): string {
@@ -70,6 +82,7 @@ export class OutageDriver implements Driver {
   }
 
   async connection<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    if (this.policy.abandon?.aborted) return this.lastWords(work);
     for (let attempt = 0; ; attempt += 1) {
       if (this.gaveUp) throw this.gaveUp;
       this.stopIfAbandoned();
@@ -122,6 +135,30 @@ export class OutageDriver implements Driver {
 
   close(): Promise<void> {
     return this.inner.close();
+  }
+
+  /**
+   * After the abandon, what is left to say (a run's end, its claims given back) gets one attempt
+   * each, all within `abandonedMs` of the abandon: a register that answers still hears it, one
+   * that stalls costs half a second at most.
+   */
+  private async lastWords<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    this.abandonedAt ??= performance.now();
+    const left = this.abandonedAt + OUTAGE_DEFAULTS.abandonedMs - performance.now();
+    if (this.gaveUp) throw this.gaveUp;
+    if (left <= 0) this.stopIfAbandoned();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.inner.cut?.();
+        reject(new InterruptedError(`stopped: the register ${this.location} was not waited for any longer`));
+      }, left);
+    });
+    try {
+      return await Promise.race([this.inner.connection(work), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private stopIfAbandoned(): void {

@@ -406,9 +406,14 @@ class PostgresDialect implements Dialect, Driver {
     for (const client of this.active) destroySocket(client);
   }
 
-  /** Ends the pool; a connection under way (stalled, say) is cut rather than waited for. */
+  /**
+   * Ends the pool; every connection's socket is closed first, checked out or idle, since ending
+   * an idle connection waits for the server to answer its goodbye, which a stall never does.
+   */
   close(): Promise<void> {
     this.cut();
+    const idle = (this.pool as unknown as { _clients?: pg.ClientBase[] })._clients ?? [];
+    for (const client of idle) destroySocket(client);
     this.ended ??= Promise.race([
       this.pool.end().catch(() => {}),
       new Promise<void>((resolve) => setTimeout(resolve, POSTGRES_DEFAULTS.closeWaitMs).unref()),

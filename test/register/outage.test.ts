@@ -87,7 +87,21 @@ describe('OutageDriver', () => {
     abandon.abort();
     await expect(stalled).rejects.toBeInstanceOf(InterruptedError);
     expect(cut).toBe(1);
+    // What is asked after it gets one attempt, within half a second of the abandon in all.
+    const asked = performance.now();
     await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(InterruptedError);
+    expect(performance.now() - asked).toBeLessThan(1_000);
+    await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(InterruptedError);
+  });
+
+  it('after an abandon, a register that answers still hears the last words, once each', async () => {
+    const inner = flaky([new Outage()]);
+    const abandon = new AbortController();
+    abandon.abort();
+    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 30_000, abandon: abandon.signal });
+    await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(Outage);
+    expect(await driver.connection(async () => 'released')).toBe('released');
+    expect(inner.attempts).toBe(2);
   });
 
   it('has the request deadline: half of --max-outage, at most 20 s, at least 1 s', () => {
