@@ -376,9 +376,18 @@ describe.each(stores)('the $name register', (kind) => {
       const history = (await sb.payeeHistory(['payee-h', 'payee-none'])).get('payee-h');
       expect(history).toEqual({
         accounts: [payment('H-3', '31.00', 'acct-2', 'MXN'), payment('H-1', '900.00')],
+        payments: [
+          payment('H-3', '31.00', 'acct-2', 'MXN'),
+          payment('H-2', '120.50', 'acct-2'),
+          payment('H-1', '900.00'),
+        ],
         largest: { USD: '900.00', MXN: '31.00' },
         batch: 'november',
-        before: { accounts: [payment('H-1', '900.00')], largest: { USD: '900.00' } },
+        before: {
+          accounts: [payment('H-1', '900.00')],
+          payments: [payment('H-1', '900.00')],
+          largest: { USD: '900.00' },
+        },
       });
       expect((await sb.payeeHistory(['payee-none'])).size).toBe(0);
       expect(await sb.hasPayeeHistory()).toBe(true);
