@@ -20,7 +20,6 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { systemClock } from '../clock.js';
 import { PayoutsError, RegisterError } from '../errors.js';
-import { isLoopbackHost } from '../webhooks/callback-url.js';
 import type { GroupCommit } from './group-commit.js';
 import { LEASE, type StoreTime } from './lease.js';
 import { OUTAGE_DEFAULTS, registerDeadlineMs } from './outage.js';
@@ -113,11 +112,6 @@ export async function openPostgresRegister(
     throw dialect.failure('cannot be opened', error);
   }
   return new SqlRegister(dialect, options);
-}
-
-/** Loopback addresses and Unix sockets: no network to read the traffic on. */
-export function isLoopback(host: string): boolean {
-  return host.startsWith('/') || isLoopbackHost(host);
 }
 
 /**
