@@ -13,6 +13,7 @@ const END_TO_END = [
   'test/cli/**/*.test.ts',
   'test/webhooks/cli.test.ts',
   'test/webhooks/events-disk.test.ts',
+  'test/webhooks/register-faults*.test.ts',
   'test/webhooks/hostile.test.ts',
   'test/proxy/*.test.ts',
   'test/report/browser.test.ts',

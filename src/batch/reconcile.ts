@@ -16,6 +16,7 @@ import { openRegister } from '../register/open.js';
 import type { PayoutRecord, Register, ScopeStore, UnknownResolved } from '../register/types.js';
 import { parseAmount } from '../rows/money.js';
 import { type Connection, scopeOf, whoAmI } from './run.js';
+import { STOP_GRACE_MS, StopGrace } from './stop-grace.js';
 import { BatchSummary } from './summary.js';
 import { askTransaction } from './wait.js';
 
@@ -84,8 +85,19 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
         : { breaker: { maxOutageMs: options.maxOutageSeconds * 1000 } }),
     });
   let register: Register | undefined;
+  // A register that fails is waited through for --max-outage, as the service is; a stop past
+  // its grace abandons its operations (docs/register.md "When the register fails").
+  const grace = new StopGrace(signal, undefined, STOP_GRACE_MS);
   try {
-    register = await openRegister(options.register, { warn: (message) => options.logger.warn(message) });
+    register = await openRegister(options.register, {
+      warn: (message) => options.logger.warn(message),
+      ...(options.maxOutageSeconds === undefined ? {} : { maxOutageMs: options.maxOutageSeconds * 1000 }),
+      abandon: grace.abandoned,
+      onOutage: (words) =>
+        options.logger.warn(
+          `the register does not answer (${words}): waiting for it, for up to --max-outage`,
+        ),
+    });
     const integratorId = await whoAmI(client, signal, options.connection);
     const service = serviceOf(options.connection.baseUrl);
     const report: ReconcileReport = {
@@ -143,6 +155,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
   } finally {
     await register?.close().catch(() => {});
     if (!options.client) await client.close();
+    grace.dispose();
   }
 }
 

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import { detailsOf, type PayoutDetails } from '../register/details.js';
 import { transactionKey } from '../register/identity.js';
 import { LEASE, markLive, newSelf, type Self } from '../register/lease.js';
+import { LiveLock } from '../register/live-lock.js';
 import type { ClaimRequest, ScopeStore } from '../register/types.js';
 import { claimJudge, type RegisterVerdict } from '../register/verdict.js';
 import type { PreparedRow } from './prepare.js';
@@ -22,6 +23,7 @@ export class RunHolder {
   sentAnything = false;
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
+  private lock: LiveLock | undefined;
 
   private constructor(
     readonly store: ScopeStore,
@@ -37,6 +39,9 @@ export class RunHolder {
   ): Promise<RunHolder> {
     const holder = new RunHolder(store, options.retryUnknown ?? false);
     const { self } = holder;
+    // Held before the run is known to anyone: on this host, whoever meets its claims asks this
+    // lock whether it lives (register/live-lock.ts), and the kernel frees it when the run dies.
+    holder.lock = LiveLock.acquire(self.runId);
     await store.beginRun({
       id: self.runId,
       sheet: path.basename(options.sheetPath),
@@ -96,8 +101,12 @@ export class RunHolder {
   async close(): Promise<void> {
     clearInterval(this.timer);
     markLive(this.self.runId, false);
-    await this.store.release(this.self.runId);
-    if (!this.finished) await this.store.finishRun(this.self.runId, {});
+    try {
+      await this.store.release(this.self.runId);
+      if (!this.finished) await this.store.finishRun(this.self.runId, {});
+    } finally {
+      this.lock?.release();
+    }
   }
 }
 

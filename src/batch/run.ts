@@ -12,12 +12,20 @@ import type { Credentials } from '../api/token.js';
 import { readAllowedSigners } from '../approvals/allowed-signers.js';
 import { type ApprovalGate, judgeApprovals } from '../approvals/gate.js';
 import { type Clock, systemClock } from '../clock.js';
-import { ConfigError, GuardError, type NetworkError, ServiceError, UsageError } from '../errors.js';
+import {
+  ConfigError,
+  GuardError,
+  InterruptedError,
+  type NetworkError,
+  ServiceError,
+  UsageError,
+} from '../errors.js';
 import { chooseScope } from '../register/choose.js';
 import type { PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf } from '../register/identity.js';
 import { shownLocation } from '../register/location.js';
 import { openRegister } from '../register/open.js';
+import { RegisterOutageError } from '../register/outage.js';
 import type { OriginDeclaration, Register, RunApproval, ScopeStore } from '../register/types.js';
 import type { SheetFormat } from '../sheet/types.js';
 import { checkEventsFile } from '../webhooks/events-file.js';
@@ -144,6 +152,15 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     register = await openRegister(options.register, {
       ...(options.clock ? { clock } : {}),
       warn: (message) => logger.warn(message),
+      // A register that fails is waited through like the service (docs/register.md "When the
+      // register fails"); a stop past its grace ends its operations at once.
+      ...(options.maxOutageSeconds === undefined ? {} : { maxOutageMs: options.maxOutageSeconds * 1000 }),
+      abandon: grace.abandoned,
+      onOutage: (words) =>
+        logger.warn(
+          { register: shownLocation(options.register) },
+          `the register does not answer (${words}): sending paused until it does, for up to --max-outage`,
+        ),
     });
     const asOf = clock.now();
     if (options.approve !== undefined || gate !== undefined) {
@@ -230,7 +247,13 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     const steps = new RowSteps({ client, store, scope, runId: run.self.runId, signal });
     // Pass 2: claim and send, at most `concurrency` rows in flight, fed from what pass 1 read.
     const sent = await sendRows(options, read, run, steps, approval.judged, signal, () => breaker.gaveUp);
-    const unavailable = breaker.gaveUp;
+    // A register unreachable past --max-outage, or abandoned after a stop, ends the run as an
+    // outage of the service or a stop does: reported (exit 6 or 5, the summary printed), not thrown.
+    const registerOutage = sent.fatal instanceof RegisterOutageError ? sent.fatal : undefined;
+    const registerEnded =
+      registerOutage !== undefined || (signal.aborted && sent.fatal instanceof InterruptedError);
+    const unavailable = breaker.gaveUp || registerOutage !== undefined;
+    const unavailableReason = breaker.gaveUpBecause ?? registerOutage?.message;
     const settle: Settle = (reference, result) =>
       store.settle(
         reference,
@@ -253,8 +276,9 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     const stop: StopReason = {
       interrupted: signal.aborted,
       unavailable,
-      unavailableReason: breaker.gaveUpBecause,
-      stoppedBy: sent.fatal,
+      unavailableReason,
+      // A stop that abandoned the register leaves its rows as any stop does.
+      stoppedBy: registerEnded && signal.aborted ? undefined : sent.fatal,
     };
     const written = await writeResults(options, read, sent.results, stop, approval.judged);
     for (const [currency, minor] of approval.sendTotals)
@@ -265,12 +289,18 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       unavailable,
       rowsOk: written.summary.allOk,
     });
-    await run.finish(written.summary, sent.fatal ? undefined : exitCode);
-    if (sent.fatal) throw afterSending(sent.fatal);
+    // The results are written: a register that fails now (or a stop past its grace) costs the
+    // run's own record its outcome, not the report.
+    await run
+      .finish(written.summary, sent.fatal && !registerEnded ? undefined : exitCode)
+      .catch((error: unknown) => {
+        logger.warn({ err: error }, 'the run could not be marked finished in the register');
+      });
+    if (sent.fatal && !registerEnded) throw afterSending(sent.fatal);
     return report(options, written, {
       interrupted: signal.aborted,
       unavailable,
-      unavailableReason: breaker.gaveUpBecause,
+      unavailableReason,
       sent: run.sentAnything,
       runId: run.self.runId,
       digest: approval.digest,

@@ -81,6 +81,8 @@ export class GroupCommit {
     const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       await transaction(this.driver, async (sql) => {
+        // Afresh on each attempt: a transaction the register failed in runs again (outage.ts).
+        results.length = 0;
         for (const write of group) {
           try {
             results.push({ ok: true, value: await savepoint(sql, () => write.apply(sql)) });

@@ -4,14 +4,16 @@
  * writer ran on the same boot, so a process under another wall clock cannot shorten it). A claim
  * whose run finished, or whose lease expired, is abandoned, whatever its pid or host.
  *
- * Where the holder ran in this very process table (same kernel boot, same PID namespace), the
- * process table answers first: a live process wins over a stale heartbeat, and a dead one frees
+ * On this host a run's own OS lock answers first (live-lock.ts): held, it lives; free, its
+ * process died. Where there is no lock to ask but the holder ran in this very process table
+ * (same kernel boot, same PID namespace), the process table answers: a live process wins over a stale heartbeat, and a dead one frees
  * its claims at once. Pid and host name alone prove nothing: two containers that share a host
  * name both run as pid 1.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { localLiveness } from './live-lock.js';
 import type { RunRecord } from './types.js';
 
 /** Defaults in one object: how often a run proves it lives, and how long silence is tolerated. */
@@ -162,9 +164,22 @@ export function leaseExpired(lease: StoredLease, time: StoreTime): boolean {
   return time.now >= new Date(lease.expiresAt).getTime();
 }
 
-/** How many of a scope's unfinished runs hold a live lease at `time`: at least the asking run. */
-export function liveRunCount(leases: readonly StoredLease[], time: StoreTime): number {
-  return Math.max(1, leases.filter((lease) => !leaseExpired(lease, time)).length);
+/**
+ * How many of a scope's unfinished runs hold a live lease at `time`: at least the asking run. A
+ * run known dead on this host (its lock free: live-lock.ts) counts no more, lease or not, so a
+ * run started after a crash gets its share of --rate at once.
+ */
+export function liveRunCount(
+  leases: readonly (StoredLease & { id?: string })[],
+  time: StoreTime,
+  liveness: (runId: string) => 'alive' | 'dead' | undefined = localLiveness,
+): number {
+  return Math.max(
+    1,
+    leases.filter(
+      (lease) => !leaseExpired(lease, time) && (lease.id === undefined || liveness(lease.id) !== 'dead'),
+    ).length,
+  );
 }
 
 /**
@@ -190,6 +205,9 @@ export function holderAlive(
 ): boolean {
   if (run === undefined || run.finishedAt !== undefined) return false;
   if (run.id === self.runId) return true;
+  // On this host, the run's own lock answers first, whatever the clocks say (live-lock.ts).
+  const local = localLiveness(run.id);
+  if (local !== undefined) return local === 'alive';
   if (self.machine !== undefined && run.machine === self.machine) {
     if (run.pid === self.pid && run.processStart === self.processStart) return liveRuns.has(run.id);
     return probe(run.pid, run.processStart);

@@ -30,6 +30,16 @@ export function registerLocationText(flag: string | undefined, env: NodeJS.Proce
   return path.join(base, 'payouts', 'register.db');
 }
 
+/**
+ * What to say when `--register` holds a URL with a password: the command line of a process is
+ * readable by every user of the machine (`ps`) and kept in shell histories.
+ */
+export function commandLinePasswordWarning(flag: string | undefined): string | undefined {
+  if (flag === undefined || !POSTGRES_URL.test(flag.trim())) return undefined;
+  if (withoutPassword(flag) === flag) return undefined;
+  return `the register's password was given on the command line (--register), where other users of this machine can read it (ps) and shell histories keep it: pass the URL in ${REGISTER_ENV} instead`;
+}
+
 /** Reads a location text (a path or a PostgreSQL URL) as a RegisterLocation. */
 export function parseLocation(text: string): RegisterLocation {
   if (POSTGRES_URL.test(text)) return { kind: 'postgres', url: text, shown: withoutPassword(text) };

@@ -20,10 +20,11 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { systemClock } from '../clock.js';
 import { PayoutsError, RegisterError } from '../errors.js';
-import { isLoopbackHost } from '../webhooks/callback-url.js';
 import type { GroupCommit } from './group-commit.js';
 import { LEASE, type StoreTime } from './lease.js';
-import { withoutPassword } from './location.js';
+import { OUTAGE_DEFAULTS, registerDeadlineMs } from './outage.js';
+import { postgresConnection } from './pg-connection.js';
+import { pgFailureOf } from './pg-errors.js';
 import { cellsOf, joinedRunOf, PAYOUT_COLUMNS, PAYOUT_FIELDS, payoutOf, RUN_COLUMNS } from './records.js';
 import type { Fence } from './rules.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from './schema.js';
@@ -35,9 +36,14 @@ import type { OpenOptions, PayoutRecord, Register } from './types.js';
 export const POSTGRES_DEFAULTS = {
   /** Connections per process: a run's writes are grouped per tick, its reads are few. */
   poolSize: 4,
+  /** At most; a shorter register deadline (a short --max-outage) shortens it. */
   connectTimeoutMs: 10_000,
+  /** Idle time before TCP keepalive probes a connection. */
+  keepAliveMs: 10_000,
   /** How long a statement may wait for a lock (another run's claim) before it is reported. */
   lockTimeoutMs: 15_000,
+  /** How long close() waits for the pool to end after cutting what was under way. */
+  closeWaitMs: 1_000,
   /** Attempts of a claim that met a deadlock or serialization failure. */
   claimAttempts: 5,
 } as const;
@@ -64,67 +70,48 @@ export async function openPostgresRegister(
   options: PostgresOpenOptions = {},
 ): Promise<Register | undefined> {
   const readonly = options.readonly ?? false;
-  const warning = plainTextWarning(url, process.env);
-  if (warning !== undefined) options.warn?.(warning);
+  // Read once, by node-postgres' own parser; shown only without its password (pg-connection.ts).
+  const connection = postgresConnection(url);
+  for (const warning of connection.warnings) options.warn?.(warning);
+  const deadlineMs = registerDeadlineMs(options.maxOutageMs ?? OUTAGE_DEFAULTS.maxOutageMs);
   const pool = new pg.Pool({
-    ...connectionConfig(url),
+    ...connection.config,
     max: POSTGRES_DEFAULTS.poolSize,
-    connectionTimeoutMillis: POSTGRES_DEFAULTS.connectTimeoutMs,
+    connectionTimeoutMillis: Math.min(POSTGRES_DEFAULTS.connectTimeoutMs, deadlineMs),
+    // Keepalive finds a peer that is gone (a failover's old primary); a stall it cannot see (the
+    // kernel still acknowledges), which the deadline on every query is for.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: POSTGRES_DEFAULTS.keepAliveMs,
     application_name: 'payouts',
-    options: `-c lock_timeout=${POSTGRES_DEFAULTS.lockTimeoutMs}${readonly ? ' -c default_transaction_read_only=on' : ''}`,
+    // The server's side of the deadline: a statement or a transaction left open by a client
+    // that went away ends there too, and frees its locks.
+    statement_timeout: deadlineMs,
+    idle_in_transaction_session_timeout: deadlineMs,
+    options: `-c lock_timeout=${Math.min(POSTGRES_DEFAULTS.lockTimeoutMs, deadlineMs)}${readonly ? ' -c default_transaction_read_only=on' : ''}`,
   });
   // An idle connection that the server drops must not crash the process.
   pool.on('error', () => {});
-  const dialect = new PostgresDialect(withoutPassword(url), pool, readonly, options.leaseMs ?? LEASE.leaseMs);
+  const dialect = new PostgresDialect(
+    connection.shown,
+    connection.sslmode,
+    pool,
+    readonly,
+    options.leaseMs ?? LEASE.leaseMs,
+    deadlineMs,
+  );
   try {
     const ready = readonly
       ? await dialect.checkReadable(options.missingOk ?? false)
       : await dialect.prepare();
     if (!ready) {
-      await pool.end();
+      await dialect.close();
       return undefined;
     }
   } catch (error) {
-    await pool.end().catch(() => {});
+    await dialect.close().catch(() => {});
     throw dialect.failure('cannot be opened', error);
   }
-  return new SqlRegister(dialect);
-}
-
-/** pg's connection settings: the URL's (libpq parameters such as sslmode included), or only the PG* environment for a bare `postgres://`. */
-function connectionConfig(url: string): pg.PoolConfig {
-  const rest = url.replace(/^postgres(?:ql)?:\/\//i, '');
-  return rest === '' ? {} : { connectionString: url };
-}
-
-/**
- * Why the connection to the database could be read on the way: a host off this machine reached
- * without TLS (sslmode absent, disable, allow or prefer, which pg reads as no TLS). The URL's
- * own host and sslmode count, else the PG* environment.
- */
-export function plainTextWarning(url: string, env: NodeJS.ProcessEnv): string | undefined {
-  let host = env['PGHOST'] ?? 'localhost';
-  let mode = env['PGSSLMODE'];
-  if (url.replace(/^postgres(?:ql)?:\/\//i, '') !== '') {
-    try {
-      const parsed = new URL(url.replace(/^postgres(?:ql)?:/i, 'http:'));
-      host = parsed.searchParams.get('host') ?? (decodeURIComponent(parsed.hostname) || host);
-      mode =
-        parsed.searchParams.get('sslmode') ?? (parsed.searchParams.get('ssl') === 'true' ? 'require' : mode);
-    } catch {
-      // pg refuses an unreadable URL itself, in its own words.
-      return undefined;
-    }
-  }
-  host = host.replace(/^\[|\]$/g, '');
-  const tls = mode !== undefined && !['disable', 'allow', 'prefer'].includes(mode);
-  if (tls || isLoopback(host)) return undefined;
-  return `the register's database at ${host} is reached without TLS: its traffic (payouts, and the password) can be read on the way: add sslmode=verify-full to the URL`;
-}
-
-/** Loopback addresses and Unix sockets: no network to read the traffic on. */
-export function isLoopback(host: string): boolean {
-  return host.startsWith('/') || isLoopbackHost(host);
+  return new SqlRegister(dialect, options);
 }
 
 /**
@@ -152,14 +139,43 @@ function statementOf(text: string): PgStatement {
   return statement;
 }
 
-/** Statements on one connection of the pool. */
+/**
+ * Closes a client's socket now. A query under way then fails at once; `pool.end()` would wait
+ * for it, and on a stalled connection it never answers.
+ */
+function destroySocket(client: pg.ClientBase): void {
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
+
+/**
+ * A query past its deadline: the socket is closed (the query cannot be taken back from a
+ * connection that does not answer), and the failure is an outage (pg-errors.ts).
+ */
+function withDeadline<T>(client: pg.ClientBase, query: Promise<T>, deadlineMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new Error(`Query read timeout: the database did not answer within ${deadlineMs / 1000} s`));
+      destroySocket(client);
+    }, deadlineMs);
+    query.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
+/** Statements on one connection of the pool, each under the register's deadline. */
 class PgSql implements Sql {
-  constructor(private readonly client: pg.ClientBase) {}
+  constructor(
+    private readonly client: pg.ClientBase,
+    private readonly deadlineMs: number,
+  ) {}
 
   private query(text: string, values: Values | undefined): Promise<pg.QueryResult> {
     const { name, text: compiled, ...statement } = statementOf(text);
     const config: pg.QueryConfig = { text: compiled, values: valuesOf(statement, values) };
-    return this.client.query(name === undefined ? config : { ...config, name });
+    return withDeadline(
+      this.client,
+      this.client.query(name === undefined ? config : { ...config, name }),
+      this.deadlineMs,
+    );
   }
 
   async rows<R>(text: string, values?: Values): Promise<R[]> {
@@ -171,7 +187,7 @@ class PgSql implements Sql {
   }
 
   async exec(text: string): Promise<void> {
-    await this.client.query(text);
+    await withDeadline(this.client, this.client.query(text), this.deadlineMs);
   }
 }
 
@@ -228,10 +244,11 @@ const STATEMENTS: Statements = {
     WHERE scope_id = :scope AND payee = :payee AND history = :was`,
   beginRun: `INSERT INTO payouts.runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
       heartbeat_at, lease_expires_at)
-    VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt, now(), ${LEASE_END})`,
+    VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt, now(), ${LEASE_END})
+    ON CONFLICT (id) DO NOTHING`,
   renewLease: `UPDATE payouts.runs SET heartbeat_at = now(), lease_expires_at = ${LEASE_END}
     WHERE id = :id AND finished_at IS NULL`,
-  openLeases: `SELECT lease_expires_at, now() AS store_now FROM payouts.runs
+  openLeases: `SELECT id, lease_expires_at, now() AS store_now FROM payouts.runs
     WHERE scope_id = :scope AND finished_at IS NULL`,
   finishRun: `UPDATE payouts.runs SET finished_at = now(), rows = :rows, statuses = :statuses, exit_code = :exitCode
     WHERE id = :id`,
@@ -338,11 +355,17 @@ class PostgresDialect implements Dialect, Driver {
   readonly writesAlone = true;
   readonly chunk = LOOKUP_CHUNK;
 
+  /** Clients checked out now: cut on a stop, and on close (a stalled one would hold `pool.end()`). */
+  private readonly active = new Set<pg.PoolClient>();
+  private ended: Promise<void> | undefined;
+
   constructor(
     readonly location: string,
+    private readonly sslmode: string,
     private readonly pool: pg.Pool,
     readonly readonly: boolean,
     readonly leaseMs: number,
+    private readonly deadlineMs: number,
   ) {}
 
   /** The database's time, as the statement that read `row` had it (`store_now`). */
@@ -352,12 +375,28 @@ class PostgresDialect implements Dialect, Driver {
   }
 
   async connection<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.checkOut();
+    let broken: Error | undefined;
     try {
-      return await work(new PgSql(client));
+      return await work(new PgSql(client, this.deadlineMs));
+    } catch (error) {
+      // A connection that failed as in an outage is not trusted again: destroyed, not pooled.
+      if (this.isDriverError(error) && this.outage(error) !== undefined)
+        broken = error instanceof Error ? error : new Error(String(error));
+      throw error;
     } finally {
-      client.release();
+      this.active.delete(client);
+      client.release(broken);
     }
+  }
+
+  private async checkOut(): Promise<pg.PoolClient> {
+    const client = await this.pool.connect();
+    // A checked-out client has no listener of the pool's: a socket error between queries must
+    // not crash the process (the next query fails instead).
+    if (client.listenerCount('error') === 0) client.on('error', () => {});
+    this.active.add(client);
+    return client;
   }
 
   /** An error of the driver or the server (a SQLSTATE or a socket error), not one of ours. */
@@ -369,22 +408,47 @@ class PostgresDialect implements Dialect, Driver {
     );
   }
 
-  failure(what: string, error: unknown): Error {
-    if (error instanceof RegisterError || !this.isDriverError(error)) return error as Error;
-    return new RegisterError(`the register ${this.location} ${what}`, {
-      path: this.location,
-      cause: error,
-      errno: driverCode(error),
-    });
+  outage(error: unknown): string | undefined {
+    const failure = pgFailureOf(error, this.sslmode);
+    return failure.outage ? failure.words : undefined;
   }
 
+  /** In words, with the code in parentheses (pg-errors.ts): never a bare SQLSTATE. */
+  failure(what: string, error: unknown): Error {
+    if (error instanceof RegisterError || !this.isDriverError(error)) return error as Error;
+    return new RegisterError(
+      `the register ${this.location} ${what}: ${pgFailureOf(error, this.sslmode).words}`,
+      {
+        path: this.location,
+        cause: error,
+        // No errno: the words above already name the code.
+        errno: '',
+      },
+    );
+  }
+
+  cut(): void {
+    for (const client of this.active) destroySocket(client);
+  }
+
+  /**
+   * Ends the pool; every connection's socket is closed first, checked out or idle, since ending
+   * an idle connection waits for the server to answer its goodbye, which a stall never does.
+   */
   close(): Promise<void> {
-    return this.pool.end();
+    this.cut();
+    const idle = (this.pool as unknown as { _clients?: pg.ClientBase[] })._clients ?? [];
+    for (const client of idle) destroySocket(client);
+    this.ended ??= Promise.race([
+      this.pool.end().catch(() => {}),
+      new Promise<void>((resolve) => setTimeout(resolve, POSTGRES_DEFAULTS.closeWaitMs).unref()),
+    ]);
+    return this.ended;
   }
 
   /** Creates or migrates the schema (under the migration lock) and checks durability. */
   async prepare(): Promise<boolean> {
-    const client = await this.pool.connect();
+    const client = await this.checkOut();
     try {
       const sync = (await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
         .synchronous_commit;
@@ -414,6 +478,7 @@ class PostgresDialect implements Dialect, Driver {
       }
       return true;
     } finally {
+      this.active.delete(client);
       client.release();
     }
   }
@@ -523,11 +588,4 @@ async function schemaVersion(client: pg.ClientBase | pg.Pool): Promise<number> {
     | { version: number }
     | undefined;
   return row?.version ?? 0;
-}
-
-function driverCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return undefined;
-  // A SQLSTATE is five characters; a socket error's code (ECONNREFUSED) is longer.
-  return /^[0-9A-Z]{5}$/.test(code) ? `PG_${code}` : code;
 }

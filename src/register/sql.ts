@@ -2,8 +2,8 @@
  * The one seam between the register and a database: a store supplies a Driver (how to reach a
  * connection, and its errors in words) whose connections run statements through Sql. Everything
  * above it (the group commit, export and import, the scope's operations) is written once against
- * this seam, so a deadline on every operation, reconnecting after a lost connection, or moving
- * SQLite's synchronous calls off the main thread would each be made here, in a driver, once.
+ * this seam: a deadline on every operation is each driver's, and waiting through an outage
+ * (reconnecting after a lost connection) wraps any driver once (outage.ts).
  */
 
 /** The values of a statement, by the `:name` that its text uses for each. */
@@ -27,8 +27,16 @@ export interface Driver {
   connection<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
   /** Whether an error is the driver's or the database's (then said in words), not ours. */
   isDriverError(error: unknown): boolean;
+  /**
+   * Such an error in words when it is an outage (it passes by itself: a restart, a cut, a stall,
+   * a lock another process holds), which the register waits through (outage.ts); else undefined.
+   */
+  outage(error: unknown): string | undefined;
   /** Such an error as a RegisterError saying what could not be done: `cannot be read`. */
   failure(what: string, error: unknown): Error;
+  /** Cuts the connections under way now (a stopped command past its grace); close() still follows. */
+  cut?(): void;
+  /** Ends the driver without waiting on a stalled connection. */
   close(): Promise<void>;
 }
 

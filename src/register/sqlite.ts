@@ -35,12 +35,13 @@ import { type Fence, type FenceFacts, fenceAdmits } from './rules.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
 import { type ClaimWrite, type Dialect, SqlRegister, type Statements } from './store.js';
-import type { PayoutRecord, Register, RunRecord } from './types.js';
+import type { OpenOptions, PayoutRecord, Register, RunRecord } from './types.js';
 
 type Db = InstanceType<typeof Database>;
 type Statement = Database.Statement<unknown[]>;
 
-export interface OpenRegisterOptions {
+export interface OpenRegisterOptions
+  extends Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying'> {
   /** Open an existing register for reading only (validate, status); never creates one. */
   readonly?: boolean;
   /** How long a write waits for another process's transaction (ms). */
@@ -53,8 +54,16 @@ export interface OpenRegisterOptions {
 
 /** Defaults in one object. */
 export const REGISTER_DEFAULTS = {
-  /** Long enough for another run's group commit under load; short enough to report a stuck lock. */
+  /**
+   * While opening (before anything is sent): long enough for another run's group commit under
+   * load; short enough to report a stuck lock.
+   */
   busyTimeoutMs: 15_000,
+  /**
+   * Once open: how long one attempt waits for another process's lock, synchronously (libsql
+   * blocks the event loop meanwhile); then the register retries asynchronously (outage.ts).
+   */
+  operationBusyMs: 50,
 } as const;
 
 /** Opens (creating when allowed) the register at `path`. Throws RegisterError, never a raw SQLite error. */
@@ -115,7 +124,13 @@ export function openSqliteRegister(path: string, options: OpenRegisterOptions = 
   }
   const boot = options.clock === undefined ? systemBootClock() : undefined;
   const leaseMs = options.leaseMs ?? LEASE.leaseMs;
-  return new SqlRegister(new SqliteDialect(path, db, readonly, options.clock ?? systemClock, boot, leaseMs));
+  // Opened: from now on a lock another process holds is waited for a moment only, then through
+  // asynchronous retries (outage.ts), so that signals, deadlines and answers are handled meanwhile.
+  if (options.busyTimeoutMs === undefined) db.pragma(`busy_timeout = ${REGISTER_DEFAULTS.operationBusyMs}`);
+  return new SqlRegister(
+    new SqliteDialect(path, db, readonly, options.clock ?? systemClock, boot, leaseMs),
+    options,
+  );
 }
 
 function pragmaNumber(db: Db, name: string): number {
@@ -248,10 +263,10 @@ const STATEMENTS: Statements = {
   beginRun: `INSERT INTO runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
       heartbeat_at, lease_expires_at, lease_boot, lease_uptime_ms)
     VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt,
-      :now, :leaseEnd, :leaseBoot, :leaseUptime)`,
+      :now, :leaseEnd, :leaseBoot, :leaseUptime) ON CONFLICT (id) DO NOTHING`,
   renewLease: `UPDATE runs SET heartbeat_at = :now, lease_expires_at = :leaseEnd, lease_boot = :leaseBoot,
     lease_uptime_ms = :leaseUptime WHERE id = :id AND finished_at IS NULL`,
-  openLeases: `SELECT lease_expires_at, lease_boot, lease_uptime_ms FROM runs
+  openLeases: `SELECT id, lease_expires_at, lease_boot, lease_uptime_ms FROM runs
     WHERE scope_id = :scope AND finished_at IS NULL`,
   finishRun:
     'UPDATE runs SET finished_at = :now, rows = :rows, statuses = :statuses, exit_code = :exitCode WHERE id = :id',
@@ -413,6 +428,14 @@ class SqliteDialect implements Dialect, Driver {
 
   isDriverError(error: unknown): boolean {
     return errnoOf(error)?.startsWith('SQLITE') ?? false;
+  }
+
+  /** A lock another process holds passes by itself: waited through (outage.ts), off the event loop. */
+  outage(error: unknown): string | undefined {
+    const errno = errnoOf(error);
+    return errno === 'SQLITE_BUSY' || errno === 'SQLITE_LOCKED'
+      ? `it is locked by another process (${errno})`
+      : undefined;
   }
 
   failure(what: string, error: unknown): Error {

@@ -11,6 +11,7 @@ import { Fingerprints } from './fingerprints.js';
 import { GroupCommit } from './group-commit.js';
 import type { ScopeIdentity } from './identity.js';
 import { liveRunCount, newLease, type StoreTime } from './lease.js';
+import { OUTAGE_DEFAULTS, OutageDriver } from './outage.js';
 import {
   cellsOf,
   type EventRow,
@@ -53,6 +54,7 @@ import type {
   ClaimRequest,
   EventRecord,
   NewRun,
+  OpenOptions,
   OriginDeclaration,
   PaidBatch,
   PayeeHistory,
@@ -191,11 +193,22 @@ const HISTORY_ATTEMPTS = 100;
 /** The register of one store. */
 export class SqlRegister implements Register {
   readonly writes: GroupCommit;
+  /** The store's driver, waiting through outages (outage.ts) once the register is open. */
+  readonly driver: Driver;
   private closed = false;
   private readonly scopeStores = new Map<number, SqlScope>();
 
-  constructor(readonly dialect: Dialect) {
-    this.writes = new GroupCommit(dialect.driver, dialect.location, dialect.readonly);
+  constructor(
+    readonly dialect: Dialect,
+    options: Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying'> = {},
+  ) {
+    this.driver = new OutageDriver(dialect.driver, dialect.location, {
+      maxOutageMs: options.maxOutageMs ?? OUTAGE_DEFAULTS.maxOutageMs,
+      abandon: options.abandon,
+      onOutage: options.onOutage,
+      keepTrying: options.keepTrying,
+    });
+    this.writes = new GroupCommit(this.driver, dialect.location, dialect.readonly);
   }
 
   get location(): string {
@@ -214,9 +227,9 @@ export class SqlRegister implements Register {
   /** Runs a read, the driver's errors said in words. */
   async read<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     try {
-      return await this.dialect.driver.connection(work);
+      return await this.driver.connection(work);
     } catch (error) {
-      throw this.dialect.driver.failure('cannot be read', error);
+      throw this.driver.failure('cannot be read', error);
     }
   }
 
@@ -348,7 +361,7 @@ export class SqlRegister implements Register {
     this.closed = true;
     // Writes queued for this tick still commit.
     await this.writes.close();
-    await this.dialect.driver.close();
+    await this.driver.close();
   }
 }
 
@@ -528,7 +541,13 @@ class SqlScope implements ScopeStore {
         scope: this.scope.id,
       });
       return {
-        liveRuns: open.length === 0 ? 1 : liveRunCount(open.map(leaseOf), this.dialect.time(open[0])),
+        liveRuns:
+          open.length === 0
+            ? 1
+            : liveRunCount(
+                open.map((row) => ({ ...leaseOf(row), id: String(row['id']) })),
+                this.dialect.time(open[0]),
+              ),
       };
     });
   }

@@ -406,4 +406,15 @@ export interface OpenOptions {
   leaseMs?: number;
   /** Told once of something a person should know about the connection (a non-TLS remote database). */
   warn?: (message: string) => void;
+  /**
+   * `--max-outage` (ms): how long the register may fail before an operation gives up (outage.ts);
+   * every operation's deadline is half of it, at most 20 s, at least 1 s.
+   */
+  maxOutageMs?: number;
+  /** Aborted when a stopped command's grace is over: register operations end at once. */
+  abandon?: AbortSignal;
+  /** Told once per outage of the register, in words, when it begins. */
+  onOutage?: (words: string) => void;
+  /** A server (`webhooks listen`): after an outage past the budget, later operations try again. */
+  keepTrying?: boolean;
 }

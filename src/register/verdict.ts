@@ -87,6 +87,10 @@ export type ClaimJudge = (
 export function claimJudge(self: Self, retryUnknown: boolean, probe: ProcessProbe = localProbe): ClaimJudge {
   const alive = new Map<string, boolean>();
   return (request, record) => {
+    // This run's own claim, met again: a claim whose commit got no answer runs again once the
+    // register answers (outage.ts), and finds what it wrote. Nothing was sent for it yet.
+    if (record?.state === 'claimed' && record.run?.id === self.runId)
+      return { verdict: { kind: 'send' }, decision: 'claim' };
     const run = record?.run;
     let live = false;
     if (run !== undefined) {

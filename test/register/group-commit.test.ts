@@ -33,6 +33,7 @@ function recordingDriver(failing: string[] = []) {
     begin: 'BEGIN',
     connection: (work) => work(sql),
     isDriverError: (error) => error instanceof DriverError,
+    outage: () => undefined,
     failure: (what, error) =>
       error instanceof DriverError ? new Error(`the register ${what}`) : (error as Error),
     close: async () => {},

@@ -10,7 +10,7 @@ import type { SheetOptions } from '../../batch/prepare.js';
 import { runBatch } from '../../batch/run.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { UsageError } from '../../errors.js';
-import { registerLocationText, shownLocation } from '../../register/location.js';
+import { commandLinePasswordWarning, registerLocationText, shownLocation } from '../../register/location.js';
 import type { OriginDeclaration } from '../../register/types.js';
 import type { SandboxHandle } from '../../sandbox/index.js';
 import { formatByExtension, resultsPathFor } from '../../sheet/results-path.js';
@@ -313,6 +313,8 @@ export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<
   let parsed: RunCommandOptions;
   try {
     parsed = runOptionsOf(args, io);
+    const exposed = commandLinePasswordWarning(args.register);
+    if (exposed !== undefined) log.logger.warn(exposed);
   } catch (error) {
     log.fail(error);
     await log.close();

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
+import { STOP_GRACE_MS } from '../../batch/stop-grace.js';
 import { UsageError } from '../../errors.js';
 import { REGISTER_ENV, registerLocationText } from '../../register/location.js';
 import { openRegister } from '../../register/open.js';
@@ -54,7 +55,16 @@ export async function webhooksListenCommand(
   try {
     // Events go into the register, so confirmed outcomes show in `payouts status` and
     // in the next results file without --events.
-    const register = await openRegister(options.register, { warn: (message) => logger.warn(message) });
+    // Once stopped, the register is not waited for past the stop's grace: a write still waiting
+    // through an outage (its sender already answered 503) must not hold the exit (10 s).
+    const abandon = new AbortController();
+    const register = await openRegister(options.register, {
+      warn: (message) => logger.warn(message),
+      abandon: abandon.signal,
+      keepTrying: true,
+      onOutage: (words) =>
+        logger.warn(`the register does not answer (${words}): events are answered 503 until it does`),
+    });
     let receiver: WebhookReceiver;
     try {
       receiver = await startListening(options, logger, register);
@@ -79,7 +89,11 @@ export async function webhooksListenCommand(
     }
     options.onListening?.(receiver);
     await stop.stopped;
+    const grace = setTimeout(() => abandon.abort(), STOP_GRACE_MS);
     await receiver.close();
+    // Every request is answered: what the register has not committed by now was answered 503.
+    abandon.abort();
+    clearTimeout(grace);
     await register.close();
     logger.info({ ...receiver.stats }, 'webhook receiver stopped');
     // Stopping is how a receiver ends: a signal here is no interrupted run.

@@ -1,0 +1,113 @@
+/** Waiting through an outage of the register, once for any driver (outage.ts). */
+import { describe, expect, it } from 'vitest';
+import { InterruptedError, RegisterError } from '../../src/errors.js';
+import { OutageDriver, registerDeadlineMs } from '../../src/register/outage.js';
+import type { Driver, Sql } from '../../src/register/sql.js';
+
+class Outage extends Error {
+  code = 'ECONNREFUSED';
+}
+class Refusal extends Error {
+  code = '28P01';
+}
+
+/** A driver whose connections fail with `failures` (in turn) before they work. */
+function flaky(failures: Error[]): Driver & { attempts: number } {
+  const driver = {
+    attempts: 0,
+    begin: 'BEGIN',
+    async connection<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+      driver.attempts += 1;
+      const failure = failures.shift();
+      if (failure) throw failure;
+      return work({} as Sql);
+    },
+    isDriverError: (error: unknown) => error instanceof Outage || error instanceof Refusal,
+    outage: (error: unknown) => (error instanceof Outage ? 'the connection was refused' : undefined),
+    failure: (_what: string, error: unknown) => error as Error,
+    close: async () => {},
+  };
+  return driver;
+}
+
+describe('OutageDriver', () => {
+  it('runs an operation again through an outage until the register answers', async () => {
+    const inner = flaky([new Outage(), new Outage(), new Outage()]);
+    const told: string[] = [];
+    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 5_000, onOutage: (w) => told.push(w) });
+    expect(await driver.connection(async () => 'answered')).toBe('answered');
+    expect(inner.attempts).toBe(4);
+    expect(told).toEqual(['the connection was refused']);
+  });
+
+  it('says at once what waiting does not mend', async () => {
+    const inner = flaky([new Refusal()]);
+    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 5_000 });
+    await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(Refusal);
+    expect(inner.attempts).toBe(1);
+  });
+
+  it('gives up past the budget, in words, and at once for every later operation', async () => {
+    const inner = flaky(Array.from({ length: 1_000 }, () => new Outage()));
+    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 300 });
+    const started = performance.now();
+    const error = await driver.connection(async () => 1).catch((e: unknown) => e);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+    expect(error).toBeInstanceOf(RegisterError);
+    expect((error as Error).message).toMatch(
+      /^the register reg stayed unreachable for \d+ s \(the connection was refused\), past --max-outage 0 s$/,
+    );
+    expect(driver.unavailable).toBe(true);
+    const attempts = inner.attempts;
+    await expect(driver.connection(async () => 1)).rejects.toBe(error);
+    expect(inner.attempts).toBe(attempts);
+  });
+
+  it('keeps trying for a server: the operation after the give-up reaches the register again', async () => {
+    const failures = Array.from({ length: 1_000 }, () => new Outage());
+    const inner = flaky(failures);
+    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 200, keepTrying: true });
+    await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(RegisterError);
+    failures.length = 0;
+    expect(await driver.connection(async () => 'back')).toBe('back');
+  });
+
+  it('ends every operation at once when abandoned, and cuts the connections under way', async () => {
+    let cut = 0;
+    const inner = {
+      ...flaky([]),
+      connection: () => new Promise<never>(() => {}),
+      cut: () => {
+        cut += 1;
+      },
+    };
+    const abandon = new AbortController();
+    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 30_000, abandon: abandon.signal });
+    const stalled = driver.connection(async () => 1);
+    abandon.abort();
+    await expect(stalled).rejects.toBeInstanceOf(InterruptedError);
+    expect(cut).toBe(1);
+    // What is asked after it gets one attempt, within half a second of the abandon in all.
+    const asked = performance.now();
+    await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(InterruptedError);
+    expect(performance.now() - asked).toBeLessThan(1_000);
+    await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(InterruptedError);
+  });
+
+  it('after an abandon, a register that answers still hears the last words, once each', async () => {
+    const inner = flaky([new Outage()]);
+    const abandon = new AbortController();
+    abandon.abort();
+    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 30_000, abandon: abandon.signal });
+    await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(Outage);
+    expect(await driver.connection(async () => 'released')).toBe('released');
+    expect(inner.attempts).toBe(2);
+  });
+
+  it('has the request deadline: half of --max-outage, at most 20 s, at least 1 s', () => {
+    expect(registerDeadlineMs(4_000)).toBe(2_000);
+    expect(registerDeadlineMs(30_000)).toBe(15_000);
+    expect(registerDeadlineMs(600_000)).toBe(20_000);
+    expect(registerDeadlineMs(500)).toBe(1_000);
+  });
+});
