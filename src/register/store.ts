@@ -37,7 +37,7 @@ import {
   withoutPayment,
   withPayment,
 } from './rules.js';
-import type { Driver, Sql, Values } from './sql.js';
+import { type Driver, type Sql, transaction, type Values } from './sql.js';
 import {
   type ApprovalRow,
   approvalOf,
@@ -225,6 +225,11 @@ export class SqlRegister implements Register {
   }
 
   /** Runs a read, the driver's errors said in words. */
+  ready(): Promise<void> {
+    // The store's own driver, not the one that waits through outages: a probe answers now.
+    return transaction(this.dialect.driver, async () => {});
+  }
+
   async read<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     try {
       return await this.driver.connection(work);

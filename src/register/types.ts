@@ -360,6 +360,11 @@ export interface Register {
   /** Where it lives, as people may see it: the file, or the database URL without its password. */
   readonly location: string;
   readonly readonly: boolean;
+  /**
+   * Resolves when the register takes a write now, rejects when it does not (a lock another
+   * process holds, a server away): one attempt, no outage waited through. A readiness probe.
+   */
+  ready(): Promise<void>;
   /** Opens the scope of a service and integrator, creating it (and its secret) on first use. */
   openScope(identity: ScopeIdentity, login?: string): Promise<ScopeStore>;
   /** The scopes recorded, most recently used first. */

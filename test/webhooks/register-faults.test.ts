@@ -1,17 +1,22 @@
 /**
- * `payouts webhooks listen` over a PostgreSQL register that stalls (docs/register.md "When the
- * register fails"): an event it cannot record in time is answered 503 (the service delivers it
+ * `payouts webhooks listen` over a PostgreSQL register that stalls, or an SQLite register another
+ * process has locked (docs/register.md "When the register fails"): an event it cannot record in time is answered 503 (the service delivers it
  * again), and a stop ends the receiver within 10 s whatever the register does; once the
  * register answers again, events are recorded again.
  */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import Database from 'libsql';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { CliIo } from '../../src/cli/io.js';
 import { webhooksListenCommand } from '../../src/cli/webhooks.js';
 import type { WebhookReceiver } from '../../src/webhooks/receiver.js';
 import { asAdmin, testDatabase } from '../helpers/postgres.js';
 import { tcpProxy } from '../helpers/tcp-proxy.js';
-import { payload, post, SECRET } from './helpers.js';
+import { jsonLines, payload, post, SECRET } from './helpers.js';
 
 function io(): { io: CliIo; stderr: () => string } {
   const stdout = new PassThrough();
@@ -84,4 +89,122 @@ describe('payouts webhooks listen with a register that stalls', () => {
     expect(Date.now() - stoppedAt).toBeLessThan(10_000);
     expect(out.stderr()).not.toMatch(/PG_\w{5}/);
   });
+});
+
+/** Another process holding the SQLite register's write lock until told to let go. */
+async function holdWriteLock(file: string): Promise<{ release: () => Promise<void> }> {
+  const script = `
+    const Database = require('libsql');
+    const db = new Database(process.argv[1]);
+    db.exec('BEGIN IMMEDIATE');
+    process.stdout.write('locked\\n');
+    process.stdin.on('data', () => { db.exec('ROLLBACK'); db.close(); process.exit(0); });
+  `;
+  const child = spawn(process.execPath, ['-e', script, file], {
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  onTestFinished(() => {
+    child.kill('SIGKILL');
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`the lock holder ended with ${code}`)));
+  });
+  return {
+    release: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.stdin!.write('go\n');
+      }),
+  };
+}
+
+/** `webhooks listen` in this process on `register`, stopped by the returned function. */
+async function listen(register: string, eventsFile: string | undefined) {
+  const out = io();
+  let stop!: () => void;
+  const stopSignal = new Promise<void>((resolve) => {
+    stop = resolve;
+  });
+  let started!: (r: WebhookReceiver) => void;
+  const listening = new Promise<WebhookReceiver>((resolve) => {
+    started = resolve;
+  });
+  const done = webhooksListenCommand(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      path: '/webhooks',
+      eventsFile,
+      register,
+      secrets: [SECRET],
+      stopSignal,
+      onListening: started,
+    },
+    out.io,
+  );
+  const receiver = await listening;
+  return {
+    receiver,
+    stop: () => {
+      stop();
+      return done;
+    },
+  };
+}
+
+describe('payouts webhooks listen with an SQLite register another process has locked', () => {
+  it.each([
+    ['without --events', false],
+    ['with --events', true],
+  ])(
+    '%s: refuses bad signatures at once, says not ready, answers 503, and records the redelivery once after a restart',
+    {
+      timeout: 60_000,
+    },
+    async (_, withEvents) => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'payouts-locked-'));
+      onTestFinished(() => rm(dir, { recursive: true, force: true }));
+      const register = path.join(dir, 'register.db');
+      const eventsFile = withEvents ? path.join(dir, 'events.jsonl') : undefined;
+      const first = await listen(register, eventsFile);
+      const one = JSON.stringify(payload({ resourceId: 'tx-1' }));
+      expect((await post(first.receiver.url, one)).status).toBe(200);
+
+      const lock = await holdWriteLock(register);
+      const two = JSON.stringify(
+        payload({ resourceId: 'tx-2', data: { transactionId: 'tx-2', status: 'COMPLETED' } }),
+      );
+      const asked = Date.now();
+      // A good event waits for the register; meanwhile a bad signature is answered at once.
+      const waiting = post(first.receiver.url, two);
+      expect((await post(first.receiver.url, two, { signature: 'bad' })).status).toBe(401);
+      expect(Date.now() - asked).toBeLessThan(2_000);
+      const health = await fetch(new URL('/healthz', first.receiver.url));
+      expect(health.status).toBe(503);
+      expect((await waiting).status).toBe(503);
+      expect(await first.stop()).toBe(0);
+      await lock.release();
+
+      // The service delivers it again, to the receiver started anew: recorded, once.
+      const second = await listen(register, eventsFile);
+      expect(await post(second.receiver.url, two)).toEqual({ status: 200, body: { status: 'received' } });
+      expect(await post(second.receiver.url, two)).toEqual({ status: 200, body: { status: 'duplicate' } });
+      expect((await fetch(new URL('/healthz', second.receiver.url))).status).toBe(200);
+      expect(await second.stop()).toBe(0);
+      const db = new Database(register, { readonly: true });
+      const recorded = db.prepare('SELECT resource_id FROM events ORDER BY resource_id').all() as {
+        resource_id: string;
+      }[];
+      db.close();
+      expect(recorded.map((r) => r.resource_id)).toEqual(['tx-1', 'tx-2']);
+      if (eventsFile !== undefined) {
+        const ids = (await jsonLines(eventsFile)).map(
+          (l) => (l['event'] as { resourceId: string }).resourceId,
+        );
+        expect(ids).toEqual(['tx-1', 'tx-2']);
+      }
+    },
+  );
 });

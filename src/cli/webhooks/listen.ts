@@ -118,8 +118,9 @@ function startListening(options: WebhooksListenOptions, logger: Logger, register
     onEvent: (record) => logger.info(eventFields(record), 'webhook event'),
     onNotice: (notice) => logNotice(logger, notice),
     persist: (record) => register.recordEvent(registerEventOf(record), settlementOf(record)),
-    // Ready while the register answers a read: what a readiness probe asks.
-    ready: () => register.scopes(),
+    // Ready while the register takes a write now (a read goes through a write lock another
+    // process holds): what a readiness probe asks.
+    ready: () => register.ready(),
   });
 }
 
