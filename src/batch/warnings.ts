@@ -6,7 +6,7 @@
  */
 import { detailsOf } from '../register/details.js';
 import { historyFor, minorOf, paymentsOf } from '../register/rules.js';
-import type { PayeeHistory, PayeeLayer, PayeePayment, ScopeStore } from '../register/types.js';
+import type { PayeeHistory, PayeeLayer, PayeePayday, ScopeStore } from '../register/types.js';
 import { formatMinor } from '../rows/money.js';
 import { boundCell } from '../sheet/quote.js';
 import type { PreparedRow } from './prepare.js';
@@ -194,7 +194,7 @@ export function earlierTwin(
   currency: string,
   minor: bigint,
   asOf: number,
-): PayeePayment | undefined {
+): PayeePayday | undefined {
   const payments = paymentsOf(history);
   const window = duplicateWindowMs(payments.map((paid) => Date.parse(paid.paidAt)));
   return payments.find(

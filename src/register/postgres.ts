@@ -217,7 +217,8 @@ const STATEMENTS: Statements = {
   byTransaction: `SELECT scope_id, reference FROM payouts.payouts WHERE transaction_id = :transaction
     AND scope_id IN (SELECT id FROM payouts.scopes WHERE integrator_id = :integrator)`,
   paidBatches: `SELECT r.digest AS digest, max(r.started_at) AS at FROM payouts.runs r WHERE r.scope_id = :scope
-    AND EXISTS (SELECT 1 FROM payouts.payouts p WHERE p.run_id = r.id AND p.state IN ('submitted', 'completed'))
+    AND EXISTS (SELECT 1 FROM payouts.payouts p WHERE p.run_id = r.id AND p.payee_key IS NOT NULL
+      AND p.state IN ('submitted', 'completed'))
     GROUP BY r.digest ORDER BY at DESC LIMIT :limit`,
   batchRun: `SELECT sheet, rows, started_at FROM payouts.runs WHERE scope_id = :scope AND digest = :digest
     ORDER BY started_at DESC LIMIT 1`,

@@ -8,6 +8,7 @@ import { parseAmount } from '../rows/money.js';
 import type {
   PayeeHistory,
   PayeeLayer,
+  PayeePayday,
   PayeePayment,
   PayoutChange,
   PayoutRecord,
@@ -141,10 +142,10 @@ export function holderText(runId: string, current: PayoutRecord | undefined): st
 export const PAYEE_ACCOUNTS_KEPT = 8;
 
 /**
- * Payouts remembered per payee, to any account: two years of a monthly payee, half a year of a
+ * Paydays remembered per payee, to any account: a year of a monthly payee, three months of a
  * weekly one; enough for a usual interval, and a bound on what a history costs.
  */
-export const PAYEE_PAYMENTS_KEPT = 24;
+export const PAYEE_PAYMENTS_KEPT = 12;
 
 /**
  * A payee's history with one more payout of `batch`. The first payout of a batch keeps what
@@ -166,7 +167,7 @@ export function withPayment(
     current === undefined ? [] : paymentsOf(current).filter((paid) => paid.reference !== payment.reference);
   return {
     accounts: [payment, ...others].slice(0, PAYEE_ACCOUNTS_KEPT),
-    payments: [payment, ...earlier].slice(0, PAYEE_PAYMENTS_KEPT),
+    payments: [paydayOf(payment), ...earlier].slice(0, PAYEE_PAYMENTS_KEPT),
     largest,
     batch,
     ...(before ? { before } : {}),
@@ -192,12 +193,9 @@ export function withoutPayment(history: PayeeHistory, reference: string): PayeeH
 
 function layerWithout(layer: PayeeLayer, reference: string): PayeeLayer {
   const payments = paymentsOf(layer).filter((paid) => paid.reference !== reference);
-  const gone = layer.accounts.find((paid) => paid.reference === reference);
-  let accounts = layer.accounts.filter((paid) => paid.reference !== reference);
-  // The account keeps its place through another payout to it, when one is remembered.
-  const other = gone === undefined ? undefined : payments.find((paid) => paid.account === gone.account);
-  if (other !== undefined)
-    accounts = [...accounts, other].sort((a, b) => Date.parse(b.paidAt) - Date.parse(a.paidAt));
+  // An account whose last payout failed is not a known one any more (its earlier payouts are not
+  // kept per account): the next payout to it is said to be a change, which errs on the safe side.
+  const accounts = layer.accounts.filter((paid) => paid.reference !== reference);
   const largest = { ...layer.largest };
   const removed = paymentsOf(layer).find((paid) => paid.reference === reference);
   if (removed !== undefined && largest[removed.currency] === removed.amount) {
@@ -233,9 +231,13 @@ function layerOf(history: PayeeHistory): PayeeLayer {
   };
 }
 
-/** A payee's latest payouts, newest first; a history from before they were kept has its accounts' last. */
-export function paymentsOf(layer: PayeeLayer): readonly PayeePayment[] {
-  return layer.payments ?? layer.accounts;
+/** A payee's latest paydays, newest first; a history from before they were kept has its accounts' last. */
+export function paymentsOf(layer: PayeeLayer): readonly PayeePayday[] {
+  return layer.payments ?? layer.accounts.map(paydayOf);
+}
+
+function paydayOf(payment: PayeePayday): PayeePayday {
+  return { reference: payment.reference, paidAt: payment.paidAt, amount: payment.amount, currency: payment.currency };
 }
 
 /** Minor units of a decimal text the register wrote; an unreadable one counts as nothing. */

@@ -118,6 +118,7 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE payouts ADD COLUMN payee_key TEXT;
   ALTER TABLE payouts ADD COLUMN payee_name TEXT;
+  CREATE INDEX payouts_with_payee_by_run ON payouts (run_id) WHERE payee_key IS NOT NULL;
   `,
   // Signed approvals (docs/approval.md "Signing an approval"), kept for every service whatever
   // the integrator (an approver signs offline, before any run knows it), and the approvals each
@@ -258,6 +259,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE payouts.payouts ADD COLUMN payee_key text;
   ALTER TABLE payouts.payouts ADD COLUMN payee_name text;
+  CREATE INDEX payouts_with_payee_by_run ON payouts.payouts (run_id) WHERE payee_key IS NOT NULL;
   `,
   `
   CREATE TABLE payouts.approvals (

@@ -193,6 +193,9 @@ export interface PayeePayment {
   currency: string;
 }
 
+/** A payout as a payee's rhythm needs it: when, how much, under which reference. */
+export type PayeePayday = Pick<PayeePayment, 'reference' | 'paidAt' | 'amount' | 'currency'>;
+
 /** A payee's payouts as they stood at one moment. */
 export interface PayeeLayer {
   /**
@@ -201,11 +204,12 @@ export interface PayeeLayer {
    */
   accounts: PayeePayment[];
   /**
-   * The payee's latest payouts to any account, newest first (at most PAYEE_PAYMENTS_KEPT): the
-   * payee's usual interval, and the payouts a possible duplicate is compared with. Absent in a
-   * history written before it was kept: the last payout to each account stands in.
+   * The payee's latest paydays to any account, newest first (at most PAYEE_PAYMENTS_KEPT): the
+   * payee's usual interval, and the payouts a possible duplicate is compared with. Only what that
+   * needs is kept, so a history stays small. Absent in a history written before it was kept: the
+   * last payout to each account stands in.
    */
-  payments?: PayeePayment[];
+  payments?: PayeePayday[];
   /** The largest amount paid, per currency (decimal text). */
   largest: Record<string, string>;
 }

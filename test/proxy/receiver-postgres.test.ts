@@ -147,4 +147,41 @@ describe('webhooks listen with its PostgreSQL register behind a faulty network',
     expect((await child.exited).code).toBe(0);
     expect(await recorded(database)).toEqual(['tx-before', 'tx-silent-1', 'tx-silent-2']);
   });
+
+  it('stays up while its connections are cut and refused for 4 s under 3,000 events 20 at a time: each recorded once', {
+    timeout: 120_000,
+  }, async () => {
+    const { database, proxy, child, url } = await listenThroughProxy();
+    const ids = Array.from({ length: 3000 }, (_, i) => `tx-load-${String(i).padStart(4, '0')}`);
+    const answers = new Map<number, number>();
+    let next = 0;
+    let outageAt: number | undefined;
+    // Twenty senders, as the service's delivery workers, each redelivering until 200.
+    const sender = async () => {
+      for (let i = next++; i < ids.length; i = next++) {
+        if (i === 1000) {
+          outageAt = Date.now();
+          proxy.set('refuse');
+          setTimeout(() => proxy.set('pass'), 4_000);
+        }
+        for (let attempt = 0; attempt < 60; attempt++) {
+          const { status } = await deliver(url, ids[i]!);
+          answers.set(status, (answers.get(status) ?? 0) + 1);
+          if (status === 200) break;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, sender));
+    expect(outageAt).toBeDefined();
+    // The outage was felt (503s), the receiver stayed up, and every event is there once.
+    expect(answers.get(503) ?? 0).toBeGreaterThan(0);
+    expect(child.child.exitCode).toBeNull();
+    expect(await health(url)).toBe(200);
+    const all = await recorded(database);
+    expect(all).toHaveLength(3000);
+    expect(new Set(all).size).toBe(3000);
+    child.child.kill('SIGTERM');
+    expect((await child.exited).code).toBe(0);
+  });
 });

@@ -381,12 +381,14 @@ describe.each(stores)('the $name register', (kind) => {
           payment('H-3', '31.00', 'acct-2', 'MXN'),
           payment('H-2', '120.50', 'acct-2'),
           payment('H-1', '900.00'),
-        ],
+        ].map(({ reference, paidAt, amount, currency }) => ({ reference, paidAt, amount, currency })),
         largest: { USD: '900.00', MXN: '31.00' },
         batch: 'november',
         before: {
           accounts: [payment('H-1', '900.00')],
-          payments: [payment('H-1', '900.00')],
+          payments: [
+            { reference: 'H-1', paidAt: payment('H-1', '900.00').paidAt, amount: '900.00', currency: 'USD' },
+          ],
           largest: { USD: '900.00' },
         },
       });

@@ -7,11 +7,19 @@ import {
 } from '../../src/register/rules.js';
 import { payeePayment as paid } from '../helpers/claims.js';
 
+/** A payment as a payee's paydays keep it: reference, date, amount, currency. */
+const day = ({ reference, paidAt, amount, currency }: ReturnType<typeof paid>) => ({
+  reference,
+  paidAt,
+  amount,
+  currency,
+});
+
 describe("a payee's history (rules.ts withPayment, historyFor)", () => {
   it('starts with the first payout: the account paid and the largest amount', () => {
     expect(withPayment(undefined, paid('A', '100.00'), 'october')).toEqual({
       accounts: [paid('A', '100.00')],
-      payments: [paid('A', '100.00')],
+      payments: [day(paid('A', '100.00'))],
       largest: { USD: '100.00' },
       batch: 'october',
     });
@@ -44,7 +52,7 @@ describe("a payee's history (rules.ts withPayment, historyFor)", () => {
     h = withPayment(h, paid('C', '30.00', 'acct-2'), 'nov');
     const october = {
       accounts: [paid('A', '10.00')],
-      payments: [paid('A', '10.00')],
+      payments: [day(paid('A', '10.00'))],
       largest: { USD: '10.00' },
     };
     expect(h.before).toEqual(october);
@@ -53,7 +61,7 @@ describe("a payee's history (rules.ts withPayment, historyFor)", () => {
     // Any other sheet sees everything paid so far.
     expect(historyFor(h, 'dec')).toEqual({
       accounts: [paid('C', '30.00', 'acct-2'), paid('A', '10.00')],
-      payments: [paid('C', '30.00', 'acct-2'), paid('B', '900.00', 'acct-2'), paid('A', '10.00')],
+      payments: [paid('C', '30.00', 'acct-2'), paid('B', '900.00', 'acct-2'), paid('A', '10.00')].map(day),
       largest: { USD: '900.00' },
     });
   });
