@@ -237,7 +237,12 @@ export function paymentsOf(layer: PayeeLayer): readonly PayeePayday[] {
 }
 
 function paydayOf(payment: PayeePayday): PayeePayday {
-  return { reference: payment.reference, paidAt: payment.paidAt, amount: payment.amount, currency: payment.currency };
+  return {
+    reference: payment.reference,
+    paidAt: payment.paidAt,
+    amount: payment.amount,
+    currency: payment.currency,
+  };
 }
 
 /** Minor units of a decimal text the register wrote; an unreadable one counts as nothing. */
