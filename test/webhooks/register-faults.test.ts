@@ -36,29 +36,8 @@ describe('payouts webhooks listen with a register that stalls', () => {
     const database = await testDatabase();
     const target = new URL(database);
     const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
-    const out = io();
-    let stop!: () => void;
-    const stopSignal = new Promise<void>((resolve) => {
-      stop = resolve;
-    });
-    let started!: (r: WebhookReceiver) => void;
-    const listening = new Promise<WebhookReceiver>((resolve) => {
-      started = resolve;
-    });
-    const done = webhooksListenCommand(
-      {
-        host: '127.0.0.1',
-        port: 0,
-        path: '/webhooks',
-        eventsFile: undefined,
-        register: proxy.through(database),
-        secrets: [SECRET],
-        stopSignal,
-        onListening: started,
-      },
-      out.io,
-    );
-    const receiver = await listening;
+    const listener = await listen(proxy.through(database), undefined);
+    const { receiver } = listener;
     const first = JSON.stringify(payload({ resourceId: 'tx-1' }));
     expect((await post(receiver.url, first)).status).toBe(200);
 
@@ -84,10 +63,9 @@ describe('payouts webhooks listen with a register that stalls', () => {
     );
     expect((await post(receiver.url, third)).status).toBe(503);
     const stoppedAt = Date.now();
-    stop();
-    expect(await done).toBe(0);
+    expect(await listener.stop()).toBe(0);
     expect(Date.now() - stoppedAt).toBeLessThan(10_000);
-    expect(out.stderr()).not.toMatch(/PG_\w{5}/);
+    expect(listener.stderr()).not.toMatch(/PG_\w{5}/);
   });
 });
 
@@ -147,6 +125,7 @@ async function listen(register: string, eventsFile: string | undefined) {
   const receiver = await listening;
   return {
     receiver,
+    stderr: out.stderr,
     stop: () => {
       stop();
       return done;
