@@ -1,13 +1,15 @@
 /**
  * Pass 3 of `payouts run`: the results file, in sheet order, from what pass 1 read, the rows'
- * outcomes and the warnings judged before sending; a valid row the send pass did not finish was
- * not sent (`skipped` with the reason). It reads nothing from the register.
+ * outcomes (spooled in the same order: result-spool.ts) and the warnings judged before sending;
+ * a valid row the send pass did not finish was not sent (`skipped` with the reason). It reads
+ * nothing from the register and holds no row but the one it writes.
  */
 import { ClaimLostError } from '../errors.js';
 import type { JudgedWarnings } from './judged.js';
 import { notSentBecause, notSentInterrupted } from './outcome.js';
 import { openResultsFor } from './prepare.js';
-import { type ReadOptions, type ReadSheet, replay, replayJudged } from './read-once.js';
+import { type ReadOptions, type ReadSheet, replayJudged } from './read-once.js';
+import type { ResultSpool } from './result-spool.js';
 import type { RowResult } from './row-steps.js';
 import { BatchSummary } from './summary.js';
 import { type RowSample, tally } from './validate.js';
@@ -38,33 +40,20 @@ export interface StopReason {
  * is `unknown`, or keeps the service's answer when the register failed to record it), so a row
  * without one was not sent. Nothing here asks the register, which may be what stopped the run.
  */
-function unfinishedResults(references: string[], stop: StopReason): Map<string, RowResult> {
-  const unfinished = new Map<string, RowResult>();
-  if (references.length === 0) return unfinished;
-  const why = stop.stoppedBy instanceof Error ? stop.stoppedBy.message : String(stop.stoppedBy);
-  for (const reference of references) {
-    if (stop.stoppedBy !== undefined) {
-      unfinished.set(
-        reference,
-        stop.stoppedBy instanceof ClaimLostError
-          ? { status: 'skipped', errors: [`not sent by this run: ${why}`] }
-          : {
-              status: 'skipped',
-              errors: [`not sent: the run stopped (${why}) before this row was paid, run again to send it`],
-            },
-      );
-    } else if (stop.interrupted) {
-      unfinished.set(reference, interruptedResult);
-    } else {
-      unfinished.set(
-        reference,
-        stop.unavailable
-          ? { status: 'skipped', errors: [notSentBecause(stop.unavailableReason)] }
-          : missingResult,
-      );
-    }
+export function unfinishedResult(stop: StopReason): RowResult {
+  if (stop.stoppedBy !== undefined) {
+    const why = stop.stoppedBy instanceof Error ? stop.stoppedBy.message : String(stop.stoppedBy);
+    return stop.stoppedBy instanceof ClaimLostError
+      ? { status: 'skipped', errors: [`not sent by this run: ${why}`] }
+      : {
+          status: 'skipped',
+          errors: [`not sent: the run stopped (${why}) before this row was paid, run again to send it`],
+        };
   }
-  return unfinished;
+  if (stop.interrupted) return interruptedResult;
+  return stop.unavailable
+    ? { status: 'skipped', errors: [notSentBecause(stop.unavailableReason)] }
+    : missingResult;
 }
 
 const interruptedResult: RowResult = { status: 'skipped', errors: [notSentInterrupted] };
@@ -83,17 +72,16 @@ const missingResult: RowResult = {
 export async function writeResults(
   options: ReadOptions & { warnedReferences?: boolean },
   read: ReadSheet,
-  results: Map<string, SentRow>,
+  spool: ResultSpool | undefined,
   stop: StopReason,
   judged?: JudgedWarnings,
 ) {
-  // The valid rows that got no result, settled in one register look-up.
-  const missing: string[] = [];
-  for await (const row of replay(options, read)) {
-    if (row.issues.length === 0 && row.totals === undefined && !results.has(row.payout.reference))
-      missing.push(row.payout.reference);
-  }
-  const unfinished = unfinishedResults(missing, stop);
+  // Every valid row the send pass did not finish has the same result: said once.
+  const unfinished = unfinishedResult(stop);
+  // The rows' results come in sheet order, as the snapshot's rows do: merged by position.
+  const results = spool?.rows();
+  let next = results === undefined ? undefined : await results.next();
+  let seq = -1;
   const writer = await openResultsFor(read.prepared, options);
   const resultsPath = writer.path;
   const summary = new BatchSummary();
@@ -101,14 +89,18 @@ export async function writeResults(
   const shown = new WarningTally(options.warnedReferences ?? true);
   try {
     for await (const { row, warnings } of replayJudged(options, read, judged)) {
-      const sent =
-        row.totals === undefined && row.issues.length === 0 ? results.get(row.payout.reference) : undefined;
+      seq += 1;
+      let sent: SentRow | undefined;
+      if (next !== undefined && !next.done && next.value.seq === seq) {
+        sent = next.value.row;
+        next = await results!.next();
+      }
       const result: RowResult =
         row.totals !== undefined
           ? { status: 'skipped', errors: [row.totals.message] }
           : row.issues.length > 0
             ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
-            : (sent ?? unfinished.get(row.payout.reference) ?? missingResult);
+            : (sent ?? unfinished);
       const warned = sent?.fromRegister === true || result.status === 'invalid' ? NO_WARNINGS : warnings;
       if (warned.length > 0) shown.add(row.raw.rowNumber, row.payout.reference, warned, row.payee?.name);
       tally(summary, row, result.status);
@@ -145,6 +137,8 @@ export async function writeResults(
   } catch (error) {
     await writer.abort();
     throw error;
+  } finally {
+    await results?.return(undefined);
   }
   return {
     format: read.prepared.sheet.format,

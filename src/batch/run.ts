@@ -29,15 +29,17 @@ import { RegisterOutageError } from '../register/outage.js';
 import type { OriginDeclaration, Register, RunApproval, ScopeStore } from '../register/types.js';
 import type { SheetFormat } from '../sheet/types.js';
 import { checkEventsFile } from '../webhooks/events-file.js';
-import { transactionOutcomeOf } from '../webhooks/reconcile.js';
+import { readTransactionOutcomes, transactionOutcomeOf } from '../webhooks/reconcile.js';
 import { BatchDigest } from './digest.js';
 import { earlierResult } from './earlier.js';
 import { afterSending, runExitCode, serviceFailureOf } from './exit-code.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
+import { InOrder, type Place } from './in-order.js';
 import { type JudgedWarnings, JudgedWarningsWriter } from './judged.js';
 import type { PreparedRow, SheetOptions } from './prepare.js';
 import { type JudgedRow, type ReadSheet, readOnce, replayBatches, replayJudged } from './read-once.js';
 import { RegisterCheck } from './register-check.js';
+import { type ResultSpool, ResultSpoolWriter, type SpooledRow } from './result-spool.js';
 import { type PayeeOfRow, type RowResult, RowSteps } from './row-steps.js';
 import { RunHolder } from './run-holder.js';
 import { type SentRow, type StopReason, writeResults } from './run-results.js';
@@ -203,7 +205,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         unavailableReason: breaker.gaveUpBecause,
         sent: false,
       };
-      const written = await writeResults(options, read, new Map(), how);
+      const written = await writeResults(options, read, undefined, how);
       return report(options, written, { ...how, digest: read.digest, approvals: [] });
     }
     const scope = await scopeOf(
@@ -247,6 +249,8 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     const steps = new RowSteps({ client, store, scope, runId: run.self.runId, signal });
     // Pass 2: claim and send, at most `concurrency` rows in flight, fed from what pass 1 read.
     const sent = await sendRows(options, read, run, steps, approval.judged, signal, () => breaker.gaveUp);
+    // In the snapshot's private folder: removed with it, whatever ends the run.
+    const { spool } = sent;
     // A register unreachable past --max-outage, or abandoned after a stop, ends the run as an
     // outage of the service or a stop does: reported (exit 6 or 5, the summary printed), not thrown.
     const registerOutage = sent.fatal instanceof RegisterOutageError ? sent.fatal : undefined;
@@ -261,16 +265,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         result.status === 'completed' ? 'completed' : 'failed',
         result.status === 'failed' ? result.errors.join(' | ') : undefined,
       );
-    if (!sent.fatal && !unavailable) {
-      await applyRecordedEvents(store, sent.results, settle);
-      if (options.eventsFile) {
-        const confirmed = await applyWebhookOutcomes(options.eventsFile, settle, sent.results);
-        logger.info({ events: options.eventsFile, confirmed }, 'webhook outcomes applied');
-      }
-      if (options.waitSeconds && !signal.aborted) {
-        await awaitOutcomes(client, settle, sent.results, { seconds: options.waitSeconds, logger, signal });
-      }
-    }
+    if (!sent.fatal && !unavailable) await settleAfterSending(options, client, store, spool, settle, signal);
 
     // Pass 3: the results file, in sheet order, from what pass 1 read and the row outcomes.
     const stop: StopReason = {
@@ -280,7 +275,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       // A stop that abandoned the register leaves its rows as any stop does.
       stoppedBy: registerEnded && signal.aborted ? undefined : sent.fatal,
     };
-    const written = await writeResults(options, read, sent.results, stop, approval.judged);
+    const written = await writeResults(options, read, spool, stop, approval.judged);
     for (const [currency, minor] of approval.sendTotals)
       BatchSummary.add(written.summary.sendTotals, currency, minor);
     const exitCode = runExitCode({
@@ -522,9 +517,23 @@ export function claimAhead(concurrency: number): number {
 }
 
 /**
+ * Rows whose results a run holds at most while an earlier row is still under way (in-order.ts):
+ * several claims ahead, so that one slow row does not stall the sending behind it.
+ */
+export function windowOf(concurrency: number): number {
+  return Math.max(1024, 4 * claimAhead(concurrency));
+}
+
+/** A valid row on its way through the send pass, with its place in the results' order. */
+interface Entry extends JudgedRow {
+  place: Place<SpooledRow>;
+}
+
+/**
  * The send pass. A row's own failure is its result; an error that ends the run (refused
  * credentials mid-run, a register that cannot be written) stops the feeding, lets the rows
- * under way settle, and comes back as `fatal` so the results are still written.
+ * under way settle, and comes back as `fatal` so the results are still written. Results go to
+ * the spool in sheet order as rows finish: memory holds the rows in the window, not the sheet.
  */
 async function sendRows(
   options: RunOptions,
@@ -534,30 +543,44 @@ async function sendRows(
   judged: JudgedWarnings | undefined,
   signal: AbortSignal,
   unavailable: () => boolean,
-): Promise<{ results: Map<string, SentRow>; fatal?: unknown }> {
-  const results = new Map<string, SentRow>();
+): Promise<{ spool: ResultSpool; fatal?: unknown }> {
+  const spooled = await ResultSpoolWriter.create(read.snapshot.sidecar('results.jsonl'));
+  const window = new InOrder<SpooledRow>(windowOf(options.concurrency), (seq, { reference, row }) =>
+    spooled.add(seq, reference, row),
+  );
   const limit = pLimit(options.concurrency);
   const inFlight = new Set<Promise<void>>();
   let fatal: { error: unknown } | undefined;
+  const stopped = () => signal.aborted || fatal !== undefined || unavailable();
+  // A stop while the feeder waits for room: rows behind a row never sent must not hold it.
+  const nudge = () => window.nudge();
+  signal.addEventListener('abort', nudge, { once: true });
   let done = 0;
-  const finished = (row: PreparedRow, result: RowResult, decided?: 'fromRegister' | 'held') => {
-    results.set(row.payout.reference, {
+  const finished = (entry: Entry, result: RowResult, decided?: 'fromRegister' | 'held') => {
+    const { row } = entry;
+    const sentRow: SentRow = {
       ...result,
       rowNumber: row.raw.rowNumber,
       ...(decided === undefined ? {} : { [decided]: true }),
-    });
+    };
+    delete sentRow.runError;
+    window.settle(entry.place, { seq: entry.place.seq, reference: row.payout.reference, row: sentRow });
     logRow(options.logger, row, result);
     done += 1;
     options.onProgress?.(done, read.validRows);
   };
-  let pending: JudgedRow[] = [];
-  const feed = async (rows: JudgedRow[]) => {
+  let pending: Entry[] = [];
+  const feed = async (entries: Entry[]) => {
     const batch: PreparedRow[] = [];
-    for (const { row, warnings } of rows) {
+    // References are unique among valid rows (a repeated one makes every row with it invalid).
+    const entryOf = new Map<string, Entry>();
+    for (const entry of entries) {
       // --hold-changed-payees: a payee whose bank details changed is not paid, nor claimed.
-      const held = options.holdChangedPayees ? heldReason(warnings) : undefined;
-      if (held === undefined) batch.push(row);
-      else finished(row, { status: 'skipped', errors: [held] }, 'held');
+      const held = options.holdChangedPayees ? heldReason(entry.warnings) : undefined;
+      if (held === undefined) {
+        batch.push(entry.row);
+        entryOf.set(entry.row.payout.reference, entry);
+      } else finished(entry, { status: 'skipped', errors: [held] }, 'held');
     }
     const claimed = await run.claim(batch);
     await steps.prefetch(
@@ -567,10 +590,11 @@ async function sendRows(
     );
     for (const { verdict, row, details } of claimed.values()) {
       // An outage past --max-outage stops the feeding too: rows under way settle, the rest wait.
-      if (signal.aborted || fatal || unavailable()) return;
+      if (stopped()) return;
+      const entry = entryOf.get(row.payout.reference)!;
       const earlier = earlierResult(verdict, details);
       if (earlier) {
-        finished(row, earlier, 'fromRegister');
+        finished(entry, earlier, 'fromRegister');
         continue;
       }
       const resend = verdict.kind === 'resend' ? verdict.record : undefined;
@@ -588,12 +612,15 @@ async function sendRows(
           else if (result.status === 'submitted' || result.status === 'completed') {
             await rememberPayment(options, run.store, payee, row.payout.reference, details, read.tag, result);
           }
-          finished(row, result);
+          finished(entry, result);
         } catch (error) {
           fatal ??= { error };
         }
       });
-      const tracked: Promise<void> = task.finally(() => inFlight.delete(tracked));
+      const tracked: Promise<void> = task.finally(() => {
+        inFlight.delete(tracked);
+        window.nudge();
+      });
       inFlight.add(tracked);
       // Backpressure, so memory does not grow with the sheet: take the next row only when a slot
       // is free.
@@ -601,24 +628,89 @@ async function sendRows(
     }
   };
   try {
+    let seq = -1;
     for await (const judgedRow of replayJudged(options, read, judged)) {
-      if (signal.aborted || fatal || unavailable()) break;
+      seq += 1;
+      if (stopped()) break;
       const { row } = judgedRow;
       if (row.issues.length > 0 || row.totals !== undefined) continue;
-      pending.push(judgedRow);
+      // The window is full while an earlier row is still under way: wait for it, not the sheet.
+      await window.room(stopped);
+      if (stopped()) break;
+      pending.push({ ...judgedRow, place: window.take(seq) });
       if (pending.length >= claimAhead(options.concurrency)) {
         await feed(pending);
         pending = [];
       }
     }
-    if (pending.length > 0 && !signal.aborted && !fatal && !unavailable()) await feed(pending);
+    if (pending.length > 0 && !stopped()) await feed(pending);
   } catch (error) {
     // The register could not claim: nothing more is sent; rows under way still settle.
     fatal ??= { error };
   }
   await Promise.all(inFlight);
-  return fatal ? { results, fatal: fatal.error } : { results };
+  signal.removeEventListener('abort', nudge);
+  // Rows that finished behind one never sent are handed on too; the unsent have no result.
+  window.close();
+  let spool: ResultSpool;
+  try {
+    spool = await spooled.seal();
+  } catch (error) {
+    await spooled.abandon();
+    throw fatal === undefined ? error : fatal.error;
+  }
+  return fatal ? { spool, fatal: fatal.error } : { spool };
 }
+
+/**
+ * Outcomes that became known after sending, read into the results a chunk at a time: what
+ * `payouts webhooks listen` recorded in the register while this run sent, the events of
+ * `--events FILE`, and with `--wait` the service's answers to status checks, every chunk within
+ * the one deadline. The results stand without them: a register or a file that fails here is
+ * logged, and the results file says what the sending knew.
+ */
+async function settleAfterSending(
+  options: RunOptions,
+  client: PayoutsClient,
+  store: ScopeStore,
+  spool: ResultSpool,
+  settle: Settle,
+  signal: AbortSignal,
+): Promise<void> {
+  const { logger } = options;
+  try {
+    const outcomes = options.eventsFile ? await readTransactionOutcomes(options.eventsFile) : undefined;
+    const deadline = options.waitSeconds ? systemClock.now() + options.waitSeconds * 1000 : undefined;
+    let confirmed = 0;
+    let pending = 0;
+    await spool.rewrite(SETTLE_CHUNK, async (chunk) => {
+      const results = new Map(chunk.map(({ reference, row }) => [reference, row]));
+      await applyRecordedEvents(store, results, settle);
+      if (outcomes) confirmed += await applyWebhookOutcomes(outcomes, settle, results);
+      if (deadline !== undefined && !signal.aborted) {
+        pending += await awaitOutcomes(client, settle, results, {
+          seconds: options.waitSeconds!,
+          deadline,
+          logger,
+          signal,
+        });
+      }
+    });
+    if (options.eventsFile)
+      logger.info({ events: options.eventsFile, confirmed }, 'webhook outcomes applied');
+    if (pending > 0) {
+      logger.info({ pending }, 'transactions still pending when --wait ran out - they stay submitted');
+    }
+  } catch (error) {
+    logger.warn(
+      { err: error },
+      'outcomes known after sending could not all be read: the results file says what the sending knew (payouts reconcile settles the rest)',
+    );
+  }
+}
+
+/** Results read, updated and written again at once after sending (settleAfterSending). */
+const SETTLE_CHUNK = 1000;
 
 /**
  * Adds a paid row to its payee's history, which the approver's warnings of later sheets read.

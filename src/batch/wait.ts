@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { PayoutsClient } from '../api/client.js';
 import { type Clock, realSleep, type Sleep, systemClock } from '../clock.js';
 import { PayoutsError } from '../errors.js';
-import { readTransactionOutcomes } from '../webhooks/reconcile.js';
+import type { TransactionOutcome } from '../webhooks/reconcile.js';
 import type { RowResult } from './row-steps.js';
 
 type SentRow = RowResult & { rowNumber: number };
@@ -12,6 +12,11 @@ export type Settle = (reference: string, result: SentRow) => Promise<void>;
 
 export interface WaitOptions {
   seconds: number;
+  /**
+   * When the wait ends (ms since the epoch), if not `seconds` from now: a run that checks its
+   * transactions a chunk at a time gives every chunk the one deadline.
+   */
+  deadline?: number;
   logger: Logger;
   signal: AbortSignal;
   /** Pause between rounds of status checks (ms). */
@@ -47,16 +52,17 @@ export async function askTransaction(
  * confirmed"):
  * asks the service for each transaction this run submitted until it is COMPLETED or FAILED,
  * or the time is up. Rows still pending stay `submitted`. Outcomes go to `settle` (the register).
+ * Returns how many are still pending.
  */
 export async function awaitOutcomes(
   client: PayoutsClient,
   settle: Settle,
   results: Map<string, SentRow>,
   options: WaitOptions,
-): Promise<void> {
+): Promise<number> {
   const clock = options.clock ?? systemClock;
   const sleep = options.sleep ?? realSleep;
-  const deadline = clock.now() + options.seconds * 1000;
+  const deadline = options.deadline ?? clock.now() + options.seconds * 1000;
   const pollMs = options.pollMs ?? 500;
   let pending = [...results.entries()].filter(([, r]) => r.status === 'submitted' && r.transactionId);
   while (pending.length > 0 && clock.now() < deadline && !options.signal.aborted) {
@@ -84,25 +90,20 @@ export async function awaitOutcomes(
       await sleep(Math.min(pollMs, Math.max(0, deadline - clock.now())), options.signal).catch(() => {});
     }
   }
-  if (pending.length > 0) {
-    options.logger.info(
-      { pending: pending.length },
-      'transactions still pending when --wait ran out - they stay submitted',
-    );
-  }
+  return pending.length;
 }
 
 /**
  * Webhook confirmations (docs/sheets.md, `completed`: "a webhook ... confirmed"): outcomes that
- * `payouts webhooks listen --events FILE` recorded turn this run's submitted rows, and rows an
- * earlier run submitted, into completed or failed. Returns how many rows changed.
+ * `payouts webhooks listen --events FILE` recorded (readTransactionOutcomes) turn this run's
+ * submitted rows, and rows an earlier run submitted, into completed or failed. Returns how many
+ * rows changed.
  */
 export async function applyWebhookOutcomes(
-  eventsFile: string,
+  outcomes: ReadonlyMap<string, TransactionOutcome>,
   settle: Settle,
   results: Map<string, SentRow>,
 ): Promise<number> {
-  const outcomes = await readTransactionOutcomes(eventsFile);
   let changed = 0;
   for (const [reference, result] of results) {
     const outcome = result.transactionId ? outcomes.get(result.transactionId) : undefined;
