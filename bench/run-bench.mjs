@@ -59,7 +59,7 @@ const RECURRING_TARGET = 2.2;
 const NO_CLIENT_LIMIT = 100_000;
 const SEED = 1;
 
-const CREDENTIALS = {
+export const CREDENTIALS = {
   PAYOUTS_CLIENT_ID: 'sandbox-client',
   PAYOUTS_CLIENT_SECRET: 'sandbox-secret',
   PAYOUTS_USERNAME: 'integrator@example.com',
@@ -99,13 +99,20 @@ function tail(stream, limit = KEEP_OUTPUT) {
   return kept;
 }
 
-/** Starts `payouts sandbox --port 0 --json` with `flags` in a child; resolves to { url, stop }. */
-async function startSandbox(flags) {
+/**
+ * Starts `payouts sandbox --port 0 --json` with `flags` in a child; resolves to { url, stop }.
+ * `nodeArgs` go to node itself (a sandbox holding a million payouts needs a larger heap).
+ */
+export async function startSandbox(flags, { nodeArgs = [] } = {}) {
   const child = track(
-    spawn(process.execPath, [cli, 'sandbox', '--port', '0', '--json', '--seed', String(SEED), ...flags], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
+    spawn(
+      process.execPath,
+      [...nodeArgs, cli, 'sandbox', '--port', '0', '--json', '--seed', String(SEED), ...flags],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    ),
   );
   const stderr = tail(child.stderr);
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));

@@ -1,7 +1,8 @@
 // `npm run bench`: measures payouts against floors on the same files in the same run.
 // Sections: sheet (validate vs csv-parse/exceljs floors), report (validate with and without the
 // approver's report), sandbox (mixed API traffic at
-// `payouts sandbox`, bench/sandbox.mjs), run (bench/run-bench.mjs), shared (runs sharing a
+// `payouts sandbox`, bench/sandbox.mjs), run (bench/run-bench.mjs), run-scale (runs of up to a
+// million rows: memory, bench/run-scale.mjs), shared (runs sharing a
 // PostgreSQL register, bench/shared-register.mjs), webhooks (the webhook receiver on SQLite and
 // PostgreSQL, bench/webhooks.mjs). Run one with: npm run bench -- sheet
 // Sizes: BENCH_CSV_ROWS (default 1,000,000), BENCH_XLSX_ROWS (default 100,000); the sandbox
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateCsv, generateXlsx } from './generate.mjs';
 import { runSection } from './run-bench.mjs';
+import { runScaleSection } from './run-scale.mjs';
 import { sandboxSection } from './sandbox.mjs';
 import { sharedSection } from './shared-register.mjs';
 import { webhooksSection } from './webhooks.mjs';
@@ -277,6 +279,7 @@ const SECTIONS = {
   report: reportSection,
   sandbox: sandboxSection,
   run: runSection,
+  'run-scale': runScaleSection,
   shared: sharedSection,
   webhooks: webhooksSection,
 };

@@ -79,6 +79,8 @@ export const PATHS = {
 
 /** The sandbox's own inspection endpoint (docs/sandbox.md "Ledger"); not part of the service. */
 export const SANDBOX_LEDGER_PATH = '/_sandbox/ledger';
+/** The same ledger in numbers: a run of a million rows is checked without reading a million records. */
+export const SANDBOX_LEDGER_COUNTS_PATH = '/_sandbox/ledger/counts';
 
 function enc(segment: string): string {
   return encodeURIComponent(segment);

@@ -51,7 +51,11 @@ class PayeeGone extends Error {
 /** How often an expired quote is replaced before the row is given up. */
 const MAX_REQUOTES = 3;
 
-/** Runs concurrent requests for one key once: rows naming the same payee wait on one creation. */
+/**
+ * Runs concurrent requests for one key once: rows naming the same payee wait on one creation.
+ * Only creations under way are held (a run of a million payees must not keep a million keys);
+ * the id of one done is what the caller remembers.
+ */
 class OncePerKey {
   private readonly inFlight = new Map<string, Promise<string>>();
 
@@ -60,8 +64,12 @@ class OncePerKey {
     if (!promise) {
       promise = create();
       this.inFlight.set(key, promise);
-      // A failed creation may be tried again by a later row (the failure may have been passing).
-      promise.catch(() => this.inFlight.delete(key));
+      // Done or failed, the next row asks again: the id is remembered by then (a failure may
+      // have been passing).
+      const forget = () => {
+        if (this.inFlight.get(key) === promise) this.inFlight.delete(key);
+      };
+      promise.then(forget, forget);
     }
     return promise;
   }
@@ -99,7 +107,7 @@ export class RowSteps {
   /** Looks up the payees of the rows about to be sent, one query per kind, not two per row. */
   async prefetch(payouts: readonly PayoutRow[]): Promise<void> {
     // Rows of the batch before may still be under way: keep theirs, within a bound.
-    if (this.prefetched.size > 4096) this.prefetched.clear();
+    if (this.prefetched.size > 1024) this.prefetched.clear();
     const { store } = this.options;
     for (const kind of ['beneficiary', 'recipient'] as const) {
       const fingerprints = new Set<string>();
@@ -241,7 +249,8 @@ export class RowSteps {
     return once.run(dedupe, async () => {
       const record = await create(creationKey(scope, kind, dedupe));
       await store.rememberPayee(kind, fingerprint, record.id);
-      if (replacing !== undefined) this.prefetched.set(fingerprint, record.id);
+      // The rows of this claim that name the payee too find it here, not by creating it again.
+      this.prefetched.set(fingerprint, record.id);
       return record.id;
     });
   }

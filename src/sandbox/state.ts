@@ -67,6 +67,21 @@ export interface SandboxLedger {
   requests: RequestCounts;
 }
 
+/**
+ * The ledger in numbers, as GET /_sandbox/ledger/counts answers it: what a run of a million rows
+ * checks (each reference paid once) without a ledger of a million records to read.
+ */
+export interface SandboxLedgerCounts {
+  beneficiaries: number;
+  recipients: number;
+  simulations: number;
+  transactions: number;
+  transactionsByStatus: Record<string, number>;
+  /** Transactions that did not fail, by their reference (null references aside). */
+  references: { paid: number; paidMoreThanOnce: number; firstPaidMoreThanOnce: string[] };
+  requests: RequestCounts;
+}
+
 /** A kind of resource, for 403 and 404 messages. */
 export type ResourceKind = 'Beneficiary' | 'Recipient' | 'Simulation' | 'Transaction' | 'Integrator';
 
@@ -135,6 +150,31 @@ export class SandboxState {
       requests: this.requests,
     };
   }
+}
+
+/** The ledger in numbers (SandboxLedgerCounts), counted over the live records. */
+export function ledgerCounts(state: SandboxState): SandboxLedgerCounts {
+  const byStatus: Record<string, number> = {};
+  const paid = new Map<string, number>();
+  for (const { transaction } of state.transactions.values()) {
+    byStatus[transaction.status] = (byStatus[transaction.status] ?? 0) + 1;
+    if (transaction.status === 'FAILED' || transaction.reference === null) continue;
+    paid.set(transaction.reference, (paid.get(transaction.reference) ?? 0) + 1);
+  }
+  const again = [...paid].filter(([, n]) => n > 1).map(([reference]) => reference);
+  return {
+    beneficiaries: state.beneficiaries.size,
+    recipients: state.recipients.size,
+    simulations: state.simulations.size,
+    transactions: state.transactions.size,
+    transactionsByStatus: byStatus,
+    references: {
+      paid: paid.size,
+      paidMoreThanOnce: again.length,
+      firstPaidMoreThanOnce: again.slice(0, 10),
+    },
+    requests: state.requests,
+  };
 }
 
 /** The integrator as GET /v1/integrators/me shows it: without its secret. */

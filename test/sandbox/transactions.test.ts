@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { MESSAGES, PATHS } from '../../src/api/contract.js';
+import { MESSAGES, PATHS, SANDBOX_LEDGER_COUNTS_PATH } from '../../src/api/contract.js';
 import type { Rail } from '../../src/columns/rails.js';
 import { call, expectErrorBody, quoteFor, sandbox, token } from './helpers.js';
 
@@ -239,5 +239,35 @@ describe('transactions', () => {
       'The field simulationId is required',
       'The field reference must be a string of at most 255 characters',
     ]);
+  });
+});
+
+describe('GET /_sandbox/ledger/counts', () => {
+  it('counts the ledger and names the references paid more than once', async () => {
+    const sb = await sandbox({ settleDelayMs: 60_000 });
+    const accessToken = await token(sb);
+    const pay = async (reference: string) => {
+      const { simulationId } = await quoteFor(sb, accessToken, { amount: '10.00' });
+      const created = await call(sb, 'POST', PATHS.transactions, {
+        token: accessToken,
+        body: { simulationId, reference },
+      });
+      expect(created.status).toBe(201);
+    };
+    await pay('INV-1');
+    await pay('INV-2');
+    await pay('INV-2');
+    const answer = await call(sb, 'GET', SANDBOX_LEDGER_COUNTS_PATH);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      beneficiaries: 3,
+      recipients: 3,
+      simulations: 3,
+      transactions: 3,
+      transactionsByStatus: { PENDING: 3 },
+      references: { paid: 2, paidMoreThanOnce: 1, firstPaidMoreThanOnce: ['INV-2'] },
+    });
+    // Not counted among the requests, as the ledger itself is not.
+    expect(answer.body.requests.total).toBe(sb.ledger().requests.total);
   });
 });
