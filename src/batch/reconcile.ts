@@ -93,6 +93,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
       warn: (message) => options.logger.warn(message),
       ...(options.maxOutageSeconds === undefined ? {} : { maxOutageMs: options.maxOutageSeconds * 1000 }),
       abandon: grace.abandoned,
+      // A stop while another process holds the register locked ends the wait at once (exit 5).
+      stop: signal,
       onOutage: (words) =>
         options.logger.warn(
           `the register does not answer (${words}): waiting for it, for up to --max-outage`,

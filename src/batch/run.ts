@@ -151,19 +151,31 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       maxAgeDays: options.approvals.maxAgeDays,
       allowedSigners: await readAllowedSigners(options.approvals.allowedSigners),
     };
-    register = await openRegister(options.register, {
-      ...(options.clock ? { clock } : {}),
-      warn: (message) => logger.warn(message),
-      // A register that fails is waited through like the service (docs/register.md "When the
-      // register fails"); a stop past its grace ends its operations at once.
-      ...(options.maxOutageSeconds === undefined ? {} : { maxOutageMs: options.maxOutageSeconds * 1000 }),
-      abandon: grace.abandoned,
-      onOutage: (words) =>
-        logger.warn(
-          { register: shownLocation(options.register) },
-          `the register does not answer (${words}): sending paused until it does, for up to --max-outage`,
-        ),
-    });
+    try {
+      register = await openRegister(options.register, {
+        ...(options.clock ? { clock } : {}),
+        warn: (message) => logger.warn(message),
+        // A register that fails is waited through like the service (docs/register.md "When the
+        // register fails"); a stop past its grace ends its operations at once.
+        ...(options.maxOutageSeconds === undefined ? {} : { maxOutageMs: options.maxOutageSeconds * 1000 }),
+        abandon: grace.abandoned,
+        // A stop while another process holds the register locked ends the wait at once.
+        stop: signal,
+        onOutage: (words) =>
+          logger.warn(
+            { register: shownLocation(options.register) },
+            `the register does not answer (${words}): sending paused until it does, for up to --max-outage`,
+          ),
+      });
+    } catch (error) {
+      if (!(error instanceof InterruptedError && signal.aborted)) throw error;
+      // Stopped before anything was sent: the results file says so as for a stop before the
+      // first row (every row `skipped`, exit 5).
+      logger.warn({ register: shownLocation(options.register) }, error.message);
+      const how = { interrupted: true, unavailable: false, sent: false };
+      const written = await writeResults(options, read, new Map(), how);
+      return report(options, written, { ...how, digest: read.digest, approvals: [] });
+    }
     const asOf = clock.now();
     if (options.approve !== undefined || gate !== undefined) {
       // Before any request: the scope `validate` read for the same service and user, offline.

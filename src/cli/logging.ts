@@ -17,6 +17,7 @@ import { BatchSummary, ROW_STATUSES } from '../batch/summary.js';
 import { PayoutsError, StorageError } from '../errors.js';
 import { SECRET_KEYS, scrub, scrubValue } from '../redact.js';
 import { PRIVATE_FILE_MODE } from '../sheet/atomic-file.js';
+import { warningsTo } from './process-warnings.js';
 
 export type LogFormat = 'json' | 'text';
 
@@ -121,6 +122,8 @@ export function openCommandLog(
     },
   });
   const json = jsonOnStderr(settings);
+  // Process warnings (a library's deprecation notice) are records of this log while it is open.
+  const releaseWarnings = warningsTo(logger);
   return {
     logger,
     jsonOnStderr: json,
@@ -138,7 +141,10 @@ export function openCommandLog(
       if (json) markLoggedOnStderr(error);
       return exitCode;
     },
-    close: () => closeLogger(logger),
+    close: () => {
+      releaseWarnings();
+      return closeLogger(logger);
+    },
   };
 }
 

@@ -21,6 +21,12 @@ import {
   logSettingsOf,
   jsonOnStderr as logsAreJsonOnStderr,
 } from './logging.js';
+import {
+  routeProcessWarnings,
+  type WarningSink,
+  warningFields,
+  warningsFallback,
+} from './process-warnings.js';
 import { exitWhenIdle, tolerateClosedOutput } from './signals.js';
 import { withSuggestions } from './suggest.js';
 
@@ -149,6 +155,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   )
     .middleware((args) => {
       context = errorContextOf(args, io);
+      warningsFallback(warningSink(io, context));
     }, true)
     .demandCommand(
       1,
@@ -278,6 +285,22 @@ export function reportError(error: unknown, io: CliIo, context: ErrorContext = {
   return exitCode;
 }
 
+/**
+ * Where a process warning goes while no command log is open: as the command's errors would go,
+ * one JSON record when its logs are JSON lines on stderr, else a `payouts: warning:` line.
+ */
+export function warningSink(io: CliIo, context: ErrorContext = {}): WarningSink {
+  return (warning) => {
+    if (context.jsonLogs) {
+      const logger = createLogger({ format: 'json', stderr: io.stderr });
+      logger.warn(warningFields(warning), warning.message);
+      logger.flush();
+      return;
+    }
+    println(io.stderr, `payouts: warning: ${warning.message}`);
+  };
+}
+
 function isEntryPoint(): boolean {
   const entry = process.argv[1];
   if (!entry) return false;
@@ -290,6 +313,7 @@ function isEntryPoint(): boolean {
 
 if (isEntryPoint()) {
   tolerateClosedOutput();
+  routeProcessWarnings(warningSink(processIo(), fallbackContext(hideBin(process.argv), processIo())));
   main(hideBin(process.argv)).then(
     (code) => {
       process.exitCode = code;

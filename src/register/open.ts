@@ -16,8 +16,8 @@ export async function openRegister(location: string, options: OpenOptions = {}):
     const { openPostgresRegister } = await import('./postgres.js');
     return openPostgresRegister(where.url, options);
   }
-  const { openSqliteRegister } = await import('./sqlite.js');
-  return openSqliteRegister(where.path, options);
+  const { openSqliteRegisterWaiting } = await import('./sqlite.js');
+  return openSqliteRegisterWaiting(where.path, options);
 }
 
 /**
@@ -35,6 +35,6 @@ export async function openExistingRegister(
   }
   const { existsSync } = await import('node:fs');
   if (!existsSync(where.path)) return undefined;
-  const { openSqliteRegister } = await import('./sqlite.js');
-  return openSqliteRegister(where.path, { ...options, readonly: true });
+  const { openSqliteRegisterWaiting } = await import('./sqlite.js');
+  return openSqliteRegisterWaiting(where.path, { ...options, readonly: true });
 }

@@ -25,12 +25,15 @@ import { LEASE, type StoreTime } from './lease.js';
 import { OUTAGE_DEFAULTS, registerDeadlineMs } from './outage.js';
 import { postgresConnection } from './pg-connection.js';
 import { pgFailureOf } from './pg-errors.js';
+import { pgpassWarningsAsProcessWarnings } from './pg-warnings.js';
 import { cellsOf, joinedRunOf, PAYOUT_COLUMNS, PAYOUT_FIELDS, payoutOf, RUN_COLUMNS } from './records.js';
 import type { Fence } from './rules.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from './schema.js';
 import { type Compiled, compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
 import { type ClaimWrite, type Dialect, SqlRegister, type Statements } from './store.js';
 import type { OpenOptions, PayoutRecord, Register } from './types.js';
+
+pgpassWarningsAsProcessWarnings();
 
 /** Defaults in one object. */
 export const POSTGRES_DEFAULTS = {

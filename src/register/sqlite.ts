@@ -17,10 +17,11 @@ import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
 import { type Clock, systemClock } from '../clock.js';
-import { errnoOf, RegisterError } from '../errors.js';
+import { errnoOf, InterruptedError, RegisterError } from '../errors.js';
 import { makeFolderSync } from '../folders.js';
 import type { GroupCommit } from './group-commit.js';
 import { type BootClock, LEASE, leaseExpired, type StoreTime, systemBootClock } from './lease.js';
+import { OUTAGE_DEFAULTS } from './outage.js';
 import {
   leaseOf,
   PAYOUT_COLUMNS,
@@ -55,8 +56,9 @@ export interface OpenRegisterOptions
 /** Defaults in one object. */
 export const REGISTER_DEFAULTS = {
   /**
-   * While opening (before anything is sent): long enough for another run's group commit under
-   * load; short enough to report a stuck lock.
+   * While opening (before anything is sent), in all: long enough for another run's group commit
+   * under load; short enough to report a stuck lock. Waited in steps of operationBusyMs with
+   * asynchronous pauses between (openSqliteRegisterWaiting), so a signal is handled meanwhile.
    */
   busyTimeoutMs: 15_000,
   /**
@@ -66,8 +68,67 @@ export const REGISTER_DEFAULTS = {
   operationBusyMs: 50,
 } as const;
 
-/** Opens (creating when allowed) the register at `path`. Throws RegisterError, never a raw SQLite error. */
-export function openSqliteRegister(path: string, options: OpenRegisterOptions = {}): Register {
+/**
+ * Opens the register at `path` as openSqliteRegister does, waiting for a lock another process
+ * holds the way writes do once open: a moment per attempt (operationBusyMs: libsql's wait blocks
+ * the event loop), then again after an asynchronous pause, so that a signal or a deadline is
+ * handled meanwhile; for up to busyTimeoutMs in all, after which the last attempt's error says
+ * the register is locked. A stop (`stop`) ends the wait at once with an InterruptedError: nothing
+ * was sent yet. Given `busyTimeoutMs` (tests), opening waits synchronously that long, once.
+ */
+export async function openSqliteRegisterWaiting(
+  path: string,
+  options: OpenRegisterOptions & { stop?: AbortSignal | undefined } = {},
+): Promise<Register> {
+  if (options.busyTimeoutMs !== undefined) return openSqliteRegister(path, options);
+  const started = performance.now();
+  for (let attempt = 0; ; attempt += 1) {
+    if (options.stop?.aborted) throw stoppedOpening(path);
+    try {
+      return openSqliteRegister(path, options, REGISTER_DEFAULTS.operationBusyMs);
+    } catch (error) {
+      const busy = ['SQLITE_BUSY', 'SQLITE_LOCKED'].includes(
+        (error instanceof RegisterError ? error.errno : errnoOf(error)) ?? '',
+      );
+      if (!busy || performance.now() - started >= REGISTER_DEFAULTS.busyTimeoutMs) throw error;
+    }
+    // As an operation of an open register waits (outage.ts): doubling, with jitter.
+    const wait = Math.min(
+      OUTAGE_DEFAULTS.maxWaitMs,
+      OUTAGE_DEFAULTS.firstWaitMs * 2 ** Math.min(attempt, 10),
+    );
+    await pause(wait / 2 + Math.random() * (wait / 2), options.stop);
+  }
+}
+
+function stoppedOpening(path: string): InterruptedError {
+  return new InterruptedError(
+    `stopped while the register ${path} was locked by another process, before anything was sent`,
+  );
+}
+
+/** Resolves after `ms`, or at once when `stop` aborts. */
+function pause(ms: number, stop: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      stop?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    stop?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Opens (creating when allowed) the register at `path`. Throws RegisterError, never a raw SQLite
+ * error. `openingBusyMs` is how long one attempt waits for another process's lock while opening.
+ */
+export function openSqliteRegister(
+  path: string,
+  options: OpenRegisterOptions = {},
+  openingBusyMs: number = options.busyTimeoutMs ?? REGISTER_DEFAULTS.busyTimeoutMs,
+): Register {
   const readonly = options.readonly ?? false;
   const fail = (what: string, cause: unknown) =>
     new RegisterError(`the register ${path} ${what}`, { path, cause });
@@ -97,7 +158,7 @@ export function openSqliteRegister(path: string, options: OpenRegisterOptions = 
       throw unopened(cause);
     }
     try {
-      db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? REGISTER_DEFAULTS.busyTimeoutMs}`);
+      db.pragma(`busy_timeout = ${openingBusyMs}`);
       if (!readonly) {
         db.pragma('journal_mode = WAL');
         db.pragma('synchronous = FULL');

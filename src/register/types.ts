@@ -422,6 +422,11 @@ export interface OpenOptions {
   maxOutageMs?: number;
   /** Aborted when a stopped command's grace is over: register operations end at once. */
   abandon?: AbortSignal;
+  /**
+   * Aborted at a stop (the first signal): waiting to open a SQLite register another process
+   * holds locked ends at once with an InterruptedError, since nothing was sent yet.
+   */
+  stop?: AbortSignal;
   /** Told once per outage of the register, in words, when it begins. */
   onOutage?: (words: string) => void;
   /** A server (`webhooks listen`): after an outage past the budget, later operations try again. */

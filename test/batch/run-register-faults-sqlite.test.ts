@@ -2,12 +2,14 @@
  * An SQLite register locked by another process mid-run (docs/register.md "When the register
  * fails"): the lock is waited through off the event loop (a short busy timeout, then
  * asynchronous retries), so a lock shorter than --max-outage costs only time, a longer one ends
- * the run with exit 6 and true results, and a stop meanwhile ends it within 10 s.
+ * the run with exit 6 and true results, and a stop meanwhile ends it within 10 s. Opening waits
+ * the same way, so a stop while the register is locked before it opened ends the run too.
  */
 import path from 'node:path';
 import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../../src/errors.js';
+import { openSqliteRegister } from '../../src/register/sqlite.js';
 import {
   type ChildExit,
   expectOnePaymentPerRow,
@@ -122,5 +124,38 @@ describe('payouts run with an SQLite register another process locks', () => {
     expect(Date.now() - stoppedAt).toBeLessThan(10_000);
     expect(exit.code, exit.stderr).toBe(EXIT.interrupted);
     await expectTrueResults(s, exit);
+  });
+
+  it('ends with exit 5 within seconds of SIGTERM while the lock keeps it from opening, nothing sent', {
+    timeout: 60_000,
+  }, async () => {
+    const s = await setup(20, 'OPEN');
+    // The register exists, and another process holds its write lock before the run starts.
+    const created = openSqliteRegister(s.register);
+    await created.openScope({ service: 'http://127.0.0.1:9', integratorId: 'x' });
+    await created.close();
+    lock(s.register);
+    const child = start(s);
+    await sleep(1_000);
+    const stoppedAt = Date.now();
+    child.child.kill('SIGTERM');
+    const exit = await child.exited;
+    const took = Date.now() - stoppedAt;
+    expect(took).toBeLessThan(10_000);
+    expect(exit.code, exit.stderr).toBe(EXIT.interrupted);
+    // The stop met the wait for the lock, not a later step.
+    expect(exit.stderr).toContain(
+      `stopped while the register ${s.register} was locked by another process, before anything was sent`,
+    );
+    expect(paymentsOf(s.sb)).toEqual([]);
+    expect(s.sb.ledger().requests.total).toBe(0);
+    const results = await readCsv(s.out);
+    expect(results).toHaveLength(s.rows.length);
+    expect(new Set(results.map((r) => r['result.status']))).toEqual(new Set(['skipped']));
+    const summary = JSON.parse(exit.stdout.trim().split('\n').at(-1)!) as {
+      results: string;
+      exitCode: number;
+    };
+    expect(summary).toMatchObject({ results: s.out, exitCode: EXIT.interrupted });
   });
 });

