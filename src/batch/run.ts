@@ -173,7 +173,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       // first row (every row `skipped`, exit 5).
       logger.warn({ register: shownLocation(options.register) }, error.message);
       const how = { interrupted: true, unavailable: false, sent: false };
-      const written = await writeResults(options, read, new Map(), how);
+      const written = await writeResults(options, read, undefined, how);
       return report(options, written, { ...how, digest: read.digest, approvals: [] });
     }
     const asOf = clock.now();
