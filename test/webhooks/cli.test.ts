@@ -482,4 +482,67 @@ describe('payouts webhooks: no secret in any output', () => {
     for (const secret of secrets)
       expect(everything, `a secret leaked: ${secret.slice(0, 3)}...`).not.toContain(secret);
   });
+  it('stops at once when stopped while another process holds the register locked', async () => {
+    const dir = await tempDir();
+    const register = path.join(dir, 'register.db');
+    // The register exists (a receiver made it) and another process holds its write lock.
+    const made = await listenOn(register);
+    await made.stop();
+    const holder = new Database(register);
+    holder.exec('BEGIN EXCLUSIVE');
+    try {
+      const { io, out } = capture({}, process.cwd());
+      let stop!: () => void;
+      const stopSignal = new Promise<void>((resolve) => {
+        stop = resolve;
+      });
+      const started = Date.now();
+      const done = webhooksListenCommand(
+        { host: '127.0.0.1', port: 0, path: '/webhooks', register, secrets: [SECRET], stopSignal },
+        io,
+      );
+      setTimeout(stop, 300);
+      expect(await done).toBe(0);
+      // Opening waits up to 15 s for a lock; the stop ends that wait.
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const last = JSON.parse(out.stderr.trim().split('\n').at(-1)!) as Record<string, unknown>;
+      expect(last['msg']).toMatch(/^webhook receiver stopped: /);
+      expect(out.stderr).not.toContain('webhook receiver listening');
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+  });
+
+  /** A receiver on `register`, started and listening. */
+  async function listenOn(register: string): Promise<{ stop: () => Promise<number> }> {
+    const { io } = capture({}, process.cwd());
+    let stop!: () => void;
+    const stopSignal = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    let started!: () => void;
+    const listening = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const done = webhooksListenCommand(
+      {
+        host: '127.0.0.1',
+        port: 0,
+        path: '/webhooks',
+        register,
+        secrets: [SECRET],
+        stopSignal,
+        onListening: () => started(),
+      },
+      io,
+    );
+    await listening;
+    return {
+      stop: () => {
+        stop();
+        return done;
+      },
+    };
+  }
 });

@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
 import { STOP_GRACE_MS } from '../../batch/stop-grace.js';
-import { UsageError } from '../../errors.js';
-import { REGISTER_ENV, registerLocationText } from '../../register/location.js';
+import { InterruptedError, UsageError } from '../../errors.js';
+import { REGISTER_ENV, registerLocationText, shownLocation } from '../../register/location.js';
 import { openRegister } from '../../register/open.js';
 import type { Register, EventRecord as RegisterEvent, Settlement } from '../../register/types.js';
 import { isLoopbackHost } from '../../webhooks/callback-url.js';
@@ -58,13 +58,27 @@ export async function webhooksListenCommand(
     // Once stopped, the register is not waited for past the stop's grace: a write still waiting
     // through an outage (its sender already answered 503) must not hold the exit (10 s).
     const abandon = new AbortController();
-    const register = await openRegister(options.register, {
-      warn: (message) => logger.warn(message),
-      abandon: abandon.signal,
-      keepTrying: true,
-      onOutage: (words) =>
-        logger.warn(`the register does not answer (${words}): events are answered 503 until it does`),
-    });
+    // A stop while another process holds the register locked ends the wait to open it.
+    const opening = new AbortController();
+    void stop.stopped.then(() => opening.abort());
+    let register: Register;
+    try {
+      register = await openRegister(options.register, {
+        warn: (message) => logger.warn(message),
+        abandon: abandon.signal,
+        keepTrying: true,
+        stop: opening.signal,
+        onOutage: (words) =>
+          logger.warn(`the register does not answer (${words}): events are answered 503 until it does`),
+      });
+    } catch (error) {
+      if (!(error instanceof InterruptedError && opening.signal.aborted)) throw error;
+      logger.info(
+        { register: shownLocation(options.register) },
+        `webhook receiver stopped: ${error.message}`,
+      );
+      return outcomeCode(true);
+    }
     let receiver: WebhookReceiver;
     try {
       receiver = await startListening(options, logger, register);
