@@ -298,14 +298,17 @@ export class WarningTally {
    */
   references(): Record<Signal, string[]> {
     const all = {} as Record<Signal, string[]>;
-    for (const signal of SIGNALS) {
-      const texts = [
-        ...this.chunks[signal],
-        ...(this.pending[signal].length > 0 ? [this.pending[signal].join('\u0000')] : []),
-      ];
-      all[signal] = texts.flatMap((text) => text.split('\u0000'));
-    }
+    for (const signal of SIGNALS) all[signal] = [...this.referenceChunks(signal)].flat();
     return all;
+  }
+
+  /**
+   * The references of one signal a few thousand at a time, in sheet order: what a summary
+   * written as a stream reads, so that a million references are never one array.
+   */
+  *referenceChunks(signal: Signal): Generator<string[]> {
+    for (const text of this.chunks[signal]) yield text.split('\u0000');
+    if (this.pending[signal].length > 0) yield [...this.pending[signal]];
   }
 
   /** The tally again after a structured clone (a worker's message), which keeps fields only. */

@@ -34,7 +34,43 @@ export interface SummaryFacts {
   error?: PayoutsError;
 }
 
-/** README `--json`: one JSON object on stdout. */
+/**
+ * README `--json`: one JSON object on stdout, written as a stream: the references of each
+ * warning signal (every warned row's, a million in a first month of a million payees) go out a
+ * chunk at a time instead of as one array and one string.
+ */
+export async function writeSummaryJson(
+  out: NodeJS.WritableStream,
+  facts: SummaryFacts,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const text = JSON.stringify({ ...summaryJson(facts), ...extra });
+  const place = text.indexOf(JSON.stringify(WARNINGS_PLACE));
+  await written(out, text.slice(0, place));
+  let first = true;
+  await written(out, '{');
+  for (const signal of SIGNALS) {
+    await written(out, `${first ? '' : ','}${JSON.stringify(signal)}:[`);
+    first = false;
+    let firstReference = true;
+    for (const chunk of facts.warnings.referenceChunks(signal)) {
+      await written(out, `${firstReference ? '' : ','}${chunk.map((r) => JSON.stringify(r)).join(',')}`);
+      firstReference = false;
+    }
+    await written(out, ']');
+  }
+  await written(out, `}${text.slice(place + JSON.stringify(WARNINGS_PLACE).length)}\n`);
+}
+
+/** Stands for the warnings in the summary until they are streamed in its place. */
+const WARNINGS_PLACE = '\u0000warnings\u0000';
+
+/** Writes, waiting while the reader is behind (a pipe to a slow consumer). */
+async function written(out: NodeJS.WritableStream, text: string): Promise<void> {
+  if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', resolve));
+}
+
+/** The JSON summary, its warnings left out (`writeSummaryJson` streams them in their place). */
 export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
   const { summary } = facts;
   return {
@@ -51,7 +87,7 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     strayQuoteRow: summary.strayQuoteRow ?? null,
     totalsRows: summary.totalsRows,
     digest: facts.digest,
-    warnings: facts.warnings.references(),
+    warnings: WARNINGS_PLACE,
     sincePrevious: facts.sincePrevious,
     ...(facts.approvals
       ? {

@@ -498,7 +498,15 @@ describe('payouts webhooks: no secret in any output', () => {
       });
       const started = Date.now();
       const done = webhooksListenCommand(
-        { host: '127.0.0.1', port: 0, path: '/webhooks', register, secrets: [SECRET], stopSignal },
+        {
+          host: '127.0.0.1',
+          port: 0,
+          path: '/webhooks',
+          eventsFile: undefined,
+          register,
+          secrets: [SECRET],
+          stopSignal,
+        },
         io,
       );
       setTimeout(stop, 300);
@@ -530,6 +538,7 @@ describe('payouts webhooks: no secret in any output', () => {
         host: '127.0.0.1',
         port: 0,
         path: '/webhooks',
+        eventsFile: undefined,
         register,
         secrets: [SECRET],
         stopSignal,

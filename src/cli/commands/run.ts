@@ -41,7 +41,7 @@ import {
 } from '../options.js';
 import { RunProgress } from '../run-progress.js';
 import { stopOnSignals } from '../signals.js';
-import { humanSummary, type SummaryFacts, summaryJson } from '../summary.js';
+import { humanSummary, type SummaryFacts, writeSummaryJson } from '../summary.js';
 
 export interface RunCommandOptions extends SheetOptions {
   outPath?: string;
@@ -204,10 +204,14 @@ export async function runCommand(
       exitCode = runExitCode({ ...happened, storageFailed: true });
     }
     if (!log.jsonOnStderr) log.tell([...humanSummary(facts), ...(ending ? [ending] : [])]);
-    if (options.json)
-      io.stdout.write(
-        `${JSON.stringify({ ...summaryJson(facts), runId: report.runId, interrupted: report.interrupted, unavailable: report.unavailable, exitCode })}\n`,
-      );
+    if (options.json) {
+      await writeSummaryJson(io.stdout, facts, {
+        runId: report.runId,
+        interrupted: report.interrupted,
+        unavailable: report.unavailable,
+        exitCode,
+      });
+    }
     return exitCode;
   } catch (error) {
     // The error is a log record too, then the final one, so a JSON log always ends

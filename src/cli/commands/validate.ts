@@ -11,7 +11,7 @@ import type { CliIo } from '../io.js';
 import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
 import { registerHint, registerOption, type SheetArgs, sheetOptions, sheetOptionsOf } from '../options.js';
 import { RowCounter } from '../progress.js';
-import { exitCodeOf, humanSummary, type SummaryFacts, summaryJson } from '../summary.js';
+import { exitCodeOf, humanSummary, type SummaryFacts, writeSummaryJson } from '../summary.js';
 
 export interface ValidateCommandOptions extends SheetOptions {
   outPath?: string;
@@ -89,7 +89,7 @@ export async function validateCommand(
     if (report.registerNote && !log.textOnStderr)
       log.logger.warn({ registerNotChecked: report.registerNote }, 'register not checked');
     log.tell(humanSummary(facts));
-    if (options.json) io.stdout.write(`${JSON.stringify(summaryJson(facts))}\n`);
+    if (options.json) await writeSummaryJson(io.stdout, facts);
     return exitCodeOf(facts);
   } catch (error) {
     log.fail(error);
