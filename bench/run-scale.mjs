@@ -219,7 +219,7 @@ export async function runScaleSection(results) {
   const sheets = new Map();
   const sheetOf = async (rows) => {
     if (!sheets.has(rows)) {
-      const file = path.join(outDir, `scale-${rows}.csv`);
+      const file = path.join(outDir, `scale-${rows}-${process.pid}.csv`);
       console.log(`generating a ${fmt(rows)}-row CSV ...`);
       await generateCsv(file, rows);
       sheets.set(rows, file);
