@@ -228,9 +228,17 @@ export class RowChecker {
         ? payout.issues
         : [...raw.problems.map((message) => ({ message })), ...payout.issues];
     if (payout.reference !== '') {
-      // Made on the first row: prepareSheet makes a checker it may never use.
-      this.firstRowOf ??= new ReferenceTable(this.expectedRows);
-      const first = this.firstRowOf.claim(payout.reference, raw.rowNumber);
+      const knownRows = this.known.references?.get(payout.reference);
+      // A second reading knows every repeated reference with its rows: the first row of one is
+      // its list's first, and no table of every reference is made again (16 MB for a million).
+      // Made on the first row of a first reading: prepareSheet makes a checker it may never use.
+      if (this.known.references === undefined) this.firstRowOf ??= new ReferenceTable(this.expectedRows);
+      const first =
+        this.firstRowOf === undefined
+          ? knownRows !== undefined && knownRows[0] !== raw.rowNumber
+            ? knownRows[0]
+            : undefined
+          : this.firstRowOf.claim(payout.reference, raw.rowNumber);
       if (first !== undefined) {
         const rows = this.repeats.get(payout.reference) ?? [first];
         rows.push(raw.rowNumber);
@@ -240,7 +248,7 @@ export class RowChecker {
           message: `reference ${quoteCell(payout.reference)} is already used on row ${first}: every payout needs its own reference, so this row would not be paid`,
         });
       } else {
-        const again = this.known.references?.get(payout.reference);
+        const again = knownRows;
         if (again !== undefined) {
           const later = again.filter((row) => row !== raw.rowNumber);
           issues.push({

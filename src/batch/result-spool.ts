@@ -6,7 +6,14 @@
  * rows' results: a million rows cost what a thousand do.
  */
 import { type FileHandle, open, rename } from 'node:fs/promises';
-import type { SentRow } from './run-results.js';
+import type { RowResult } from './row-steps.js';
+
+/**
+ * A row's result with its sheet row number; `fromRegister` when the register decided it (paid
+ * already, a reference reused, in doubt): not a row this run would send, so no warnings;
+ * `held` when `--hold-changed-payees` held it: a row that needs attention.
+ */
+export type SentRow = RowResult & { rowNumber: number; fromRegister?: boolean; held?: boolean };
 
 /** Text gathered before a write. */
 const WRITE_CHARS = 256 * 1024;

@@ -9,18 +9,13 @@ import type { JudgedWarnings } from './judged.js';
 import { notSentBecause, notSentInterrupted } from './outcome.js';
 import { openResultsFor } from './prepare.js';
 import { type ReadOptions, type ReadSheet, replayJudged } from './read-once.js';
-import type { ResultSpool } from './result-spool.js';
+import type { ResultSpool, SentRow } from './result-spool.js';
 import type { RowResult } from './row-steps.js';
 import { BatchSummary } from './summary.js';
 import { type RowSample, tally } from './validate.js';
 import { messagesOf, NO_WARNINGS, WarningTally } from './warnings.js';
 
-/**
- * A row's result with its sheet row number; `fromRegister` when the register decided it (paid
- * already, a reference reused, in doubt): not a row this run would send, so no warnings;
- * `held` when `--hold-changed-payees` held it: a row that needs attention.
- */
-export type SentRow = RowResult & { rowNumber: number; fromRegister?: boolean; held?: boolean };
+export type { SentRow } from './result-spool.js';
 
 /** Why the send pass ended before every valid row had a result. */
 export interface StopReason {
