@@ -139,8 +139,8 @@ function runArgs(sheet, sandboxUrl, register, results) {
 /** One `payouts run` of a fresh sheet of `rows` against a fresh sandbox and register. */
 async function scaleCase(name, rows, sheet, register, cleanup) {
   const sandbox = await startSandbox([], { nodeArgs: rows > 200_000 ? BIG_SANDBOX : [] });
-  const results = path.join(outDir, `scale-${name}.results.csv`);
-  const summary = path.join(outDir, `scale-${name}.summary.json`);
+  const results = path.join(outDir, `scale-${name}-${process.pid}.results.csv`);
+  const summary = path.join(outDir, `scale-${name}-${process.pid}.summary.json`);
   try {
     const { done } = startRun(runArgs(sheet, sandbox.url, register, results), summary);
     const run = await done;
@@ -165,13 +165,13 @@ async function scaleCase(name, rows, sheet, register, cleanup) {
 
 /** A run stopped by SIGTERM halfway through, then the run that finishes it (the same register). */
 async function resumedCase(rows, sheet) {
-  const register = path.join(outDir, `scale-resumed-${rows}.register.db`);
+  const register = path.join(outDir, `scale-resumed-${rows}-${process.pid}.register.db`);
   const removeRegister = () =>
     Promise.all(['', '-wal', '-shm', '.lock'].map((s) => rm(`${register}${s}`, { force: true })));
   await removeRegister();
   const sandbox = await startSandbox([], { nodeArgs: rows > 200_000 ? BIG_SANDBOX : [] });
-  const results = path.join(outDir, `scale-resumed-${rows}.results.csv`);
-  const summary = path.join(outDir, `scale-resumed-${rows}.summary.json`);
+  const results = path.join(outDir, `scale-resumed-${rows}-${process.pid}.results.csv`);
+  const summary = path.join(outDir, `scale-resumed-${rows}-${process.pid}.summary.json`);
   try {
     const first = startRun(runArgs(sheet, sandbox.url, register, results), summary);
     let exited = false;
@@ -239,7 +239,7 @@ export async function runScaleSection(results) {
   };
   try {
     for (const rows of sqliteSizes) {
-      const register = path.join(outDir, `scale-${rows}.register.db`);
+      const register = path.join(outDir, `scale-${rows}-${process.pid}.register.db`);
       const removeRegister = () =>
         Promise.all(['', '-wal', '-shm', '.lock'].map((s) => rm(`${register}${s}`, { force: true })));
       await removeRegister();
