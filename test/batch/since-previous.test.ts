@@ -18,7 +18,7 @@ const paid = (
 });
 
 describe('SincePreviousComparison', () => {
-  it('names the payees paid then and missing now, the changed amounts largest first, and the totals', () => {
+  it('names the payees paid then and missing now, the changed amounts largest first, and the totals', async () => {
     const comparison = new SincePreviousComparison(BATCH, [
       paid('ana', 'Ana Lopez', 'PAY-10-1', 125_000n),
       paid('hans', 'Hans Weber', 'PAY-10-2', 320_000n),
@@ -30,7 +30,7 @@ describe('SincePreviousComparison', () => {
     comparison.add('joao', 180_000n, 'BRL'); // -100.00
     comparison.add('zoe', 30_000n, 'USD'); // new: counts in the totals only
     comparison.add(undefined, 1_000n, 'MXN');
-    expect(comparison.finish()).toEqual({
+    expect(await comparison.finish()).toEqual({
       batch: BATCH,
       totals: {
         BRL: { previous: '1900.00', current: '1800.00', change: '-100.00' },
@@ -47,18 +47,18 @@ describe('SincePreviousComparison', () => {
     });
   });
 
-  it('adds up a payee paid twice in a batch, and names its last reference', () => {
+  it('adds up a payee paid twice in a batch, and names its last reference', async () => {
     const comparison = new SincePreviousComparison(BATCH, [
       paid('acme', 'Acme Ltd', 'PAY-10-5', 100_000n),
       paid('acme', 'Acme Ltd', 'PAY-10-6', 20_000n),
     ]);
     comparison.add('acme', 120_000n, 'USD');
-    expect(comparison.finish().changedAmounts).toEqual([]);
+    expect((await comparison.finish()).changedAmounts).toEqual([]);
     const gone = new SincePreviousComparison(BATCH, [
       paid('acme', 'Acme Ltd', 'PAY-10-5', 100_000n),
       paid('acme', 'Acme Ltd', 'PAY-10-6', 20_000n),
     ]);
-    expect(gone.finish().missingPayees).toEqual([
+    expect((await gone.finish()).missingPayees).toEqual([
       { name: 'Acme Ltd', lastReference: 'PAY-10-6', amount: '1200.00', currency: 'USD' },
     ]);
   });
