@@ -67,5 +67,5 @@ it('holds a few bytes per payee of the previous batch, however many', async () =
   const perPayee = (large - small) / 180_000;
   // 25 bytes in typed arrays and an index slot of 4, at most 80% full: some 30 bytes. A Map
   // entry, an object and two Maps per payee (with its name and last reference) held some 680.
-  expect(perPayee).toBeLessThan(40);
+  expect(perPayee, `${perPayee.toFixed(1)} bytes a payee`).toBeLessThan(40);
 });
