@@ -1,6 +1,6 @@
 /** What changed since the previous batch: totals then and now, payees gone, amounts changed. */
 import { describe, expect, it } from 'vitest';
-import { type EarlierPayout, SincePreviousComparison } from '../../src/batch/since-previous.js';
+import { type EarlierPayout, SincePreviousComparison, sinceOf } from '../../src/batch/since-previous.js';
 
 const BATCH = { sheet: 'payroll-2026-10.csv', at: '2026-10-25T09:00:00.000Z', rows: 4 };
 const paid = (
@@ -61,5 +61,36 @@ describe('SincePreviousComparison', () => {
     expect((await gone.finish()).missingPayees).toEqual([
       { name: 'Acme Ltd', lastReference: 'PAY-10-6', amount: '1200.00', currency: 'USD' },
     ]);
+  });
+
+  it("reads a register's batch page by page, counts its payouts as its rows when its run never said, and reads it again to name the payees listed", async () => {
+    const readings: string[] = [];
+    const pagesOf = (digest: string, pages: EarlierPayout[][]) =>
+      async function* () {
+        readings.push(digest);
+        yield* pages;
+      };
+    const october = pagesOf('october', [
+      [paid('acme', 'Acme Ltd', 'PAY-10-1', 100_000n), paid('kept', 'Kept Co', 'PAY-10-2', 5_000n)],
+      [paid('acme', 'Acme Limited', 'PAY-10-3', 20_000n)],
+    ]);
+    const november = pagesOf('november', [[paid('kept', 'Kept Co', 'PAY-11-1', 5_000n)]]);
+    const at = BATCH.at;
+    const comparisons = [
+      await SincePreviousComparison.read({ sheet: 'november.csv', at, rows: 1 }, november, 'november'),
+      await SincePreviousComparison.read({ sheet: 'october.csv', at, rows: null }, october, 'october'),
+    ];
+    for (const comparison of comparisons) comparison.add('kept', 5_000n, 'USD');
+    expect(readings).toEqual(['november', 'october']);
+    // This sheet is November's, resumed: compared with October, read once more for the names.
+    const since = await sinceOf(comparisons, 'november');
+    expect(readings).toEqual(['november', 'october', 'october']);
+    expect(since?.batch).toEqual({ sheet: 'october.csv', at, rows: 3 });
+    // The name of the payee's first payout read (by reference), the reference of its last: as before.
+    expect(since?.missingPayees).toEqual([
+      { name: 'Acme Ltd', lastReference: 'PAY-10-3', amount: '1200.00', currency: 'USD' },
+    ]);
+    expect(since?.changedAmounts).toEqual([]);
+    expect(await sinceOf(comparisons.slice(0, 1), 'november')).toBeNull();
   });
 });
