@@ -18,7 +18,7 @@ import { SheetError } from '../errors.js';
 import type { ScopeInfo } from '../register/types.js';
 import type { SheetNumbers } from '../rows/money.js';
 import type { SheetOptions } from './prepare.js';
-import type { SinceFinding } from './since-previous.js';
+import type { SincePrevious } from './since-previous.js';
 import { BatchSummary, ErrorGroups } from './summary.js';
 import type { RowSample, SheetFindings } from './verdicts.js';
 import { WarningTally } from './warnings.js';
@@ -79,7 +79,8 @@ export type WorkerMessage =
       warnings: WarningTally;
       tag: string;
       historyBatches: string[];
-      since: SinceFinding[];
+      /** What changed since the previous batch, finished on the worker (plain data). */
+      since: SincePrevious | null;
     }
   | { type: 'failed'; error: ErrorDescription };
 

@@ -43,7 +43,7 @@ import { type ResultSpool, ResultSpoolWriter, type SpooledRow } from './result-s
 import { type PayeeOfRow, type RowResult, RowSteps } from './row-steps.js';
 import { RunHolder } from './run-holder.js';
 import { type SentRow, type StopReason, writeResults } from './run-results.js';
-import { finishAll, type SincePrevious, sinceCandidates, sincePreviousOf } from './since-previous.js';
+import { type SincePrevious, sinceCandidates, sinceOf } from './since-previous.js';
 import { STOP_GRACE_MS, StopGrace } from './stop-grace.js';
 import { BatchSummary } from './summary.js';
 import type { RowSample } from './validate.js';
@@ -512,7 +512,7 @@ async function judgeBatch(
       digest: batchDigest,
       sendTotals,
       ...(judged ? { judged } : {}),
-      sincePrevious: sincePreviousOf(finishAll(comparisons), batchDigest),
+      sincePrevious: await sinceOf(comparisons, batchDigest),
     };
   } catch (error) {
     await writer?.abandon();

@@ -3,18 +3,20 @@
  * with the latest earlier batch this register paid for the service, the way a payroll variance
  * report reads: the totals then and now, the payees paid then and missing now, and the payees
  * whose amount changed, largest changes first. Built while the sheet streams: what is kept is
- * the previous batch's payees (one entry each), never the sheet's rows.
+ * the previous batch's amounts per payee, a fixed few bytes each (payee-amounts.ts), never the
+ * sheet's rows nor the previous batch's payouts, which are read again for the payees listed.
  */
 import { minorOf } from '../register/rules.js';
-import type { PaidBatch, ScopeStore } from '../register/types.js';
+import type { ScopeStore } from '../register/types.js';
 import { formatMinor } from '../rows/money.js';
+import { PayeeAmounts } from './payee-amounts.js';
 import { BatchSummary } from './summary.js';
 
 /** One payout of the previous batch, as the register holds it. */
 export interface EarlierPayout {
   /** The payee's keyed identity (the payee history's key). */
   payee: string;
-  /** The name the sheet gave the payee (the last one the register knows). */
+  /** The name the sheet gave the payee on this payout. */
   name: string;
   reference: string;
   /** Minor units. */
@@ -55,37 +57,57 @@ export interface SincePrevious {
   changedAmounts: ChangedAmount[];
 }
 
-interface PayeeThen {
-  name: string;
-  lastReference: string;
-  /** Per currency, minor units paid in the previous batch. */
-  paid: Map<string, bigint>;
-  /** Per currency, minor units in this sheet. */
-  sheet: Map<string, bigint>;
-}
+/** The previous batch's payouts, page by page; each call reads them anew. */
+export type EarlierPages = () => AsyncIterable<Iterable<EarlierPayout>>;
 
 /** Compares a sheet, row by row, with the previous batch's payouts. */
 export class SincePreviousComparison {
-  private readonly payees = new Map<string, PayeeThen>();
+  private readonly payees = new PayeeAmounts();
   private readonly totalsThen = new Map<string, bigint>();
   private readonly totalsNow = new Map<string, bigint>();
+  /** Reads the payouts again at the end, for the names and references of the payees listed. */
+  private readAgain: EarlierPages;
 
+  /** A comparison with `payouts`, which `finish` reads again (an array: a test's few payouts). */
   constructor(
-    private readonly batch: PreviousBatch,
+    private batch: PreviousBatch,
     payouts: Iterable<EarlierPayout>,
     /** The batch digest of the batch compared with: this sheet's own is no previous batch. */
     readonly digest = '',
   ) {
+    this.take(payouts);
+    this.readAgain = async function* () {
+      yield payouts;
+    };
+  }
+
+  /**
+   * A comparison with the payouts `pages` reads (a register's, a page at a time): kept are their
+   * amounts per payee, never the payouts. `rows` null: the batch's payouts count as its rows.
+   */
+  static async read(
+    batch: Omit<PreviousBatch, 'rows'> & { rows: number | null },
+    pages: EarlierPages,
+    digest = '',
+  ): Promise<SincePreviousComparison> {
+    const { sheet, at } = batch;
+    const comparison = new SincePreviousComparison({ sheet, at, rows: batch.rows ?? 0 }, [], digest);
+    comparison.readAgain = pages;
+    let payouts = 0;
+    for await (const page of pages()) payouts += comparison.take(page);
+    if (batch.rows === null) comparison.batch = { sheet, at, rows: payouts };
+    return comparison;
+  }
+
+  /** Adds the previous batch's payouts; how many. */
+  private take(payouts: Iterable<EarlierPayout>): number {
+    let count = 0;
     for (const payout of payouts) {
-      let payee = this.payees.get(payout.payee);
-      if (payee === undefined) {
-        payee = { name: payout.name, lastReference: payout.reference, paid: new Map(), sheet: new Map() };
-        this.payees.set(payout.payee, payee);
-      }
-      payee.lastReference = payout.reference;
-      BatchSummary.add(payee.paid, payout.currency, payout.minor);
+      this.payees.addPaid(payout.payee, payout.minor, payout.currency);
       BatchSummary.add(this.totalsThen, payout.currency, payout.minor);
+      count += 1;
     }
+    return count;
   }
 
   /** Whether rows need their payee's keyed identity: not when the previous batch names no payee. */
@@ -96,13 +118,15 @@ export class SincePreviousComparison {
   /** A valid row of this sheet: its payee's keyed identity (undefined: none), amount and currency. */
   add(payee: string | undefined, minor: bigint, currency: string): void {
     BatchSummary.add(this.totalsNow, currency, minor);
-    if (payee === undefined) return;
-    const known = this.payees.get(payee);
-    if (known !== undefined) BatchSummary.add(known.sheet, currency, minor);
+    if (payee !== undefined) this.payees.addSheet(payee, minor, currency);
   }
 
-  /** The comparison, once every row was added. */
-  finish(): SincePrevious {
+  /**
+   * The comparison, once every row was added. The payees it lists (missing, or paid another
+   * amount) are named from a second reading of the previous batch: the name of the first payout
+   * read of each, the reference of the last, in the order the payees were first read.
+   */
+  async finish(): Promise<SincePrevious> {
     const currencies = [...new Set([...this.totalsThen.keys(), ...this.totalsNow.keys()])].sort();
     const totals: SincePrevious['totals'] = {};
     for (const currency of currencies) {
@@ -114,27 +138,35 @@ export class SincePreviousComparison {
         change: signed(now - then),
       };
     }
+    const named = new Map<number, { name: string; lastReference: string }>();
+    if (this.payees.size > 0) {
+      for await (const page of this.readAgain()) {
+        for (const payout of page) {
+          const entry = this.payees.find(payout.payee);
+          if (entry < 0 || !this.payees.listed(entry)) continue;
+          const known = named.get(entry);
+          if (known === undefined) named.set(entry, { name: payout.name, lastReference: payout.reference });
+          else known.lastReference = payout.reference;
+        }
+      }
+    }
     const missingPayees: MissingPayee[] = [];
     const changed: (ChangedAmount & { size: bigint })[] = [];
-    for (const payee of this.payees.values()) {
-      if (payee.sheet.size === 0) {
-        for (const [currency, minor] of payee.paid) {
-          missingPayees.push({
-            name: payee.name,
-            lastReference: payee.lastReference,
-            amount: formatMinor(minor),
-            currency,
-          });
+    for (const [entry, { name, lastReference }] of named) {
+      const { paid, sheet, seen } = this.payees.amountsOf(entry);
+      if (!seen) {
+        for (const [currency, minor] of paid) {
+          missingPayees.push({ name, lastReference, amount: formatMinor(minor), currency });
         }
         continue;
       }
-      for (const currency of new Set([...payee.paid.keys(), ...payee.sheet.keys()])) {
-        const then = payee.paid.get(currency) ?? 0n;
-        const now = payee.sheet.get(currency) ?? 0n;
+      for (const currency of new Set([...paid.keys(), ...sheet.keys()])) {
+        const then = paid.get(currency) ?? 0n;
+        const now = sheet.get(currency) ?? 0n;
         if (then === now) continue;
         const difference = now - then;
         changed.push({
-          name: payee.name,
+          name,
           currency,
           previous: formatMinor(then),
           current: formatMinor(now),
@@ -167,38 +199,39 @@ function signed(minor: bigint): string {
  * at the end of the reading, tells.
  */
 export async function sinceCandidates(
-  store: Pick<ScopeStore, 'paidBatches'> | undefined,
+  store: Pick<ScopeStore, 'paidBatches' | 'batchPayouts'> | undefined,
 ): Promise<SincePreviousComparison[]> {
   if (store === undefined) return [];
-  return (await store.paidBatches(2)).map(comparisonOf);
+  const comparisons: SincePreviousComparison[] = [];
+  for (const batch of await store.paidBatches(2)) {
+    const pages = () => earlierPages(store, batch.digest);
+    comparisons.push(await SincePreviousComparison.read(batch, pages, batch.digest));
+  }
+  return comparisons;
 }
 
-function comparisonOf(batch: PaidBatch): SincePreviousComparison {
-  return new SincePreviousComparison(
-    { sheet: batch.sheet, at: batch.at, rows: batch.rows },
-    batch.payouts.map((p) => ({
+async function* earlierPages(
+  store: Pick<ScopeStore, 'batchPayouts'>,
+  digest: string,
+): AsyncIterable<EarlierPayout[]> {
+  for await (const page of store.batchPayouts(digest)) {
+    yield page.map((p) => ({
       payee: p.payee,
       name: p.name,
       reference: p.reference,
       minor: minorOf(p.amount),
       currency: p.currency,
-    })),
-    batch.digest,
-  );
+    }));
+  }
 }
 
-/** A comparison done, with the digest of the batch it compared with. */
-export interface SinceFinding {
-  digest: string;
-  since: SincePrevious;
-}
-
-/** Finishes the comparisons (where the sheet was read: a worker sends these). */
-export function finishAll(comparisons: readonly SincePreviousComparison[]): SinceFinding[] {
-  return comparisons.map((c) => ({ digest: c.digest, since: c.finish() }));
-}
-
-/** The previous batch's comparison for a sheet of `digest`: the latest batch that is not this one; null without one. */
-export function sincePreviousOf(findings: readonly SinceFinding[], digest: string): SincePrevious | null {
-  return findings.find((f) => f.digest !== digest)?.since ?? null;
+/**
+ * What changed since the previous batch for a sheet of `digest`: the comparison with the latest
+ * batch that is not this one, finished (it reads that batch once more); null without one.
+ */
+export function sinceOf(
+  comparisons: readonly SincePreviousComparison[],
+  digest: string,
+): Promise<SincePrevious | null> {
+  return comparisons.find((c) => c.digest !== digest)?.finish() ?? Promise.resolve(null);
 }

@@ -116,7 +116,7 @@ try {
   await post();
   send({
     type: 'done',
-    ...tally.finish(),
+    ...(await tally.finish()),
     repeats: [...checker.repeats],
     duplicates: [...checker.duplicates],
   });

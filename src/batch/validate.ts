@@ -23,7 +23,7 @@ import {
   sheetNumbers,
 } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
-import { type SincePrevious, sinceCandidates, sincePreviousOf } from './since-previous.js';
+import { type SincePrevious, sinceCandidates } from './since-previous.js';
 import type { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
@@ -147,7 +147,7 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     unknownColumns: prepared.header.unknown,
     invalidSamples: findings.invalidSamples,
     warnings: findings.warnings,
-    sincePrevious: sincePreviousOf(findings.since, findings.digest),
+    sincePrevious: findings.since,
     ...(registered.scope && options.register ? { register: shownLocation(options.register.location) } : {}),
     ...(registered.note ? { registerNote: registered.note } : {}),
   };
@@ -241,7 +241,7 @@ async function checkHere(
     options.onProgress?.(tally.summary.rows);
   }
   return {
-    ...tally.finish(),
+    ...(await tally.finish()),
     repeats: [...prepared.repeats()].map(([reference, rows]) => [reference, [...rows]]),
     duplicates: [...prepared.duplicates()].map(([payment, rows]) => [payment, [...rows]]),
     historyBatches: [...warnings.batchesSeen],

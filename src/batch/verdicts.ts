@@ -2,7 +2,7 @@ import type { ColumnIndex } from '../columns/columns.js';
 import { BatchDigest } from './digest.js';
 import type { EarlierResult } from './earlier.js';
 import type { PreparedRow } from './prepare.js';
-import { finishAll, type SinceFinding, type SincePreviousComparison } from './since-previous.js';
+import { type SincePrevious, type SincePreviousComparison, sinceOf } from './since-previous.js';
 import { BatchSummary, NOT_OK_STATUSES, type RowStatus } from './summary.js';
 import {
   heldReason,
@@ -69,8 +69,8 @@ export interface SheetFindings {
   /** The batches that last changed the payee histories read: the sheet's own tag needs a second reading. */
   historyBatches: string[];
   warnings: WarningTally;
-  /** The sheet compared with the latest batches the register paid (since-previous.ts). */
-  since: SinceFinding[];
+  /** What changed since the previous batch the register paid (since-previous.ts); null: none. */
+  since: SincePrevious | null;
 }
 
 /**
@@ -186,18 +186,19 @@ export class ValidationTally {
     };
   }
 
-  /** The findings; call once, after the last row. */
-  finish(): SheetFindings {
+  /** The findings; call once, after the last row (the previous batch is read once more). */
+  async finish(): Promise<SheetFindings> {
+    const digest = this.digest.finish();
     return {
       summary: this.summary,
-      ...this.digest.finish(),
+      ...digest,
       historyBatches: [],
       invalidSamples: this.invalidSamples,
       totalsMismatches: this.totalsMismatches,
       repeats: [],
       duplicates: [],
       warnings: this.warnings,
-      since: finishAll(this.comparisons),
+      since: await sinceOf(this.comparisons, digest.digest),
     };
   }
 }

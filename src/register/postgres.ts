@@ -226,8 +226,9 @@ const STATEMENTS: Statements = {
   batchRun: `SELECT sheet, rows, started_at FROM payouts.runs WHERE scope_id = :scope AND digest = :digest
     ORDER BY started_at DESC LIMIT 1`,
   batchPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts.payouts p
-    JOIN payouts.runs r ON r.id = p.run_id WHERE p.scope_id = :scope AND r.digest = :digest
-    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL`,
+    WHERE p.scope_id = :scope AND p.reference > :after
+    AND p.run_id IN (SELECT id FROM payouts.runs WHERE scope_id = :scope AND digest = :digest)
+    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
   origin: 'SELECT same_as FROM payouts.origins WHERE service = :service AND integrator_id = :integrator',
   declareOrigin: `INSERT INTO payouts.origins (service, integrator_id, same_as, declared_at)
     VALUES (:service, :integrator, :sameAs, now())

@@ -50,6 +50,7 @@ import {
 } from './transfer.js';
 import type {
   ApprovalRecord,
+  BatchPayout,
   ClaimDecision,
   ClaimRequest,
   EventRecord,
@@ -131,7 +132,10 @@ export interface Statements extends TransferStatements {
   paidBatches: string;
   /** The latest run of a batch: :scope :digest. */
   batchRun: string;
-  /** The submitted or completed payouts of a batch with their payees: :scope :digest. */
+  /**
+   * The submitted or completed payouts of a batch with their payees, by reference after :after:
+   * :scope :digest :after :limit.
+   */
   batchPayouts: string;
   /** An approval's columns (ApprovalRecord, `:principals` as JSON); added unless held. */
   recordApproval: string;
@@ -186,6 +190,12 @@ export interface Dialect {
   /** Runs the update `set` (its `WHERE` open for more) where `fence` admits it; rows changed. */
   fenced(sql: Sql, set: string, values: Values, fence: Fence): Promise<number>;
 }
+
+/**
+ * A paid batch's payouts read per statement: a page of a few hundred kilobytes, where a batch
+ * can pay a million payees.
+ */
+const BATCH_PAGE = 4000;
 
 /** Reads and replaces of one payee's history before giving up (other runs keep changing it). */
 const HISTORY_ATTEMPTS = 100;
@@ -481,29 +491,43 @@ class SqlScope implements ScopeStore {
           scope,
           digest,
         });
-        const payouts = await sql.rows<{
-          payee_key: string;
-          payee_name: string | null;
-          reference: string;
-          amount: string;
-          currency: string;
-        }>(s.batchPayouts, { scope, digest });
         batches.push({
           digest,
           sheet: run?.sheet ?? '',
           at: run === undefined ? '' : iso(run.started_at),
-          rows: Number(run?.rows ?? payouts.length),
-          payouts: payouts.map((p) => ({
-            payee: p.payee_key,
-            name: p.payee_name ?? '',
-            reference: p.reference,
-            amount: p.amount,
-            currency: p.currency,
-          })),
+          rows: run?.rows == null ? null : Number(run.rows),
         });
       }
       return batches;
     });
+  }
+
+  async *batchPayouts(digest: string, page = BATCH_PAGE): AsyncIterable<BatchPayout[]> {
+    type Row = {
+      payee_key: string;
+      payee_name: string | null;
+      reference: string;
+      amount: string;
+      currency: string;
+    };
+    const values = { scope: this.scope.id, digest, limit: page };
+    // By reference after the last one read (keyset): each statement reads its page alone, where
+    // an offset would read every earlier page again.
+    for (let after = ''; ; ) {
+      const rows = await this.register.read((sql) =>
+        sql.rows<Row>(this.dialect.sql.batchPayouts, { ...values, after }),
+      );
+      if (rows.length === 0) return;
+      after = rows.at(-1)!.reference;
+      yield rows.map((p) => ({
+        payee: p.payee_key,
+        name: p.payee_name ?? '',
+        reference: p.reference,
+        amount: p.amount,
+        currency: p.currency,
+      }));
+      if (rows.length < page) return;
+    }
   }
 
   recordPayment(payee: string, payment: PayeePayment, batch: string, name?: string): Promise<void> {

@@ -135,14 +135,25 @@ export interface ClaimRequest {
   idempotencyKey: string;
 }
 
-/** A batch the register paid: its latest run, and its submitted or completed payouts with their payees. */
+/** A batch the register paid, as its latest run tells (its payouts: `batchPayouts`). */
 export interface PaidBatch {
   digest: string;
   sheet: string;
   /** Its latest run's start (ISO 8601). */
   at: string;
-  rows: number;
-  payouts: { payee: string; name: string; reference: string; amount: string; currency: string }[];
+  /** The rows its latest run read; null when that run never said (its payouts then count). */
+  rows: number | null;
+}
+
+/** A submitted or completed payout of a paid batch, with its payee. */
+export interface BatchPayout {
+  /** The payee history's key (a keyed hash of the payee's identity). */
+  payee: string;
+  /** The name the sheet gave the payee on this payout. */
+  name: string;
+  reference: string;
+  amount: string;
+  currency: string;
 }
 
 /** What changes on a payout as its run goes through the steps. */
@@ -245,9 +256,15 @@ export interface ScopeStore {
   hasPayeeHistory(): Promise<boolean>;
   /**
    * The latest batches (by batch digest: a resumed run is the same batch) that paid something,
-   * latest first, with the payouts they paid and who to: what `sincePrevious` compares with.
+   * latest first: what `sincePrevious` compares with.
    */
   paidBatches(limit: number): Promise<PaidBatch[]>;
+  /**
+   * The submitted or completed payouts of the batch `digest` with their payees, by reference,
+   * `page` at a time (a few thousand unless told): a batch can pay a million payees. Each
+   * iteration reads them anew.
+   */
+  batchPayouts(digest: string, page?: number): AsyncIterable<BatchPayout[]>;
   /** Adds a payout of `batch` (a sheet's tag) whose transaction was created to its payee's history. */
   recordPayment(payee: string, payment: PayeePayment, batch: string, name?: string): Promise<void>;
   /** Records a run and gives it its first lease (in the store's time). */

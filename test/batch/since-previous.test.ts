@@ -1,6 +1,6 @@
 /** What changed since the previous batch: totals then and now, payees gone, amounts changed. */
 import { describe, expect, it } from 'vitest';
-import { type EarlierPayout, SincePreviousComparison } from '../../src/batch/since-previous.js';
+import { type EarlierPayout, SincePreviousComparison, sinceOf } from '../../src/batch/since-previous.js';
 
 const BATCH = { sheet: 'payroll-2026-10.csv', at: '2026-10-25T09:00:00.000Z', rows: 4 };
 const paid = (
@@ -18,7 +18,7 @@ const paid = (
 });
 
 describe('SincePreviousComparison', () => {
-  it('names the payees paid then and missing now, the changed amounts largest first, and the totals', () => {
+  it('names the payees paid then and missing now, the changed amounts largest first, and the totals', async () => {
     const comparison = new SincePreviousComparison(BATCH, [
       paid('ana', 'Ana Lopez', 'PAY-10-1', 125_000n),
       paid('hans', 'Hans Weber', 'PAY-10-2', 320_000n),
@@ -30,7 +30,7 @@ describe('SincePreviousComparison', () => {
     comparison.add('joao', 180_000n, 'BRL'); // -100.00
     comparison.add('zoe', 30_000n, 'USD'); // new: counts in the totals only
     comparison.add(undefined, 1_000n, 'MXN');
-    expect(comparison.finish()).toEqual({
+    expect(await comparison.finish()).toEqual({
       batch: BATCH,
       totals: {
         BRL: { previous: '1900.00', current: '1800.00', change: '-100.00' },
@@ -47,19 +47,50 @@ describe('SincePreviousComparison', () => {
     });
   });
 
-  it('adds up a payee paid twice in a batch, and names its last reference', () => {
+  it('adds up a payee paid twice in a batch, and names its last reference', async () => {
     const comparison = new SincePreviousComparison(BATCH, [
       paid('acme', 'Acme Ltd', 'PAY-10-5', 100_000n),
       paid('acme', 'Acme Ltd', 'PAY-10-6', 20_000n),
     ]);
     comparison.add('acme', 120_000n, 'USD');
-    expect(comparison.finish().changedAmounts).toEqual([]);
+    expect((await comparison.finish()).changedAmounts).toEqual([]);
     const gone = new SincePreviousComparison(BATCH, [
       paid('acme', 'Acme Ltd', 'PAY-10-5', 100_000n),
       paid('acme', 'Acme Ltd', 'PAY-10-6', 20_000n),
     ]);
-    expect(gone.finish().missingPayees).toEqual([
+    expect((await gone.finish()).missingPayees).toEqual([
       { name: 'Acme Ltd', lastReference: 'PAY-10-6', amount: '1200.00', currency: 'USD' },
     ]);
+  });
+
+  it("reads a register's batch page by page, counts its payouts as its rows when its run never said, and reads it again to name the payees listed", async () => {
+    const readings: string[] = [];
+    const pagesOf = (digest: string, pages: EarlierPayout[][]) =>
+      async function* () {
+        readings.push(digest);
+        yield* pages;
+      };
+    const october = pagesOf('october', [
+      [paid('acme', 'Acme Ltd', 'PAY-10-1', 100_000n), paid('kept', 'Kept Co', 'PAY-10-2', 5_000n)],
+      [paid('acme', 'Acme Limited', 'PAY-10-3', 20_000n)],
+    ]);
+    const november = pagesOf('november', [[paid('kept', 'Kept Co', 'PAY-11-1', 5_000n)]]);
+    const at = BATCH.at;
+    const comparisons = [
+      await SincePreviousComparison.read({ sheet: 'november.csv', at, rows: 1 }, november, 'november'),
+      await SincePreviousComparison.read({ sheet: 'october.csv', at, rows: null }, october, 'october'),
+    ];
+    for (const comparison of comparisons) comparison.add('kept', 5_000n, 'USD');
+    expect(readings).toEqual(['november', 'october']);
+    // This sheet is November's, resumed: compared with October, read once more for the names.
+    const since = await sinceOf(comparisons, 'november');
+    expect(readings).toEqual(['november', 'october', 'october']);
+    expect(since?.batch).toEqual({ sheet: 'october.csv', at, rows: 3 });
+    // The name of the payee's first payout read (by reference), the reference of its last: as before.
+    expect(since?.missingPayees).toEqual([
+      { name: 'Acme Ltd', lastReference: 'PAY-10-3', amount: '1200.00', currency: 'USD' },
+    ]);
+    expect(since?.changedAmounts).toEqual([]);
+    expect(await sinceOf(comparisons.slice(0, 1), 'november')).toBeNull();
   });
 });

@@ -486,6 +486,69 @@ describe.each(stores)('the $name register', (kind) => {
     }
   });
 
+  it('lists the batches paid, latest first, and reads their payouts with payees by reference, a page at a time', async () => {
+    const register = await open();
+    try {
+      const store = await register.openScope({ ...scope, integratorId: 'int-since' });
+      const run = async (id: string, digest: string, startedAt: string, paid: Record<string, string>) => {
+        await store.beginRun({ id, sheet: `${digest}.csv`, digest, host: 'h', pid: 1, startedAt });
+        const self = remote(id);
+        await claimAs(store, self, Object.keys(paid));
+        for (const [reference, payee] of Object.entries(paid)) {
+          await store.update(id, reference, {
+            state: 'sending',
+            payeeKey: payee,
+            payeeName: `Name of ${payee}`,
+          });
+          await store.update(id, reference, { state: 'submitted', transactionId: `tx-${reference}` });
+        }
+      };
+      // October: a run, then its resumed run (the same digest) that never finished.
+      await run('oct-1', 'october', '2026-10-25T09:00:00.000Z', {
+        'S-05': 'ana',
+        'S-02': 'bo',
+        'S-09': 'ana',
+      });
+      await store.finishRun('oct-1', { rows: 7, statuses: { submitted: 3 }, exitCode: 1 });
+      await run('oct-2', 'october', '2026-10-25T10:00:00.000Z', { 'S-01': 'cy', 'S-07': 'bo' });
+      await store.settle('S-01', 'tx-S-01', 'completed');
+      await store.settle('S-07', 'tx-S-07', 'failed', 'the bank returned it');
+      // Neither sent nor with a payee: not what the batch paid anyone.
+      await claimAs(store, remote('oct-2'), ['S-03', 'S-04']);
+      await store.update('oct-2', 'S-04', { state: 'sending' });
+      await store.update('oct-2', 'S-04', { state: 'submitted', transactionId: 'tx-S-04' });
+      await run('nov-1', 'november', '2026-11-25T09:00:00.000Z', { 'S-10': 'ana' });
+      await store.finishRun('nov-1', { rows: 1, statuses: { submitted: 1 }, exitCode: 0 });
+
+      expect(await store.paidBatches(5)).toEqual([
+        { digest: 'november', sheet: 'november.csv', at: '2026-11-25T09:00:00.000Z', rows: 1 },
+        // Its latest run never said how many rows it read.
+        { digest: 'october', sheet: 'october.csv', at: '2026-10-25T10:00:00.000Z', rows: null },
+      ]);
+      const pages: string[][] = [];
+      for await (const page of store.batchPayouts('october', 2)) pages.push(page.map((p) => p.reference));
+      expect(pages).toEqual([
+        ['S-01', 'S-02'],
+        ['S-05', 'S-09'],
+      ]);
+      const read: unknown[] = [];
+      for (let again = 0; again < 2; again++) {
+        for await (const page of store.batchPayouts('october')) read.push(...page);
+      }
+      const october = [
+        { payee: 'cy', name: 'Name of cy', reference: 'S-01', amount: '10.00', currency: 'USD' },
+        { payee: 'bo', name: 'Name of bo', reference: 'S-02', amount: '10.00', currency: 'USD' },
+        { payee: 'ana', name: 'Name of ana', reference: 'S-05', amount: '10.00', currency: 'USD' },
+        { payee: 'ana', name: 'Name of ana', reference: 'S-09', amount: '10.00', currency: 'USD' },
+      ];
+      // Each iteration reads the batch anew.
+      expect(read).toEqual([...october, ...october]);
+      for await (const _ of store.batchPayouts('never-paid')) expect.unreachable();
+    } finally {
+      await register.close();
+    }
+  });
+
   it('counts every payment to one payee made at once from two connections', async () => {
     const [a, b] = [await open(), await open()];
     try {
