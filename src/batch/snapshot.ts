@@ -10,7 +10,7 @@ import { type FileHandle, lstat, mkdtemp, open, readdir, rm } from 'node:fs/prom
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pidAlive } from '../register/lease.js';
-import type { RawRow } from '../sheet/types.js';
+import type { Cell, CellKind, RawRow } from '../sheet/types.js';
 
 /** Text gathered before a write. */
 const WRITE_CHARS = 256 * 1024;
@@ -35,7 +35,7 @@ export class RowSnapshot {
 
   /** Stores a row; returns a promise to wait on only when a write is due (not one per row). */
   add(row: RawRow): Promise<void> | undefined {
-    this.pending += `${JSON.stringify(row)}\n`;
+    this.pending += `${JSON.stringify(encodeRow(row))}\n`;
     return this.pending.length >= WRITE_CHARS ? this.flush() : undefined;
   }
 
@@ -49,7 +49,7 @@ export class RowSnapshot {
     const handle = await open(this.file, 'r');
     try {
       for await (const line of handle.readLines({ encoding: 'utf8' })) {
-        if (line !== '') yield JSON.parse(line) as RawRow;
+        if (line !== '') yield decodeRow(JSON.parse(line) as StoredRow);
       }
     } finally {
       await handle.close();
@@ -73,6 +73,36 @@ export class RowSnapshot {
     this.pending = '';
     await this.handle.write(text);
   }
+}
+
+/**
+ * A row as the snapshot stores it: a cell object per cell spelt out would make a million rows of
+ * forty columns six times the size of their CSV, written once and read three times. A text cell
+ * is its text, an empty one 0, any other [text, kind, formula, sum]; the row is
+ * [rowNumber, cells, problems] with 1 after them for a stray quote.
+ */
+type StoredCell = string | 0 | [text: string, kind: CellKind, formula: 0 | 1, sum: 0 | 1];
+type StoredRow = [rowNumber: number, cells: StoredCell[], problems: string[], strayQuote?: 1];
+
+export function encodeRow(row: RawRow): StoredRow {
+  const cells = row.cells.map((cell): StoredCell => {
+    if (cell.formula === undefined && cell.sum === undefined) {
+      if (cell.kind === 'string') return cell.text;
+      if (cell.kind === 'empty' && cell.text === '') return 0;
+    }
+    return [cell.text, cell.kind, cell.formula ? 1 : 0, cell.sum ? 1 : 0];
+  });
+  return row.strayQuote ? [row.rowNumber, cells, row.problems, 1] : [row.rowNumber, cells, row.problems];
+}
+
+export function decodeRow([rowNumber, stored, problems, strayQuote]: StoredRow): RawRow {
+  const cells = stored.map((cell): Cell => {
+    if (typeof cell === 'string') return { text: cell, kind: 'string' };
+    if (cell === 0) return { text: '', kind: 'empty' };
+    const [text, kind, formula, sum] = cell;
+    return { text, kind, ...(formula === 1 ? { formula: true } : {}), ...(sum === 1 ? { sum: true } : {}) };
+  });
+  return strayQuote === 1 ? { rowNumber, cells, problems, strayQuote: true } : { rowNumber, cells, problems };
 }
 
 /** `payouts-run-<host>-`: the snapshots of this host, followed by their run's pid. */

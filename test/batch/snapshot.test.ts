@@ -5,7 +5,8 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RowSnapshot, removeStaleSnapshots } from '../../src/batch/snapshot.js';
+import { decodeRow, encodeRow, RowSnapshot, removeStaleSnapshots } from '../../src/batch/snapshot.js';
+import type { RawRow } from '../../src/sheet/types.js';
 import { withTempDir } from '../helpers/cli.js';
 
 /** The pid of a process that has exited. */
@@ -16,6 +17,30 @@ async function deadPid(): Promise<number> {
 }
 
 describe('the run snapshot', () => {
+  it('stores every kind of cell as the sheet gave it, a text cell as its text alone', () => {
+    const row: RawRow = {
+      rowNumber: 7,
+      cells: [
+        { text: 'R-1', kind: 'string' },
+        { text: '', kind: 'empty' },
+        { text: '', kind: 'string' },
+        { text: '1250.5', kind: 'number' },
+        { text: 'true', kind: 'boolean' },
+        { text: '2026-11-26', kind: 'date' },
+        { text: '', kind: 'empty', formula: true },
+        { text: '3000.00', kind: 'number', formula: true, sum: true },
+        { text: '0', kind: 'string', formula: true },
+      ],
+      problems: ['the row has 9 fields, the header 10'],
+      strayQuote: true,
+    };
+    expect(decodeRow(encodeRow(row))).toEqual(row);
+    const plain: RawRow = { rowNumber: 2, cells: [{ text: 'A', kind: 'string' }], problems: [] };
+    expect(JSON.stringify(encodeRow(plain))).toBe('[2,["A"],[]]');
+    expect(decodeRow(encodeRow(plain))).toEqual(plain);
+    expect('strayQuote' in decodeRow(encodeRow(plain))).toBe(false);
+  });
+
   it('replays the rows it stored, and is gone once disposed', async () => {
     const snapshot = await RowSnapshot.create();
     const rows = [
