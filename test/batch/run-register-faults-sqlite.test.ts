@@ -5,6 +5,7 @@
  * the run with exit 6 and true results, and a stop meanwhile ends it within 10 s. Opening waits
  * the same way, so a stop while the register is locked before it opened ends the run too.
  */
+import { readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -38,6 +39,15 @@ function start(s: Setup, args: readonly string[] = []) {
     ['run', s.sheet, '--base-url', s.sb.url, '--out', s.out, '--json', '--concurrency', '4', ...args],
     { ...SANDBOX_ENV, PAYOUTS_REGISTER: s.register },
   );
+}
+
+/** Whether process `pid` has `file` open (its /proc/PID/fd links). */
+async function holdsOpen(pid: number, file: string): Promise<boolean> {
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => []);
+  for (const fd of fds) {
+    if ((await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')) === file) return true;
+  }
+  return false;
 }
 
 /** Takes the register's write lock in this process (another process than the run's) until released. */
@@ -136,7 +146,11 @@ describe('payouts run with an SQLite register another process locks', () => {
     await created.close();
     lock(s.register);
     const child = start(s);
-    await sleep(1_000);
+    // Stopped once it waits on the lock: the register file is among its open files (Linux).
+    await expect
+      .poll(() => holdsOpen(child.child.pid!, s.register), { timeout: 20_000, interval: 20 })
+      .toBe(true);
+    await sleep(200);
     const stoppedAt = Date.now();
     child.child.kill('SIGTERM');
     const exit = await child.exited;

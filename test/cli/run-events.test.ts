@@ -43,7 +43,12 @@ describe('payouts run --events', () => {
         );
         const args = ['run', sheet, '--base-url', sandbox.url, '--json', '--rate', '100'];
         const first = await runCli(args, { env: ENV });
-        expect(JSON.parse(first.stdout).statuses.submitted).toBe(2);
+        // Both sent; the events may have been recorded while the run still ran (settling takes
+        // 20 ms here), and the run then shows them already.
+        const { statuses } = JSON.parse(first.stdout);
+        expect(statuses.submitted + statuses.completed + statuses.failed).toBe(2);
+        expect(statuses.completed).toBeLessThanOrEqual(1);
+        expect(statuses.failed).toBeLessThanOrEqual(1);
         await sandbox.whenIdle();
         await receiver.idle();
 
@@ -104,7 +109,12 @@ describe('payouts run --events', () => {
         );
         const args = ['run', sheet, '--base-url', sandbox.url, '--json', '--rate', '100'];
         const first = await runCli(args, { env: ENV });
-        expect(JSON.parse(first.stdout).statuses.submitted).toBe(2);
+        // Both sent; the events may have been recorded while the run still ran (settling takes
+        // 20 ms here), and the run then shows them already.
+        const { statuses } = JSON.parse(first.stdout);
+        expect(statuses.submitted + statuses.completed + statuses.failed).toBe(2);
+        expect(statuses.completed).toBeLessThanOrEqual(1);
+        expect(statuses.failed).toBeLessThanOrEqual(1);
         await sandbox.whenIdle();
         await receiver.idle();
 
