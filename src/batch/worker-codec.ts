@@ -138,15 +138,32 @@ export const NO_VERDICTS: VerdictBatch = {
   text: '',
 };
 
-/** The numbers most written (counts, columns, lengths of messages), made once. */
-const SMALL_NUMBERS: readonly string[] = Array.from({ length: 1024 }, (_, n) => String.fromCharCode(0, n));
+/**
+ * The numbers most written (counts, columns, lengths of messages), made once. A number is four
+ * code units of 8 bits each, never above 0xff: a text whose messages are Latin-1 (the bench's
+ * and most sheets') then stays a one-byte string. One unit above 0xff (a message's length of
+ * 330 written as one unit) made the whole text two-byte: twice the memory on both threads,
+ * copied twice over by postMessage, and every message cut from it two-byte on the main thread,
+ * slower to write to the results file.
+ */
+const SMALL_NUMBERS: readonly string[] = Array.from({ length: 1024 }, (_, n) => numberText(n));
+
+/** A number of up to 32 bits as four code units of 8 bits, the highest first. */
+function numberText(value: number): string {
+  return String.fromCharCode(
+    (value >>> 24) & 0xff,
+    (value >>> 16) & 0xff,
+    (value >>> 8) & 0xff,
+    value & 0xff,
+  );
+}
 
 const NO_TEXTS: readonly string[] = [];
 
 /**
  * Builds a VerdictBatch row by row. A verdict is written as: status, the number of errors, the
  * errors, the number of error columns, the columns, the number of warnings, the warnings, then the four ids ('' for none); a number
- * as two UTF-16 code units (32 bits), a string as its length then its code units as they are.
+ * as four code units of 8 bits (32 bits: SMALL_NUMBERS), a string as its length then its code units as they are.
  */
 export class VerdictPacker {
   private rowNumbers: Uint32Array<ArrayBuffer>;
@@ -217,10 +234,7 @@ export class VerdictPacker {
   }
 
   private number(value: number): void {
-    this.text +=
-      value < SMALL_NUMBERS.length
-        ? SMALL_NUMBERS[value]!
-        : String.fromCharCode(value >>> 16, value & 0xffff);
+    this.text += value < SMALL_NUMBERS.length ? SMALL_NUMBERS[value]! : numberText(value);
   }
 
   private string(value: string): void {
@@ -281,8 +295,13 @@ export function verdictAt(batch: VerdictBatch, i: number): RowVerdict {
   const { text } = batch;
   let at = start - 1;
   const number = (): number => {
-    const value = ((text.charCodeAt(at) << 16) | text.charCodeAt(at + 1)) >>> 0;
-    at += 2;
+    const value =
+      ((text.charCodeAt(at) << 24) |
+        (text.charCodeAt(at + 1) << 16) |
+        (text.charCodeAt(at + 2) << 8) |
+        text.charCodeAt(at + 3)) >>>
+      0;
+    at += 4;
     return value;
   };
   const string = (): string => {
