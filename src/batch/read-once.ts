@@ -3,6 +3,7 @@
  * counted, totalled and hashed, so that the guards see every row before any is sent; and the
  * replay of those rows for the send pass and the results file.
  */
+import { rowRead } from './collect.js';
 import { BatchDigest } from './digest.js';
 import type { JudgedWarnings } from './judged.js';
 import {
@@ -53,6 +54,7 @@ export async function readOnce(options: ReadOptions): Promise<ReadSheet> {
   try {
     let count = new SheetCount(prepared.header.index);
     for await (const row of prepared.rows) {
+      rowRead();
       const writing = snapshot.add(row.raw);
       if (writing) await writing;
       count.add(row);
@@ -118,7 +120,10 @@ export async function* replay(
     read.known,
     read.summary?.rows,
   );
-  for await (const raw of read.snapshot.rows()) yield checker.check(raw);
+  for await (const raw of read.snapshot.rows()) {
+    rowRead();
+    yield checker.check(raw);
+  }
 }
 
 /** A replayed row with the approver's warnings judged for it before sending (judged.ts). */
