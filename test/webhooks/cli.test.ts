@@ -491,24 +491,8 @@ describe('payouts webhooks: no secret in any output', () => {
     const holder = new Database(register);
     holder.exec('BEGIN EXCLUSIVE');
     try {
-      const { io, out } = capture({}, process.cwd());
-      let stop!: () => void;
-      const stopSignal = new Promise<void>((resolve) => {
-        stop = resolve;
-      });
       const started = Date.now();
-      const done = webhooksListenCommand(
-        {
-          host: '127.0.0.1',
-          port: 0,
-          path: '/webhooks',
-          eventsFile: undefined,
-          register,
-          secrets: [SECRET],
-          stopSignal,
-        },
-        io,
-      );
+      const { done, stop, out } = listenCommand(register);
       setTimeout(stop, 300);
       expect(await done).toBe(0);
       // Opening waits up to 15 s for a lock; the stop ends that wait.
@@ -522,16 +506,12 @@ describe('payouts webhooks: no secret in any output', () => {
     }
   });
 
-  /** A receiver on `register`, started and listening. */
-  async function listenOn(register: string): Promise<{ stop: () => Promise<number> }> {
-    const { io } = capture({}, process.cwd());
+  /** `payouts webhooks listen` on `register`, in-process, until `stop`. */
+  function listenCommand(register: string, onListening?: () => void) {
+    const { io, out } = capture({}, process.cwd());
     let stop!: () => void;
     const stopSignal = new Promise<void>((resolve) => {
       stop = resolve;
-    });
-    let started!: () => void;
-    const listening = new Promise<void>((resolve) => {
-      started = resolve;
     });
     const done = webhooksListenCommand(
       {
@@ -542,15 +522,25 @@ describe('payouts webhooks: no secret in any output', () => {
         register,
         secrets: [SECRET],
         stopSignal,
-        onListening: () => started(),
+        ...(onListening ? { onListening } : {}),
       },
       io,
     );
+    return { done, stop, out };
+  }
+
+  /** A receiver on `register`, started and listening. */
+  async function listenOn(register: string): Promise<{ stop: () => Promise<number> }> {
+    let started!: () => void;
+    const listening = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const command = listenCommand(register, () => started());
     await listening;
     return {
       stop: () => {
-        stop();
-        return done;
+        command.stop();
+        return command.done;
       },
     };
   }
