@@ -12,7 +12,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 
 /** Rows between two collections. */
-export const ROWS_BETWEEN = 10_000;
+const ROWS_BETWEEN = 10_000;
 
 let gc: (() => void) | null | undefined;
 let rows = 0;
@@ -24,7 +24,7 @@ export function rowRead(): void {
 }
 
 /** A full collection, if the engine offers one (the flag set at run time, read by a new context). */
-export function collectGarbage(): void {
+function collectGarbage(): void {
   if (gc === undefined) {
     try {
       v8.setFlagsFromString('--expose-gc');

@@ -112,11 +112,6 @@ export class ResultSpoolWriter {
 export class ResultSpool {
   constructor(readonly file: string) {}
 
-  /** An empty spool (a run that sent nothing). */
-  static async empty(file: string): Promise<ResultSpool> {
-    return (await ResultSpoolWriter.create(file)).seal();
-  }
-
   /** Every row's result, in sheet order. */
   async *rows(): AsyncGenerator<SpooledRow> {
     const handle = await open(this.file, 'r');

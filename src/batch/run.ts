@@ -532,7 +532,7 @@ export function claimAhead(concurrency: number): number {
  * Rows whose results a run holds at most while an earlier row is still under way (in-order.ts):
  * several claims ahead, so that one slow row does not stall the sending behind it.
  */
-export function windowOf(concurrency: number): number {
+function windowOf(concurrency: number): number {
   return Math.max(1024, 4 * claimAhead(concurrency));
 }
 
