@@ -149,6 +149,24 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX run_approvals_by_scope ON run_approvals (scope_id);
   `,
+  // A payee's history is about a kilobyte of JSON. A table WITHOUT ROWID keeps its rows in
+  // B-tree cells of at most a quarter page, so each history spilled onto an overflow page of
+  // its own: a register of 333,334 payees took 1,490 MB for 350 MB of text, and reading the
+  // histories of a million-row sheet took 13 s. An ordinary table keeps four histories a page
+  // (435 MB, 2.3 s), found through the primary key's index.
+  `
+  CREATE TABLE payee_history_rows (
+    scope_id INTEGER NOT NULL REFERENCES scopes (id),
+    payee TEXT NOT NULL,
+    history TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (scope_id, payee)
+  );
+  INSERT INTO payee_history_rows (scope_id, payee, history, updated_at)
+    SELECT scope_id, payee, history, updated_at FROM payee_history;
+  DROP TABLE payee_history;
+  ALTER TABLE payee_history_rows RENAME TO payee_history;
+  `,
 ];
 
 /** The version this payouts writes. */

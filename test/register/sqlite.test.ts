@@ -10,7 +10,7 @@ import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
 import { RegisterError } from '../../src/errors.js';
 import type { Self } from '../../src/register/lease.js';
-import { SCHEMA_VERSION } from '../../src/register/schema.js';
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../src/register/schema.js';
 import { openSqliteRegister as openRegister } from '../../src/register/sqlite.js';
 import type { Register } from '../../src/register/types.js';
 import { begin, claimAs, TEST_SCOPE } from '../helpers/claims.js';
@@ -122,6 +122,51 @@ describe('the SQLite register', () => {
     expect((error as RegisterError).sent().exitCode).toBe(6);
 
     expect(() => openRegister(path.join(dir, 'missing.db'), { readonly: true })).toThrow(RegisterError);
+  });
+
+  it('moves the payee histories of an older register into an ordinary table, each kept as it was', async () => {
+    const file = path.join(await testDir(), 'older.db');
+    const raw = new Database(file);
+    // The register as the version before the move left it, with two payees' histories.
+    for (const migration of MIGRATIONS.slice(0, SCHEMA_VERSION - 1)) raw.exec(migration);
+    raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    raw.pragma(`application_id = ${APPLICATION_ID}`);
+    const withoutRowid = () =>
+      (raw.prepare("SELECT sql FROM sqlite_master WHERE name = 'payee_history'").get() as { sql: string })
+        .sql;
+    expect(withoutRowid()).toContain('WITHOUT ROWID');
+    raw
+      .prepare(
+        `INSERT INTO scopes (service, integrator_id, secret, created_at, last_used_at)
+         VALUES (?, ?, ?, '2026-10-01T00:00:00Z', '2026-10-01T00:00:00Z')`,
+      )
+      .run(scope.service, scope.integratorId, Buffer.alloc(32, 7));
+    const history = (reference: string) =>
+      JSON.stringify({
+        accounts: [],
+        payments: [{ reference, paidAt: '2026-10-25T10:00:00.000Z', amount: '2500.00', currency: 'USD' }],
+        largest: { USD: '2500.00' },
+        batch: 'b'.repeat(64),
+        name: 'Ana Lopez',
+      });
+    const insert = raw.prepare(
+      "INSERT INTO payee_history (scope_id, payee, history, updated_at) VALUES (1, ?, ?, '2026-10-25T10:00:00Z')",
+    );
+    insert.run('payee-a', history('OCT-1'));
+    insert.run('payee-b', history('OCT-2'));
+
+    const register = openRegister(file);
+    try {
+      const store = await register.openScope(scope);
+      const held = await store.payeeHistory(['payee-a', 'payee-b', 'payee-c']);
+      expect([...held.keys()].sort()).toEqual(['payee-a', 'payee-b']);
+      expect(held.get('payee-b')).toEqual(JSON.parse(history('OCT-2')));
+      expect(raw.pragma('user_version')).toEqual([{ user_version: SCHEMA_VERSION }]);
+      expect(withoutRowid()).not.toContain('WITHOUT ROWID');
+    } finally {
+      await register.close();
+      raw.close();
+    }
   });
 
   it('times leases by an injected clock when one is given: expired past the lease, never before', async () => {
