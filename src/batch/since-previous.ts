@@ -139,7 +139,9 @@ export class SincePreviousComparison {
       };
     }
     const named = new Map<number, { name: string; lastReference: string }>();
-    if (this.payees.size > 0) {
+    // A month like the last (every payee paid again, the same amounts) lists nobody: the
+    // previous batch is not read again.
+    if (this.payees.anyListed()) {
       for await (const page of this.readAgain()) {
         for (const payout of page) {
           const entry = this.payees.find(payout.payee);

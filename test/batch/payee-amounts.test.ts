@@ -85,4 +85,55 @@ describe('PayeeAmounts', () => {
     expect(amounts.amountsOf(entry).paid).toEqual(new Map([['USD', 2n ** 63n]]));
     expect(amounts.listed(entry)).toBe(false);
   });
+
+  it('agrees with a Map of Maps for payees paid in several currencies, then and now', () => {
+    const amounts = new PayeeAmounts();
+    const model = new Map<string, { paid: Map<string, bigint>; sheet: Map<string, bigint>; seen: boolean }>();
+    const currencies = ['USD', 'MXN', 'BRL', 'COP'];
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const payees = Array.from({ length: 3_000 }, (_, i) => (i % 2 === 0 ? keyed() : `payee ${i}`));
+    const add = (into: Map<string, bigint>, currency: string, minor: bigint) =>
+      into.set(currency, (into.get(currency) ?? 0n) + minor);
+    for (let i = 0; i < 12_000; i++) {
+      const payee = payees[next(payees.length)]!;
+      const currency = currencies[next(currencies.length)]!;
+      // Now and then an amount past 64 bits, which moves the payee to a Map of its own.
+      const minor = next(500) === 0 ? 2n ** 63n : BigInt(next(100_000));
+      amounts.addPaid(payee, minor, currency);
+      const held = model.get(payee) ?? { paid: new Map(), sheet: new Map(), seen: false };
+      add(held.paid, currency, minor);
+      model.set(payee, held);
+    }
+    for (let i = 0; i < 12_000; i++) {
+      const payee = payees[next(payees.length)]!;
+      const currency = currencies[next(currencies.length)]!;
+      const minor = BigInt(next(100_000));
+      amounts.addSheet(payee, minor, currency);
+      const held = model.get(payee);
+      if (held === undefined) continue;
+      add(held.sheet, currency, minor);
+      held.seen = true;
+    }
+    const differs = (held: { paid: Map<string, bigint>; sheet: Map<string, bigint>; seen: boolean }) =>
+      !held.seen ||
+      [...new Set([...held.paid.keys(), ...held.sheet.keys()])].some(
+        (c) => (held.paid.get(c) ?? 0n) !== (held.sheet.get(c) ?? 0n),
+      );
+    const sorted = (map: ReadonlyMap<string, bigint>) => [...map].sort(([a], [b]) => a.localeCompare(b));
+    let listed = 0;
+    for (const [payee, held] of model) {
+      const entry = amounts.find(payee);
+      const kept = amounts.amountsOf(entry);
+      expect(sorted(kept.paid)).toEqual(sorted(held.paid));
+      expect(sorted(kept.sheet)).toEqual(sorted(held.sheet));
+      expect(kept.seen).toBe(held.seen);
+      expect(amounts.listed(entry)).toBe(differs(held));
+      if (differs(held)) listed += 1;
+    }
+    expect(amounts.anyListed()).toBe(listed > 0);
+  });
 });
