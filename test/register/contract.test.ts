@@ -544,6 +544,32 @@ describe.each(stores)('the $name register', (kind) => {
       // Each iteration reads the batch anew.
       expect(read).toEqual([...october, ...october]);
       for await (const _ of store.batchPayouts('never-paid')) expect.unreachable();
+
+      // Names as a sheet may give them, with the ASCII separators a store may pack pages with,
+      // and a payout whose name was never given: read exactly.
+      await store.beginRun({
+        id: 'dec-1',
+        sheet: 'd.csv',
+        digest: 'december',
+        host: 'h',
+        pid: 1,
+        startedAt: '2026-12-25T09:00:00.000Z',
+      });
+      await claimAs(store, remote('dec-1'), ['D-1', 'D-2']);
+      await store.update('dec-1', 'D-1', {
+        state: 'sending',
+        payeeKey: 'ana',
+        payeeName: 'Ana\u001fLopez\u001e',
+      });
+      await store.update('dec-1', 'D-2', { state: 'sending', payeeKey: 'bo' });
+      for (const reference of ['D-1', 'D-2'])
+        await store.update('dec-1', reference, { state: 'submitted', transactionId: `tx-${reference}` });
+      const december: unknown[] = [];
+      for await (const page of store.batchPayouts('december')) december.push(...page);
+      expect(december).toEqual([
+        { payee: 'ana', name: 'Ana\u001fLopez\u001e', reference: 'D-1', amount: '10.00', currency: 'USD' },
+        { payee: 'bo', name: '', reference: 'D-2', amount: '10.00', currency: 'USD' },
+      ]);
     } finally {
       await register.close();
     }
