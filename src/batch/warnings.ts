@@ -67,6 +67,8 @@ export type HistoryReader = Pick<ScopeStore, 'fingerprint' | 'payeeHistory' | 'h
  */
 export class PayeeWarnings {
   private histories: ReadonlyMap<string, PayeeHistory> = new Map();
+  /** The paydays of the batch's payees, read once per payee rather than once per row. */
+  private rhythms = new Map<string, Rhythm>();
   /** Keyed hashes of the payee keys of the batch loaded last. */
   private hashed = new Map<string, string>();
   /** The batches (sheet tags) that last changed the histories read: tells validate its own. */
@@ -96,6 +98,7 @@ export class PayeeWarnings {
       if (key !== undefined && !hashed.has(key)) hashed.set(key, this.register.fingerprint(`payee:${key}`));
     }
     this.hashed = hashed;
+    this.rhythms = new Map();
     this.histories = hashed.size === 0 ? new Map() : await this.register.payeeHistory([...hashed.values()]);
     for (const history of this.histories.values()) this.batchesSeen.add(history.batch);
   }
@@ -125,7 +128,12 @@ export class PayeeWarnings {
     const name = payee.name;
     if (history === undefined) {
       warnings.push({ signal: 'newPayee', message: newPayeeMessage(name) });
-    } else if (this.register !== undefined) {
+    } else if (this.register !== undefined && hash !== undefined) {
+      let rhythm = this.rhythms.get(hash);
+      if (rhythm === undefined) {
+        rhythm = rhythmOf(history);
+        this.rhythms.set(hash, rhythm);
+      }
       const details = detailsOf(payout, (canonical) => this.register!.fingerprint(canonical));
       // Another account than any the payee was paid to before; a payee with two accounts has both.
       // The one named is the last paid on this row's rail, where the payee has one.
@@ -139,7 +147,7 @@ export class PayeeWarnings {
       const twin =
         amount === undefined
           ? undefined
-          : earlierTwin(history, payout.reference, currency, amount.minor, this.asOf);
+          : twinIn(rhythm, payout.reference, currency, amount.minor, this.asOf);
       if (twin !== undefined) {
         warnings.push({
           signal: 'possibleDuplicate',
@@ -147,7 +155,11 @@ export class PayeeWarnings {
         });
       }
       const largest = history.largest[currency];
-      if (amount !== undefined && largest !== undefined && amount.minor > UNUSUAL_FACTOR * minorOf(largest)) {
+      if (
+        amount !== undefined &&
+        largest !== undefined &&
+        amount.minor > UNUSUAL_FACTOR * rhythm.largest(currency)
+      ) {
         warnings.push({
           signal: 'unusualAmount',
           message: `unusual amount: ${amount.text} ${currency} is more than ${UNUSUAL_FACTOR} times the largest earlier payout to ${name} (${largest} ${currency})`,
@@ -184,6 +196,36 @@ export function duplicateWindowMs(paidAt: readonly number[]): number {
   return (median / 2) * DAY_MS;
 }
 
+/** A payee's paydays as the checks read them: amounts in minor units, times in ms, its window. */
+interface Rhythm {
+  /** How soon a repeat is a possible duplicate (duplicateWindowMs). */
+  window: number;
+  paydays: readonly { payday: PayeePayday; minor: bigint; at: number }[];
+  /** The largest earlier payout in a currency, in minor units. */
+  largest(currency: string): bigint;
+}
+
+function rhythmOf(layer: PayeeLayer): Rhythm {
+  const paydays = paymentsOf(layer).map((payday) => ({
+    payday,
+    minor: minorOf(payday.amount),
+    at: Date.parse(payday.paidAt),
+  }));
+  const largest = new Map<string, bigint>();
+  return {
+    window: duplicateWindowMs(paydays.map((paid) => paid.at)),
+    paydays,
+    largest(currency) {
+      let minor = largest.get(currency);
+      if (minor === undefined) {
+        minor = minorOf(layer.largest[currency] ?? '0');
+        largest.set(currency, minor);
+      }
+      return minor;
+    },
+  };
+}
+
 /**
  * The latest earlier payout to this payee, to any of its accounts, of the same amount and
  * currency under another reference, sooner than the payee's usual interval allows; or none.
@@ -195,15 +237,23 @@ export function earlierTwin(
   minor: bigint,
   asOf: number,
 ): PayeePayday | undefined {
-  const payments = paymentsOf(history);
-  const window = duplicateWindowMs(payments.map((paid) => Date.parse(paid.paidAt)));
-  return payments.find(
+  return twinIn(rhythmOf(history), reference, currency, minor, asOf);
+}
+
+function twinIn(
+  rhythm: Rhythm,
+  reference: string,
+  currency: string,
+  minor: bigint,
+  asOf: number,
+): PayeePayday | undefined {
+  return rhythm.paydays.find(
     (paid) =>
-      paid.reference !== reference &&
-      paid.currency === currency &&
-      minorOf(paid.amount) === minor &&
-      asOf - Date.parse(paid.paidAt) < window,
-  );
+      paid.payday.reference !== reference &&
+      paid.payday.currency === currency &&
+      paid.minor === minor &&
+      asOf - paid.at < rhythm.window,
+  )?.payday;
 }
 
 /**
