@@ -8,13 +8,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openRegister } from '../register/open.js';
 import type { Register, ScopeStore } from '../register/types.js';
 import type { RawRow } from '../sheet/types.js';
+import type { EarlierResult } from './earlier.js';
 import { ACK, type MainMessage, WINDOW, type WorkerInput, type WorkerMessage } from './parallel.js';
 
 import { prepareSheet, RowChecker, rawBatches } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
 import { sinceCandidates } from './since-previous.js';
 import { type RowVerdict, ValidationTally } from './verdicts.js';
-import { PayeeWarnings } from './warnings.js';
+import { NO_WARNINGS, PayeeWarnings, refused } from './warnings.js';
 import { describeError, type RowBatch, unpackRows, VerdictPacker } from './worker-codec.js';
 
 const port = parentPort;
@@ -95,15 +96,24 @@ try {
     // With a register, one look-up answers the whole batch, by its reference cells.
     const found = check && (await check.lookAhead(rows, referenceAt));
     const checked = rows.map((raw) => checker.check(raw));
-    // One look-up of the payees' history for the whole batch too.
-    await warnings.load(checked);
-    for (const row of checked) {
-      const earlier = found?.resultOf(row);
+    const looked = found ? checked.map((row) => found.resultOf(row)) : [];
+    // A row looked up on its own (its reference cell read another way) answers later.
+    const earlier = looked.some((result) => result instanceof Promise)
+      ? await Promise.all(looked)
+      : (looked as (EarlierResult | undefined)[]);
+    // One look-up of the payees' history for the whole batch too, but for rows the register
+    // refuses, which carry no warnings.
+    await warnings.load(
+      refused(earlier) ? checked.filter((_, i) => earlier[i]?.status !== 'invalid') : checked,
+    );
+    for (let i = 0; i < checked.length; i++) {
+      const row = checked[i]!;
       const payee = tally.comparing ? warnings.payeeHash(row) : undefined;
+      const judged = earlier[i];
       const verdict = tally.add(
         row,
-        earlier instanceof Promise ? await earlier : earlier,
-        warnings.of(row),
+        judged,
+        judged?.status === 'invalid' ? NO_WARNINGS : warnings.of(row),
         payee,
       );
       const full = take(row.raw.rowNumber, verdict);

@@ -27,7 +27,7 @@ import { type SincePrevious, sinceCandidates } from './since-previous.js';
 import type { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
-import { PayeeWarnings, type WarningTally } from './warnings.js';
+import { NO_WARNINGS, PayeeWarnings, refused, type WarningTally } from './warnings.js';
 import { NO_VERDICTS, packRows, type RowBatch, unpackRows, verdictAt } from './worker-codec.js';
 
 export { type RowSample, tally } from './verdicts.js';
@@ -227,7 +227,10 @@ async function checkHere(
   tally.compareWith(await sinceCandidates(store));
   for await (const batch of prepared.batches) {
     const earlier = check ? await check.results(batch) : undefined;
-    await warnings.load(batch);
+    // Rows the register refuses carry no warnings: their payees' histories are not read.
+    await warnings.load(
+      earlier && refused(earlier) ? batch.filter((_, i) => earlier[i]?.status !== 'invalid') : batch,
+    );
     // write() returns a promise only when the output asks us to wait (backpressure); a batch
     // is small, so the wait comes after it.
     let pending: Promise<void> | undefined;
@@ -235,7 +238,17 @@ async function checkHere(
       const row = batch[i]!;
       const payee = tally.comparing ? warnings.payeeHash(row) : undefined;
       pending =
-        writer.write(resultOf(row.raw, tally.add(row, earlier?.[i], warnings.of(row), payee))) ?? pending;
+        writer.write(
+          resultOf(
+            row.raw,
+            tally.add(
+              row,
+              earlier?.[i],
+              earlier?.[i]?.status === 'invalid' ? NO_WARNINGS : warnings.of(row),
+              payee,
+            ),
+          ),
+        ) ?? pending;
     }
     if (pending) await pending;
     options.onProgress?.(tally.summary.rows);

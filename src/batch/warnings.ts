@@ -256,6 +256,11 @@ function twinIn(
   )?.payday;
 }
 
+/** Whether the register refuses any of these rows (`invalid`): such rows carry no warnings. */
+export function refused(earlier: readonly ({ status: string } | undefined)[]): boolean {
+  return earlier.some((result) => result?.status === 'invalid');
+}
+
 /**
  * Why `--hold-changed-payees` holds a row with these warnings, or undefined when it does not:
  * the reason on the row, in words.
