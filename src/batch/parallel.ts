@@ -78,7 +78,8 @@ export type WorkerMessage =
       duplicates: [string, number[]][];
       warnings: WarningTally;
       tag: string;
-      historyBatches: string[];
+      historyOwn: string[];
+      historyOther: string[];
       /** What changed since the previous batch, finished on the worker (plain data). */
       since: SincePrevious | null;
     }
@@ -160,7 +161,8 @@ export class CheckingWorker {
       duplicates: message.duplicates,
       warnings: WarningTally.from(message.warnings),
       tag: message.tag,
-      historyBatches: message.historyBatches,
+      historyOwn: message.historyOwn,
+      historyOther: message.historyOther,
       since: message.since,
     };
   }

@@ -15,7 +15,7 @@ import { prepareSheet, RowChecker, rawBatches } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
 import { sinceCandidates } from './since-previous.js';
 import { type RowVerdict, ValidationTally } from './verdicts.js';
-import { NO_WARNINGS, PayeeWarnings, refused } from './warnings.js';
+import { NO_WARNINGS, PayeeWarnings } from './warnings.js';
 import { describeError, type RowBatch, unpackRows, VerdictPacker } from './worker-codec.js';
 
 const port = parentPort;
@@ -101,11 +101,8 @@ try {
     const earlier = looked.some((result) => result instanceof Promise)
       ? await Promise.all(looked)
       : (looked as (EarlierResult | undefined)[]);
-    // One look-up of the payees' history for the whole batch too, but for rows the register
-    // refuses, which carry no warnings.
-    await warnings.load(
-      refused(earlier) ? checked.filter((_, i) => earlier[i]?.status !== 'invalid') : checked,
-    );
+    // One look-up of the payees' history for the whole batch too.
+    await warnings.load(checked, found ? earlier : undefined);
     for (let i = 0; i < checked.length; i++) {
       const row = checked[i]!;
       const payee = tally.comparing ? warnings.payeeHash(row) : undefined;
@@ -127,6 +124,8 @@ try {
   send({
     type: 'done',
     ...(await tally.finish()),
+    historyOwn: [...warnings.judgedOwn],
+    historyOther: [...warnings.judgedOther],
     repeats: [...checker.repeats],
     duplicates: [...checker.duplicates],
   });

@@ -27,7 +27,7 @@ import { type SincePrevious, sinceCandidates } from './since-previous.js';
 import type { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
-import { NO_WARNINGS, PayeeWarnings, refused, type WarningTally } from './warnings.js';
+import { judgedRight, NO_WARNINGS, PayeeWarnings, type WarningTally } from './warnings.js';
 import { NO_VERDICTS, packRows, type RowBatch, unpackRows, verdictAt } from './worker-codec.js';
 
 export { type RowSample, tally } from './verdicts.js';
@@ -113,20 +113,19 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     // before its repeat was met, so the sheet is read once more knowing them. A sheet a run
     // already paid in part finds its own payouts in the payee history: its rows are compared
     // with the history as it stood before (as run does), which needs the sheet's tag, known at
-    // the end of a reading. Only such sheets pay for more readings (at most two more).
+    // the end of a reading. A first reading guesses it (warnings.ts); a wrong guess is read
+    // again knowing it, as are the repeats. A later reading knows the tag: at most one more.
     let known: KnownRepeats | undefined;
     let batch: string | undefined;
     for (;;) {
       const needKnown =
         known === undefined && (findings.repeats.length > 0 || findings.duplicates.length > 0);
-      const ownBatch =
-        !needKnown && batch === undefined && findings.historyBatches.includes(findings.tag)
-          ? findings.tag
-          : undefined;
-      if (!needKnown && ownBatch === undefined) break;
+      const right =
+        batch !== undefined || judgedRight(findings.historyOwn, findings.historyOther, findings.tag);
+      if (!needKnown && right) break;
       if (needKnown)
         known = { references: new Map(findings.repeats), payments: new Map(findings.duplicates) };
-      batch ??= ownBatch;
+      batch = findings.tag;
       prepared = await prepareSheet(options, known);
       const again = prepared;
       const reading = batch;
@@ -227,10 +226,7 @@ async function checkHere(
   tally.compareWith(await sinceCandidates(store));
   for await (const batch of prepared.batches) {
     const earlier = check ? await check.results(batch) : undefined;
-    // Rows the register refuses carry no warnings: their payees' histories are not read.
-    await warnings.load(
-      earlier && refused(earlier) ? batch.filter((_, i) => earlier[i]?.status !== 'invalid') : batch,
-    );
+    await warnings.load(batch, earlier);
     // write() returns a promise only when the output asks us to wait (backpressure); a batch
     // is small, so the wait comes after it.
     let pending: Promise<void> | undefined;
@@ -257,7 +253,8 @@ async function checkHere(
     ...(await tally.finish()),
     repeats: [...prepared.repeats()].map(([reference, rows]) => [reference, [...rows]]),
     duplicates: [...prepared.duplicates()].map(([payment, rows]) => [payment, [...rows]]),
-    historyBatches: [...warnings.batchesSeen],
+    historyOwn: [...warnings.judgedOwn],
+    historyOther: [...warnings.judgedOther],
   };
 }
 

@@ -66,8 +66,12 @@ export interface SheetFindings {
   duplicates: [string, number[]][];
   /** The sheet's tag (digest.ts): names its payouts in the payee history. */
   tag: string;
-  /** The batches that last changed the payee histories read: the sheet's own tag needs a second reading. */
-  historyBatches: string[];
+  /**
+   * The batches that last changed the payee histories read, left out as the sheet's own or held
+   * against its rows: a wrong guess of its own (warnings.ts judgedRight) needs another reading.
+   */
+  historyOwn: string[];
+  historyOther: string[];
   warnings: WarningTally;
   /** What changed since the previous batch the register paid (since-previous.ts); null: none. */
   since: SincePrevious | null;
@@ -192,7 +196,8 @@ export class ValidationTally {
     return {
       summary: this.summary,
       ...digest,
-      historyBatches: [],
+      historyOwn: [],
+      historyOther: [],
       invalidSamples: this.invalidSamples,
       totalsMismatches: this.totalsMismatches,
       repeats: [],

@@ -71,36 +71,76 @@ export class PayeeWarnings {
   private rhythms = new Map<string, Rhythm>();
   /** Keyed hashes of the payee keys of the batch loaded last. */
   private hashed = new Map<string, string>();
-  /** The batches (sheet tags) that last changed the histories read: tells validate its own. */
-  readonly batchesSeen = new Set<string>();
+  /**
+   * The batches (sheet tags) that last changed the histories read, as the rows were judged:
+   * those whose payouts were left out as this sheet's own, and those held against its rows.
+   * Right only if the first is this sheet's tag at most and the second lacks it (judgedRight).
+   */
+  readonly judgedOwn = new Set<string>();
+  readonly judgedOther = new Set<string>();
+  /** Whether this sheet's own batch is still to be guessed (its tag is known only once read). */
+  private guessing: boolean;
 
   constructor(
     private readonly register: HistoryReader | undefined,
     /** The moment earlier payouts are counted back from (ms since the epoch), fixed for a whole command. */
     private readonly asOf: number,
-    /** This sheet's tag (digest.ts): its own payouts are not held against its rows. */
-    private readonly batch?: string,
-  ) {}
+    /**
+     * This sheet's tag (digest.ts): its own payouts are not held against its rows. Unknown (a
+     * first reading), it is guessed from the rows the register holds (`load`).
+     */
+    private batch?: string,
+  ) {
+    this.guessing = batch === undefined;
+  }
 
   /** Whether the register has any payee history: asked once; none, and nothing is looked up. */
   private anyHistory: Promise<boolean> | undefined;
 
-  /** Reads the history of these rows' payees. */
-  async load(rows: readonly PreparedRow[]): Promise<void> {
+  /**
+   * Reads the history of these rows' payees, but for rows the register refuses (`earlier`, the
+   * register's result of each row, when there is one), which carry no warnings.
+   */
+  async load(
+    rows: readonly PreparedRow[],
+    earlier?: readonly ({ status: string } | undefined)[],
+  ): Promise<void> {
     if (this.register === undefined) return;
     // A register from before the approver's warnings, or a first month: every payee is new,
     // and a million rows need neither a keyed hash of their payee nor a look-up.
     this.anyHistory ??= this.register.hasPayeeHistory();
     if (!(await this.anyHistory)) return;
     const hashed = new Map<string, string>();
-    for (const row of rows) {
-      const key = row.payee?.key;
-      if (key !== undefined && !hashed.has(key)) hashed.set(key, this.register.fingerprint(`payee:${key}`));
+    for (let i = 0; i < rows.length; i++) {
+      const key = rows[i]!.payee?.key;
+      if (key === undefined || hashed.has(key) || earlier?.[i]?.status === 'invalid') continue;
+      hashed.set(key, this.register.fingerprint(`payee:${key}`));
     }
     this.hashed = hashed;
     this.rhythms = new Map();
     this.histories = hashed.size === 0 ? new Map() : await this.register.payeeHistory([...hashed.values()]);
-    for (const history of this.histories.values()) this.batchesSeen.add(history.batch);
+    if (this.guessing && earlier !== undefined) this.guess(rows, earlier);
+    for (const history of this.histories.values())
+      (history.batch === this.batch ? this.judgedOwn : this.judgedOther).add(history.batch);
+  }
+
+  /**
+   * Takes for this sheet's own batch the one that last changed the history of the first row the
+   * register holds (paid already, or in doubt), unless rows were judged against that batch
+   * already: a sheet a run paid in part is then read once, not twice. validate reads the sheet
+   * again, knowing its tag, when the guess was wrong (judgedRight).
+   */
+  private guess(rows: readonly PreparedRow[], earlier: readonly ({ status: string } | undefined)[]): void {
+    for (let i = 0; i < rows.length; i++) {
+      const result = earlier[i];
+      if (result === undefined || result.status === 'invalid') continue;
+      const key = rows[i]!.payee?.key;
+      const history = key === undefined ? undefined : this.histories.get(this.hashed.get(key) ?? '');
+      if (history === undefined || this.judgedOther.has(history.batch)) continue;
+      this.batch = history.batch;
+      this.guessing = false;
+      return;
+    }
   }
 
   /** The keyed hash of a loaded row's payee, as the register keeps its history. */
@@ -256,9 +296,13 @@ function twinIn(
   )?.payday;
 }
 
-/** Whether the register refuses any of these rows (`invalid`): such rows carry no warnings. */
-export function refused(earlier: readonly ({ status: string } | undefined)[]): boolean {
-  return earlier.some((result) => result?.status === 'invalid');
+/**
+ * Whether rows were judged with exactly this sheet's own payouts left out of its payees'
+ * histories, `tag` being the sheet's: no other batch left out, and this one never held against
+ * them.
+ */
+export function judgedRight(own: readonly string[], other: readonly string[], tag: string): boolean {
+  return own.every((batch) => batch === tag) && !other.includes(tag);
 }
 
 /**

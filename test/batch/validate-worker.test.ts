@@ -4,6 +4,7 @@ import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import type { PreparedRow } from '../../src/batch/prepare.js';
 import { BatchSummary } from '../../src/batch/summary.js';
 import { withTempDir } from '../helpers/cli.js';
 import {
@@ -20,6 +21,7 @@ type ErrorsModule = typeof import('../../src/errors.js');
 type PrepareModule = typeof import('../../src/batch/prepare.js');
 type SqliteModule = typeof import('../../src/register/sqlite.js');
 type DetailsModule = typeof import('../../src/register/details.js');
+type DigestModule = typeof import('../../src/batch/digest.js');
 
 const DIST = path.resolve(import.meta.dirname, '../../dist');
 const load = async <T>(file: string): Promise<T> =>
@@ -151,6 +153,99 @@ describe('validate on a worker thread', () => {
       expect(row11['result.errors']).toMatch(
         /^reference GEN-000010 was already used for other details: paid \(submitted\) on .* from sheet may\.csv as transaction tx-GEN-000010 with USD 999\.99 by /,
       );
+    });
+  });
+
+  it("leaves the sheet's own payouts out of its payees' histories on one reading, on a worker as on one thread", async () => {
+    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
+    const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
+    const { detailsOf } = await load<DetailsModule>('register/details.js');
+    const { BatchDigest } = await load<DigestModule>('batch/digest.js');
+    await withTempDir(async (dir) => {
+      const sheetPath = path.join(dir, 'sheet.csv');
+      await writeSheet(sheetPath, generateRows(1500));
+      const service = 'http://127.0.0.1:9';
+      // This sheet paid in part, as a run of it leaves the register: its first 600 rows paid,
+      // each payee's history naming the sheet's tag. The same payouts in a second register
+      // without histories: every payee is new to both, since the sheet's own payouts do not count.
+      const prepared = await prepareSheet({ sheetPath });
+      const rows: PreparedRow[] = [];
+      for await (const batch of prepared.batches) rows.push(...batch);
+      const digest = new BatchDigest(prepared.header.index);
+      for (const row of rows) digest.add(row);
+      const { tag } = digest.finish();
+      const registers: string[] = [];
+      for (const histories of [true, false]) {
+        const location = path.join(dir, `register-${histories}.db`);
+        registers.push(location);
+        const register = openRegister(location);
+        const store = await register.openScope({ service, integratorId: 'int-1' });
+        const now = new Date().toISOString();
+        await store.beginRun({
+          id: 'run-1',
+          sheet: 'sheet.csv',
+          digest: 'd',
+          host: 'h',
+          pid: 1,
+          startedAt: now,
+        });
+        const paid = rows.slice(0, 600);
+        const requests = paid.map((row, i) => ({
+          reference: row.payout.reference,
+          details: detailsOf(row.payout, (canonical) => store.fingerprint(canonical)),
+          idempotencyKey: `key-${i}`,
+        }));
+        await store.claim('run-1', requests, () => 'claim');
+        for (const [i, { reference, details }] of requests.entries()) {
+          await store.update('run-1', reference, { state: 'submitted', transactionId: `tx-${reference}` });
+          const payee = paid[i]!.payee!;
+          if (!histories) continue;
+          await store.recordPayment(
+            store.fingerprint(`payee:${payee.key}`),
+            {
+              account: details.payee,
+              accountHint: details.payeeHint,
+              reference,
+              rail: details.rail,
+              paidAt: now,
+              amount: details.amount,
+              currency: details.currency,
+            },
+            tag,
+            payee.name,
+          );
+        }
+        await store.finishRun('run-1', { rows: 600, statuses: {}, exitCode: 0 });
+        await register.close();
+      }
+      const readings = (report: { rows: number[] }) =>
+        report.rows.filter((done, i) => i === 0 || done < report.rows[i - 1]!).length;
+      const validated = async (location: string, worker: boolean) => {
+        const progress = { rows: [] as number[] };
+        const report = await validateSheet({
+          sheetPath,
+          register: { location, service },
+          outPath: path.join(dir, `out-${registers.indexOf(location)}-${worker}.csv`),
+          worker,
+          onProgress: (done) => progress.rows.push(done),
+        });
+        // The two registers were written a moment apart: their times are left out.
+        const results = (await readFile(report.resultsPath, 'latin1')).replace(
+          /\d{4}-\d\d-\d\dT[\d:]+Z/g,
+          'T',
+        );
+        return { report, results, readings: readings(progress) };
+      };
+      const plain = await validated(registers[1]!, false);
+      expect(plain.report.summary.byStatus.skipped).toBe(600);
+      expect(plain.report.warnings.counts.newPayee).toBe(900);
+      for (const worker of [false, true]) {
+        const own = await validated(registers[0]!, worker);
+        expect(own.results).toBe(plain.results);
+        expect(own.report.digest).toBe(plain.report.digest);
+        expect(own.readings).toBe(1);
+      }
     });
   });
 

@@ -9,6 +9,7 @@ import { ValidationTally } from '../../src/batch/verdicts.js';
 import {
   duplicateWindowMs,
   heldReason,
+  judgedRight,
   messagesOf,
   NEW_PAYEE_ONLY,
   PayeeWarnings,
@@ -294,5 +295,45 @@ describe('warnings only on valid rows', () => {
     const tally = new ValidationTally(index, 20);
     expect(tally.add(row('D-3', '5000.00'), undefined, unusual).warnings).toEqual(['unusual amount: ...']);
     expect(tally.warnings.counts.unusualAmount).toBe(1);
+  });
+});
+
+describe("a sheet's own batch, guessed before its tag is known", () => {
+  /** Ana paid once by batch `own` (a history whose `before` is empty): new before it, known after. */
+  const history = withPayment(undefined, paid('D-1', '50.00', '2026-12-18T12:00:00Z'), 'own', 'Ana Lopez');
+  const store = {
+    fingerprint: (text: string) => (text.startsWith('payee:') ? text.slice(6) : text),
+    payeeHistory: async () => new Map([[ANA.key, history]]),
+    hasPayeeHistory: async () => true,
+  };
+  const PAID = { status: 'skipped' };
+
+  it('takes the batch of the first row the register holds, and leaves its payouts out', async () => {
+    const warnings = new PayeeWarnings(store, AS_OF);
+    const rows = [row('D-2', '10.00'), row('D-1', '50.00')];
+    await warnings.load(rows, [undefined, PAID]);
+    expect(signals(warnings.of(rows[0]!))).toEqual(['newPayee']);
+    expect([[...warnings.judgedOwn], [...warnings.judgedOther]]).toEqual([['own'], []]);
+  });
+
+  it('takes none from rows the register refuses or does not hold, nor after judging against that batch', async () => {
+    const warnings = new PayeeWarnings(store, AS_OF);
+    const first = row('D-2', '10.00');
+    await warnings.load([first], [{ status: 'invalid' }]);
+    await warnings.load([first], [undefined]);
+    expect(signals(warnings.of(first))).toEqual([]);
+    // Rows were judged with Ana's payouts of `own` held against them: it is no guess any more.
+    await warnings.load([first, row('D-1', '50.00')], [undefined, PAID]);
+    expect([[...warnings.judgedOwn], [...warnings.judgedOther]]).toEqual([[], ['own']]);
+  });
+
+  it.each([
+    [[], [], 'tag', true],
+    [['tag'], ['older'], 'tag', true],
+    [['older'], [], 'tag', false],
+    [[], ['tag'], 'tag', false],
+    [['tag'], ['tag'], 'tag', false],
+  ])('own %j, held %j, the tag %s: judged right %s', (own, other, tag, right) => {
+    expect(judgedRight(own, other, tag)).toBe(right);
   });
 });
