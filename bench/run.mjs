@@ -93,13 +93,18 @@ async function sheetSection(results) {
 /**
  * `validate` on the CSV with a register of as many paid references as the sheet has
  * rows, read read-only and offline. Target: >= 0.6 of the csv-parse floor, peak RSS < 250 MB.
- * Four registers, each measured beside its own floor run:
- * - next-sheet: the references of an earlier sheet (next month's validate: every look-up misses);
- * - same-sheet: this sheet's references, paid as they are (every row `skipped`, with a message);
- * - edited-sheet: this sheet's references, paid for other amounts (every row `invalid`, with
- *   both versions in its message: the costliest verdict);
+ * Each register is what a run of this version leaves behind: its payouts name their payee, and
+ * every payee paid has a history, so `validate` reads the payee histories of every batch of rows
+ * and compares the sheet with the previous batch. Four registers, each measured beside its own
+ * floor run:
+ * - next-sheet: an earlier sheet's references, paid 30 days ago to the same payees and accounts
+ *   (next month's validate: every look-up misses, every payee is known);
+ * - same-sheet: this sheet's references, paid yesterday as they are (every row `skipped`, with a
+ *   message; the payee histories name this very sheet, whose own payouts are left out);
+ * - edited-sheet: this sheet's references, paid yesterday for other amounts to other accounts
+ *   (every row `invalid`, with both versions in its message: the costliest verdict);
  * - distinct-payees: same-sheet on a sheet whose rows pay most payees once each (the bench
- *   sheet's rows share 7 payee accounts), so each row's payee is hashed (an HMAC) to be compared.
+ *   sheet's rows share 7 payees), so each row has a payee history of its own to read.
  */
 async function registerCase(results, csv, rows) {
   const service = 'http://127.0.0.1:9';
@@ -154,29 +159,44 @@ async function registerCase(results, csv, rows) {
   await rm(distinctCsv, { force: true });
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /**
- * Registers of registerCase, filled in one read of the sheet; `prefix` names them apart.
- * Returns their files by name.
+ * Registers of registerCase, filled in one read of the sheet; `prefix` names them apart. Rows
+ * go in as `payouts run` writes them (register/store.ts), in one transaction: payouts naming
+ * their payee (the keyed hash of its identity, and its name), and each payee's history built
+ * with the register's own rules (withPayment), under the tag of the sheet that paid it. Returns
+ * their files by name.
  */
 async function fillRegisters(csv, service, names, prefix) {
   const { openSqliteRegister: openRegister } = await import(path.join(root, 'dist', 'register', 'sqlite.js'));
   const { prepareSheet } = await import(path.join(root, 'dist', 'batch', 'prepare.js'));
+  const { BatchDigest } = await import(path.join(root, 'dist', 'batch', 'digest.js'));
   const { detailsOf } = await import(path.join(root, 'dist', 'register', 'details.js'));
+  const { withPayment } = await import(path.join(root, 'dist', 'register', 'rules.js'));
   const { default: Database } = await import('libsql');
-  const now = new Date().toISOString();
+  const now = Date.now();
+  const iso = (ms) => new Date(ms).toISOString();
+  // This sheet's tag, as a run of it names its payouts in the payee histories.
+  const tagged = await prepareSheet({ sheetPath: csv });
+  const digest = new BatchDigest(tagged.header.index);
+  for await (const batch of tagged.batches)
+    for (const row of batch) if (row.issues.length === 0 && row.totals === undefined) digest.add(row);
+  const { tag } = digest.finish();
   const targets = [];
   for (const name of names) {
     const file = path.join(outDir, `bench-register-${prefix ?? name}.db`);
     for (const suffix of ['', '-wal', '-shm']) await rm(`${file}${suffix}`, { force: true });
     const register = openRegister(file);
     const store = await register.openScope({ service, integratorId: 'bench' });
+    const paidAt = iso(now - (name === 'next-sheet' ? 30 : 1) * DAY_MS);
     await store.beginRun({
       id: 'bench-run',
-      sheet: 'april.csv',
+      sheet: name === 'next-sheet' ? 'april.csv' : path.basename(csv),
       digest: 'd',
       host: 'bench',
       pid: 1,
-      startedAt: now,
+      startedAt: paidAt,
     });
     await store.finishRun('bench-run', { rows: 0, statuses: {}, exitCode: 0 });
     await register.close();
@@ -184,39 +204,80 @@ async function fillRegisters(csv, service, names, prefix) {
     db.exec('BEGIN');
     const insert = db.prepare(
       `INSERT INTO payouts (scope_id, reference, amount, currency, rail, payee, payee_hint, state,
-         idempotency_key, transaction_id, run_id, sheet, paid_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', ?, ?, 'bench-run', 'april.csv', ?, ?)`,
+         idempotency_key, transaction_id, run_id, sheet, paid_at, updated_at, payee_key, payee_name)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', ?, ?, 'bench-run', ?, ?, ?, ?, ?)`,
     );
-    targets.push({ name: prefix ?? name, kind: name, file, db, insert, store, scopeId: store.scope.id });
+    const insertHistory = db.prepare(
+      'INSERT INTO payee_history (scope_id, payee, history, updated_at) VALUES (?, ?, ?, ?)',
+    );
+    targets.push({
+      name: prefix ?? name,
+      kind: name,
+      file,
+      db,
+      insert,
+      insertHistory,
+      store,
+      scopeId: store.scope.id,
+      paidAt,
+      sheet: name === 'next-sheet' ? 'april.csv' : path.basename(csv),
+      batch: name === 'same-sheet' ? tag : `${name}-${'0'.repeat(64 - name.length - 1)}`,
+      payees: new Map(),
+      histories: new Map(),
+    });
   }
   const prepared = await prepareSheet({ sheetPath: csv });
   let i = 0;
   for await (const batch of prepared.batches) {
     for (const row of batch) {
-      for (const { kind, insert, store, scopeId } of targets) {
+      for (const target of targets) {
+        const { kind, insert, store, scopeId, paidAt } = target;
         const d = detailsOf(row.payout, (canonical) => store.fingerprint(canonical));
         const reference = kind === 'next-sheet' ? `APRIL-${i}` : row.payout.reference;
-        const amount = kind === 'edited-sheet' ? '1.00' : d.amount;
-        const payee = kind === 'same-sheet' ? d.payee : 'another payee';
+        const edited = kind === 'edited-sheet';
+        const amount = edited ? '1.00' : d.amount;
+        const account = edited ? 'another payee' : d.payee;
+        let payee = row.payee === undefined ? undefined : target.payees.get(row.payee.key);
+        if (row.payee !== undefined && payee === undefined) {
+          payee = store.fingerprint(`payee:${row.payee.key}`);
+          target.payees.set(row.payee.key, payee);
+        }
         insert.run(
           scopeId,
           reference,
           amount,
           d.currency,
           d.rail,
-          payee,
+          account,
           d.payeeHint,
           `key-${i}`,
           `tx-${i}`,
-          now,
-          now,
+          target.sheet,
+          paidAt,
+          paidAt,
+          payee ?? null,
+          row.payee?.name ?? null,
         );
+        if (payee === undefined) continue;
+        const held = target.histories.get(payee);
+        const payment = {
+          account,
+          accountHint: d.payeeHint,
+          reference,
+          rail: d.rail,
+          paidAt,
+          amount,
+          currency: d.currency,
+        };
+        const history = withPayment(held && JSON.parse(held), payment, target.batch, row.payee.name);
+        target.histories.set(payee, JSON.stringify(history));
       }
       i += 1;
     }
   }
   const files = {};
-  for (const { name, file, db } of targets) {
+  for (const { name, file, db, insertHistory, scopeId, histories, paidAt } of targets) {
+    for (const [payee, history] of histories) insertHistory.run(scopeId, payee, history, paidAt);
     db.exec('COMMIT');
     db.close();
     files[name] = file;
