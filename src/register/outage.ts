@@ -156,6 +156,14 @@ export class OutageDriver implements Driver {
     });
     try {
       return await Promise.race([this.inner.connection(work), late]);
+    } catch (error) {
+      // A register that does not answer (locked, unreachable) is not waited for after the
+      // abandon: that is the stop it is, not a failure of the register, whichever came first.
+      if (this.inner.isDriverError(error) && this.inner.outage(error) !== undefined)
+        throw new InterruptedError(`stopped: the register ${this.location} was not waited for any longer`, {
+          cause: error,
+        });
+      throw error;
     } finally {
       clearTimeout(timer);
     }
