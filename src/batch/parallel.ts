@@ -18,7 +18,7 @@ import { SheetError } from '../errors.js';
 import type { ScopeInfo } from '../register/types.js';
 import type { SheetNumbers } from '../rows/money.js';
 import type { SheetOptions } from './prepare.js';
-import type { SincePrevious } from './since-previous.js';
+import { type SincePrevious, sinceFrom } from './since-previous.js';
 import { BatchSummary, ErrorGroups } from './summary.js';
 import type { RowSample, SheetFindings } from './verdicts.js';
 import { WarningTally } from './warnings.js';
@@ -175,7 +175,7 @@ export class CheckingWorker {
       tag: message.tag,
       historyOwn: message.historyOwn,
       historyOther: message.historyOther,
-      since: message.since,
+      since: sinceFrom(message.since),
     };
   }
 

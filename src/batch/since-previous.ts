@@ -40,6 +40,9 @@ export interface MissingPayee {
   currency: string;
 }
 
+/** A MissingPayee's fields, in the order the JSON summary writes them. */
+const MISSING_FIELDS = ['name', 'lastReference', 'amount', 'currency'] as const;
+
 /** A payee paid both times, with another amount now. */
 export interface ChangedAmount {
   name: string;
@@ -49,12 +52,103 @@ export interface ChangedAmount {
   change: string;
 }
 
+/** A ChangedAmount's fields, in the order the JSON summary writes them. */
+const CHANGED_FIELDS = ['name', 'currency', 'previous', 'current', 'change'] as const;
+
 /** The `sincePrevious` of the JSON summary. */
 export interface SincePrevious {
   batch: PreviousBatch;
   totals: Record<string, { previous: string; current: string; change: string }>;
-  missingPayees: MissingPayee[];
-  changedAmounts: ChangedAmount[];
+  missingPayees: Listed<MissingPayee>;
+  changedAmounts: Listed<ChangedAmount>;
+}
+
+/** A list read the way an array is: a count, the first few, each in turn; JSON gives them all. */
+export interface Listed<T> extends Iterable<T> {
+  readonly length: number;
+  slice(start?: number, end?: number): T[];
+}
+
+/** Entries per chunk of a ListedPayees: a chunk of JSON text is about a hundred kilobytes. */
+const LISTED_PER_CHUNK = 2048;
+
+/**
+ * A list of payees the comparison names (missing now, another amount), in order, kept as JSON
+ * text a chunk of entries at a time rather than as objects. Most months list a few; a sheet the
+ * register refuses whole lists every payee of the previous batch, and a million such objects
+ * cost hundreds of megabytes on each thread that held them, where their text costs tens, and a
+ * thread sends it as a few hundred strings. Only what is read is parsed: the first few for the
+ * terminal and the report, all of them for the JSON summary.
+ */
+export class ListedPayees<T extends object> implements Listed<T> {
+  /** Chunks of entries, each a JSON array of their values (in `fields` order): no key repeated. */
+  private readonly chunks: string[] = [];
+  private pending: unknown[][] = [];
+  length = 0;
+
+  constructor(
+    /** The entries' fields, in the order their values are kept. */
+    private readonly fields: readonly (keyof T & string)[],
+  ) {}
+
+  /** A list of these entries, in this order. */
+  static of<T extends object>(fields: readonly (keyof T & string)[], entries: Iterable<T>): ListedPayees<T> {
+    const list = new ListedPayees<T>(fields);
+    for (const entry of entries) list.push(entry);
+    return list;
+  }
+
+  /** The list again after a structured clone (a worker's message), which keeps fields only. */
+  static from<T extends object>(data: ListedPayees<T>): ListedPayees<T> {
+    return Object.assign(new ListedPayees<T>(data.fields), data);
+  }
+
+  push(entry: T): void {
+    this.pending.push(this.fields.map((field) => entry[field]));
+    this.length += 1;
+    if (this.pending.length === LISTED_PER_CHUNK) {
+      this.chunks.push(JSON.stringify(this.pending));
+      this.pending = [];
+    }
+  }
+
+  slice(start = 0, end = this.length): T[] {
+    const from = Math.max(0, start < 0 ? this.length + start : start);
+    const to = Math.min(this.length, end < 0 ? this.length + end : end);
+    const entries: T[] = [];
+    for (let at = from; at < to; ) {
+      const chunk = Math.floor(at / LISTED_PER_CHUNK);
+      const values = this.chunkAt(chunk);
+      const first = at - chunk * LISTED_PER_CHUNK;
+      const last = Math.min(values.length, to - chunk * LISTED_PER_CHUNK);
+      for (let i = first; i < last; i++) entries.push(this.entryOf(values[i]!));
+      at = chunk * LISTED_PER_CHUNK + last;
+    }
+    return entries;
+  }
+
+  *[Symbol.iterator](): Iterator<T> {
+    for (let chunk = 0; chunk * LISTED_PER_CHUNK < this.length; chunk++) {
+      for (const values of this.chunkAt(chunk)) yield this.entryOf(values);
+    }
+  }
+
+  toJSON(): T[] {
+    return [...this];
+  }
+
+  private chunkAt(chunk: number): readonly unknown[][] {
+    const text = this.chunks[chunk];
+    return text === undefined ? this.pending : (JSON.parse(text) as unknown[][]);
+  }
+
+  private entryOf(values: readonly unknown[]): T {
+    const entry: Record<string, unknown> = {};
+    this.fields.forEach((field, i) => {
+      entry[field] = values[i];
+    });
+    return entry as T;
+  }
 }
 
 /** The previous batch's payouts, page by page; each call reads them anew. */
@@ -138,7 +232,7 @@ export class SincePreviousComparison {
         change: signed(now - then),
       };
     }
-    const named = new Map<number, { name: string; lastReference: string }>();
+    const named = new Map<number, Named>();
     // A month like the last (every payee paid again, the same amounts) lists nobody: the
     // previous batch is not read again.
     if (this.payees.anyListed()) {
@@ -147,19 +241,25 @@ export class SincePreviousComparison {
           const entry = this.payees.find(payout.payee);
           if (entry < 0 || !this.payees.listed(entry)) continue;
           const known = named.get(entry);
-          if (known === undefined) named.set(entry, { name: payout.name, lastReference: payout.reference });
-          else known.lastReference = payout.reference;
+          // Copies: a page's texts are slices of one long text, which any of them kept would keep.
+          if (known === undefined)
+            named.set(entry, {
+              entry,
+              name: detached(payout.name),
+              lastReference: detached(payout.reference),
+            });
+          else known.lastReference = detached(payout.reference);
         }
       }
     }
-    const missingPayees: MissingPayee[] = [];
-    const changed: (ChangedAmount & { size: bigint })[] = [];
-    for (const [entry, { name, lastReference }] of named) {
-      const { paid, sheet, seen } = this.payees.amountsOf(entry);
+    // Payees and amounts are sorted as they are kept, then written to the lists one by one: a
+    // sheet the register refuses whole lists every payee, and none is made an object beforehand.
+    const missing: Named[] = [];
+    const changed: { payee: Named; currency: string; then: bigint; now: bigint; size: bigint }[] = [];
+    for (const payee of named.values()) {
+      const { paid, sheet, seen } = this.payees.amountsOf(payee.entry);
       if (!seen) {
-        for (const [currency, minor] of paid) {
-          missingPayees.push({ name, lastReference, amount: formatMinor(minor), currency });
-        }
+        missing.push(payee);
         continue;
       }
       for (const currency of new Set([...paid.keys(), ...sheet.keys()])) {
@@ -167,27 +267,57 @@ export class SincePreviousComparison {
         const now = sheet.get(currency) ?? 0n;
         if (then === now) continue;
         const difference = now - then;
-        changed.push({
-          name,
-          currency,
-          previous: formatMinor(then),
-          current: formatMinor(now),
-          change: signed(difference),
-          size: difference < 0n ? -difference : difference,
-        });
+        changed.push({ payee, currency, then, now, size: difference < 0n ? -difference : difference });
       }
     }
-    missingPayees.sort(
-      (a, b) => a.name.localeCompare(b.name) || a.lastReference.localeCompare(b.lastReference),
+    // By name, then reference; a payee's currencies in the order they were first read.
+    missing.sort((a, b) => a.name.localeCompare(b.name) || a.lastReference.localeCompare(b.lastReference));
+    const missingPayees = new ListedPayees<MissingPayee>(MISSING_FIELDS);
+    for (const { entry, name, lastReference } of missing) {
+      for (const [currency, minor] of this.payees.amountsOf(entry).paid)
+        missingPayees.push({ name, lastReference, amount: formatMinor(minor), currency });
+    }
+    // Largest change first; of equal changes, by name.
+    changed.sort((a, b) =>
+      a.size === b.size ? a.payee.name.localeCompare(b.payee.name) : a.size > b.size ? -1 : 1,
     );
-    changed.sort((a, b) => (a.size === b.size ? a.name.localeCompare(b.name) : a.size > b.size ? -1 : 1));
-    return {
-      batch: this.batch,
-      totals,
-      missingPayees,
-      changedAmounts: changed.map(({ size: _size, ...rest }) => rest),
-    };
+    const changedAmounts = new ListedPayees<ChangedAmount>(CHANGED_FIELDS);
+    for (const { payee, currency, then, now } of changed) {
+      changedAmounts.push({
+        name: payee.name,
+        currency,
+        previous: formatMinor(then),
+        current: formatMinor(now),
+        change: signed(now - then),
+      });
+    }
+    return { batch: this.batch, totals, missingPayees, changedAmounts };
   }
+}
+
+/** A payee the comparison lists: its place among the amounts, its name and last reference. */
+interface Named {
+  entry: number;
+  name: string;
+  lastReference: string;
+}
+
+/**
+ * A text of its own: V8 cuts texts out of a longer one as slices that keep the longer one alive,
+ * and a copy made by concatenation, then cut, keeps only itself.
+ */
+function detached(text: string): string {
+  return `${text} `.slice(0, -1);
+}
+
+/** What changed since the previous batch again after a structured clone (a worker's message). */
+export function sinceFrom(data: SincePrevious | null): SincePrevious | null {
+  if (data === null) return null;
+  return {
+    ...data,
+    missingPayees: ListedPayees.from(data.missingPayees as ListedPayees<MissingPayee>),
+    changedAmounts: ListedPayees.from(data.changedAmounts as ListedPayees<ChangedAmount>),
+  };
 }
 
 /** "+12.50" or "-3.00": a change reads as one. */

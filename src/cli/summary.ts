@@ -126,8 +126,8 @@ function sinceLines(since: SincePrevious | null): string[] {
     );
   }
   const changed = since.changedAmounts;
-  if (changed.length > 0) {
-    const first = changed[0]!;
+  const [first] = changed.slice(0, 1);
+  if (first !== undefined) {
     lines.push(
       `  ${countOf(changed.length, 'payee')} with another amount, the largest change: ${boundCell(first.name)} ${first.previous} -> ${first.current} ${first.currency}`,
     );

@@ -1,6 +1,13 @@
 /** What changed since the previous batch: totals then and now, payees gone, amounts changed. */
 import { describe, expect, it } from 'vitest';
-import { type EarlierPayout, SincePreviousComparison, sinceOf } from '../../src/batch/since-previous.js';
+import {
+  type EarlierPayout,
+  ListedPayees,
+  type SincePrevious,
+  SincePreviousComparison,
+  sinceFrom,
+  sinceOf,
+} from '../../src/batch/since-previous.js';
 
 const BATCH = { sheet: 'payroll-2026-10.csv', at: '2026-10-25T09:00:00.000Z', rows: 4 };
 const paid = (
@@ -17,6 +24,9 @@ const paid = (
   currency,
 });
 
+/** The comparison with its lists as arrays, as the JSON summary writes it. */
+const plain = (since: SincePrevious | null) => JSON.parse(JSON.stringify(since));
+
 describe('SincePreviousComparison', () => {
   it('names the payees paid then and missing now, the changed amounts largest first, and the totals', async () => {
     const comparison = new SincePreviousComparison(BATCH, [
@@ -30,7 +40,7 @@ describe('SincePreviousComparison', () => {
     comparison.add('joao', 180_000n, 'BRL'); // -100.00
     comparison.add('zoe', 30_000n, 'USD'); // new: counts in the totals only
     comparison.add(undefined, 1_000n, 'MXN');
-    expect(await comparison.finish()).toEqual({
+    expect(plain(await comparison.finish())).toEqual({
       batch: BATCH,
       totals: {
         BRL: { previous: '1900.00', current: '1800.00', change: '-100.00' },
@@ -53,12 +63,12 @@ describe('SincePreviousComparison', () => {
       paid('acme', 'Acme Ltd', 'PAY-10-6', 20_000n),
     ]);
     comparison.add('acme', 120_000n, 'USD');
-    expect((await comparison.finish()).changedAmounts).toEqual([]);
+    expect([...(await comparison.finish()).changedAmounts]).toEqual([]);
     const gone = new SincePreviousComparison(BATCH, [
       paid('acme', 'Acme Ltd', 'PAY-10-5', 100_000n),
       paid('acme', 'Acme Ltd', 'PAY-10-6', 20_000n),
     ]);
-    expect((await gone.finish()).missingPayees).toEqual([
+    expect([...(await gone.finish()).missingPayees]).toEqual([
       { name: 'Acme Ltd', lastReference: 'PAY-10-6', amount: '1200.00', currency: 'USD' },
     ]);
   });
@@ -83,7 +93,7 @@ describe('SincePreviousComparison', () => {
     for (const comparison of comparisons) comparison.add('kept', 5_000n, 'USD');
     expect(readings).toEqual(['november', 'october']);
     // This sheet is November's, resumed: compared with October, read once more for the names.
-    const since = await sinceOf(comparisons, 'november');
+    const since = plain(await sinceOf(comparisons, 'november'));
     expect(readings).toEqual(['november', 'october', 'october']);
     expect(since?.batch).toEqual({ sheet: 'october.csv', at, rows: 3 });
     // The name of the payee's first payout read (by reference), the reference of its last: as before.
@@ -92,5 +102,59 @@ describe('SincePreviousComparison', () => {
     ]);
     expect(since?.changedAmounts).toEqual([]);
     expect(await sinceOf(comparisons.slice(0, 1), 'november')).toBeNull();
+  });
+});
+
+describe('ListedPayees', () => {
+  const fields = ['name', 'lastReference', 'amount', 'currency'] as const;
+  const entry = (i: number) => ({
+    name: `Payee "${i}"\u0000\n`,
+    lastReference: `PAY-${i}`,
+    amount: `${i}.00`,
+    currency: 'USD',
+  });
+
+  it('reads like the array it was given: count, any slice, each in turn, JSON', () => {
+    const entries = Array.from({ length: 5_000 }, (_, i) => entry(i));
+    const list = ListedPayees.of(fields, entries);
+    expect(list.length).toBe(5_000);
+    expect([...list]).toEqual(entries);
+    for (const [start, end] of [
+      [0, 3],
+      [0, 50],
+      [2_040, 2_060],
+      [4_095, 4_097],
+      [4_990, 6_000],
+      [-3, undefined],
+      [10, 5],
+      [0, 5_000],
+    ] as const) {
+      expect(list.slice(start, end)).toEqual(entries.slice(start, end));
+    }
+    expect(JSON.parse(JSON.stringify({ list }))).toEqual({ list: entries });
+    expect(ListedPayees.of(fields, []).slice(0, 3)).toEqual([]);
+    expect(JSON.stringify(ListedPayees.of(fields, []))).toBe('[]');
+  });
+
+  it('crosses to another thread as text, and reads the same there', () => {
+    const entries = Array.from({ length: 4_100 }, (_, i) => entry(i));
+    const since: SincePrevious = {
+      batch: BATCH,
+      totals: {},
+      missingPayees: ListedPayees.of(fields, entries),
+      changedAmounts: ListedPayees.of(fields, []),
+    };
+    const cloned = structuredClone(since);
+    // Two chunks of text and the few entries after them: no object per entry.
+    expect(
+      Object.values(cloned.missingPayees)
+        .flat()
+        .filter((part) => typeof part === 'object'),
+    ).toHaveLength(4);
+    const there = sinceFrom(cloned)!;
+    expect(there.missingPayees.slice(0, 3)).toEqual(entries.slice(0, 3));
+    expect([...there.missingPayees]).toEqual(entries);
+    expect(there.changedAmounts.length).toBe(0);
+    expect(sinceFrom(null)).toBeNull();
   });
 });
