@@ -563,6 +563,13 @@ class SqliteDialect implements Dialect, Driver {
   }
 
   /** A page of a paid batch's payouts, packed; as rows when a value held a separator. */
+  /**
+   * A packed page is one text, which V8 keeps among its large objects past a few hundred
+   * kilobytes: a million payouts read in 4,000-payout pages took 2.4 s and 88 MB more RSS, in
+   * pages of 1,000 1.7 s and 34 MB (250: 2.0 s; 2,000: 1.9 s).
+   */
+  readonly batchPageRows = 1000;
+
   async batchPage(sql: Sql, values: Values): Promise<BatchPayout[]> {
     const [{ n, packed }] = (await sql.rows(BATCH_PAGE_PACKED, values)) as [
       { n: number; packed: string | null },
