@@ -43,7 +43,7 @@ import { type ResultSpool, ResultSpoolWriter, type SpooledRow } from './result-s
 import { type PayeeOfRow, type RowResult, RowSteps } from './row-steps.js';
 import { RunHolder } from './run-holder.js';
 import { type SentRow, type StopReason, writeResults } from './run-results.js';
-import { type SincePrevious, sinceCandidates, sinceOf } from './since-previous.js';
+import { LISTED_SHOWN, type SincePrevious, sinceCandidates, sinceOf } from './since-previous.js';
 import { STOP_GRACE_MS, StopGrace } from './stop-grace.js';
 import { BatchSummary } from './summary.js';
 import type { RowSample } from './validate.js';
@@ -512,7 +512,12 @@ async function judgeBatch(
       digest: batchDigest,
       sendTotals,
       ...(judged ? { judged } : {}),
-      sincePrevious: await sinceOf(comparisons, batchDigest),
+      // Every payee listed only for the JSON summary; the terminal and the report show the first.
+      sincePrevious: await sinceOf(
+        comparisons,
+        batchDigest,
+        options.warnedReferences === false ? LISTED_SHOWN : undefined,
+      ),
     };
   } catch (error) {
     await writer?.abandon();

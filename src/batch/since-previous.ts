@@ -69,6 +69,9 @@ export interface Listed<T> extends Iterable<T> {
   slice(start?: number, end?: number): T[];
 }
 
+/** Entries of each list the terminal and the report show at most (the JSON summary has all). */
+export const LISTED_SHOWN = 50;
+
 /** Entries per chunk of a ListedPayees: a chunk of JSON text is about a hundred kilobytes. */
 const LISTED_PER_CHUNK = 2048;
 
@@ -84,11 +87,19 @@ export class ListedPayees<T extends object> implements Listed<T> {
   /** Chunks of entries, each a JSON array of their values (in `fields` order): no key repeated. */
   private readonly chunks: string[] = [];
   private pending: unknown[][] = [];
+  /** Entries pushed, kept or not. */
   length = 0;
+  /** Entries kept: the first `kept` pushed. */
+  private stored = 0;
 
   constructor(
     /** The entries' fields, in the order their values are kept. */
     private readonly fields: readonly (keyof T & string)[],
+    /**
+     * Entries kept at most: a list for people (the terminal, the report) keeps the first
+     * LISTED_SHOWN and counts the others; one for the JSON summary keeps all.
+     */
+    private readonly kept = Number.POSITIVE_INFINITY,
   ) {}
 
   /** A list of these entries, in this order. */
@@ -100,21 +111,34 @@ export class ListedPayees<T extends object> implements Listed<T> {
 
   /** The list again after a structured clone (a worker's message), which keeps fields only. */
   static from<T extends object>(data: ListedPayees<T>): ListedPayees<T> {
-    return Object.assign(new ListedPayees<T>(data.fields), data);
+    return Object.assign(new ListedPayees<T>(data.fields, data.kept), data);
+  }
+
+  /** Whether it keeps no more entries: the next ones are counted (`skip`), not made. */
+  get full(): boolean {
+    return this.stored === this.kept;
+  }
+
+  /** Counts an entry past those kept, without making it. */
+  skip(): void {
+    this.length += 1;
   }
 
   push(entry: T): void {
-    this.pending.push(this.fields.map((field) => entry[field]));
     this.length += 1;
+    if (this.full) return;
+    this.stored += 1;
+    this.pending.push(this.fields.map((field) => entry[field]));
     if (this.pending.length === LISTED_PER_CHUNK) {
       this.chunks.push(JSON.stringify(this.pending));
       this.pending = [];
     }
   }
 
+  /** The entries from `start` to `end`, as Array.prototype.slice; of those kept only. */
   slice(start = 0, end = this.length): T[] {
     const from = Math.max(0, start < 0 ? this.length + start : start);
-    const to = Math.min(this.length, end < 0 ? this.length + end : end);
+    const to = Math.min(this.stored, end < 0 ? this.length + end : end);
     const entries: T[] = [];
     for (let at = from; at < to; ) {
       const chunk = Math.floor(at / LISTED_PER_CHUNK);
@@ -127,13 +151,19 @@ export class ListedPayees<T extends object> implements Listed<T> {
     return entries;
   }
 
+  /** Each entry kept, in order. */
   *[Symbol.iterator](): Iterator<T> {
-    for (let chunk = 0; chunk * LISTED_PER_CHUNK < this.length; chunk++) {
+    for (let chunk = 0; chunk * LISTED_PER_CHUNK < this.stored; chunk++) {
       for (const values of this.chunkAt(chunk)) yield this.entryOf(values);
     }
   }
 
+  /** Every entry: only a list that kept them all has them (the JSON summary's). */
   toJSON(): T[] {
+    if (this.stored < this.length)
+      throw new Error(
+        `a list of ${this.length} payees kept only its first ${this.stored}: it cannot be written whole`,
+      );
     return [...this];
   }
 
@@ -220,7 +250,7 @@ export class SincePreviousComparison {
    * amount) are named from a second reading of the previous batch: the name of the first payout
    * read of each, the reference of the last, in the order the payees were first read.
    */
-  async finish(): Promise<SincePrevious> {
+  async finish(kept = Number.POSITIVE_INFINITY): Promise<SincePrevious> {
     const currencies = [...new Set([...this.totalsThen.keys(), ...this.totalsNow.keys()])].sort();
     const totals: SincePrevious['totals'] = {};
     for (const currency of currencies) {
@@ -232,7 +262,9 @@ export class SincePreviousComparison {
         change: signed(now - then),
       };
     }
-    const named = new Map<number, Named>();
+    // The name and last reference of each payee listed, by its place among the amounts.
+    const names: (string | undefined)[] = [];
+    const lastReferences: string[] = [];
     // A month like the last (every payee paid again, the same amounts) lists nobody: the
     // previous batch is not read again.
     if (this.payees.anyListed()) {
@@ -240,51 +272,52 @@ export class SincePreviousComparison {
         for (const payout of page) {
           const entry = this.payees.find(payout.payee);
           if (entry < 0 || !this.payees.listed(entry)) continue;
-          const known = named.get(entry);
           // Copies: a page's texts are slices of one long text, which any of them kept would keep.
-          if (known === undefined)
-            named.set(entry, {
-              entry,
-              name: detached(payout.name),
-              lastReference: detached(payout.reference),
-            });
-          else known.lastReference = detached(payout.reference);
+          names[entry] ??= detached(payout.name);
+          lastReferences[entry] = detached(payout.reference);
         }
       }
     }
     // Payees and amounts are sorted as they are kept, then written to the lists one by one: a
     // sheet the register refuses whole lists every payee, and none is made an object beforehand.
-    const missing: Named[] = [];
-    const changed: { payee: Named; currency: string; then: bigint; now: bigint; size: bigint }[] = [];
-    for (const payee of named.values()) {
-      const { paid, sheet, seen } = this.payees.amountsOf(payee.entry);
+    const missing: number[] = [];
+    const changed: { entry: number; currency: string; then: bigint; now: bigint; size: bigint }[] = [];
+    names.forEach((_, entry) => {
+      const { paid, sheet, seen } = this.payees.amountsOf(entry);
       if (!seen) {
-        missing.push(payee);
-        continue;
+        missing.push(entry);
+        return;
       }
       for (const currency of new Set([...paid.keys(), ...sheet.keys()])) {
         const then = paid.get(currency) ?? 0n;
         const now = sheet.get(currency) ?? 0n;
         if (then === now) continue;
         const difference = now - then;
-        changed.push({ payee, currency, then, now, size: difference < 0n ? -difference : difference });
+        changed.push({ entry, currency, then, now, size: difference < 0n ? -difference : difference });
       }
-    }
+    });
+    const nameOf = (entry: number) => names[entry]!;
     // By name, then reference; a payee's currencies in the order they were first read.
-    missing.sort((a, b) => a.name.localeCompare(b.name) || a.lastReference.localeCompare(b.lastReference));
-    const missingPayees = new ListedPayees<MissingPayee>(MISSING_FIELDS);
-    for (const { entry, name, lastReference } of missing) {
-      for (const [currency, minor] of this.payees.amountsOf(entry).paid)
-        missingPayees.push({ name, lastReference, amount: formatMinor(minor), currency });
+    missing.sort(
+      (a, b) => nameOf(a).localeCompare(nameOf(b)) || lastReferences[a]!.localeCompare(lastReferences[b]!),
+    );
+    const missingPayees = new ListedPayees<MissingPayee>(MISSING_FIELDS, kept);
+    for (const entry of missing) {
+      const name = nameOf(entry);
+      const lastReference = lastReferences[entry]!;
+      for (const [currency, minor] of this.payees.amountsOf(entry).paid) {
+        if (missingPayees.full) missingPayees.skip();
+        else missingPayees.push({ name, lastReference, amount: formatMinor(minor), currency });
+      }
     }
     // Largest change first; of equal changes, by name.
     changed.sort((a, b) =>
-      a.size === b.size ? a.payee.name.localeCompare(b.payee.name) : a.size > b.size ? -1 : 1,
+      a.size === b.size ? nameOf(a.entry).localeCompare(nameOf(b.entry)) : a.size > b.size ? -1 : 1,
     );
-    const changedAmounts = new ListedPayees<ChangedAmount>(CHANGED_FIELDS);
-    for (const { payee, currency, then, now } of changed) {
+    const changedAmounts = new ListedPayees<ChangedAmount>(CHANGED_FIELDS, kept);
+    for (const { entry, currency, then, now } of changed) {
       changedAmounts.push({
-        name: payee.name,
+        name: nameOf(entry),
         currency,
         previous: formatMinor(then),
         current: formatMinor(now),
@@ -293,13 +326,6 @@ export class SincePreviousComparison {
     }
     return { batch: this.batch, totals, missingPayees, changedAmounts };
   }
-}
-
-/** A payee the comparison lists: its place among the amounts, its name and last reference. */
-interface Named {
-  entry: number;
-  name: string;
-  lastReference: string;
 }
 
 /**
@@ -364,6 +390,8 @@ async function* earlierPages(
 export function sinceOf(
   comparisons: readonly SincePreviousComparison[],
   digest: string,
+  /** Entries kept per list (LISTED_SHOWN when no JSON summary is written); all by default. */
+  kept?: number,
 ): Promise<SincePrevious | null> {
-  return comparisons.find((c) => c.digest !== digest)?.finish() ?? Promise.resolve(null);
+  return comparisons.find((c) => c.digest !== digest)?.finish(kept) ?? Promise.resolve(null);
 }

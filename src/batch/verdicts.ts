@@ -2,7 +2,7 @@ import type { ColumnIndex } from '../columns/columns.js';
 import { BatchDigest } from './digest.js';
 import type { EarlierResult } from './earlier.js';
 import type { PreparedRow } from './prepare.js';
-import { type SincePrevious, type SincePreviousComparison, sinceOf } from './since-previous.js';
+import { LISTED_SHOWN, type SincePrevious, type SincePreviousComparison, sinceOf } from './since-previous.js';
 import { BatchSummary, NOT_OK_STATUSES, type RowStatus } from './summary.js';
 import {
   heldReason,
@@ -92,8 +92,11 @@ export class ValidationTally {
   constructor(
     index: ColumnIndex,
     private readonly sampleSize: number,
-    /** Keep every warned reference (for `--json`), not only the counts and the first rows. */
-    keepReferences = true,
+    /**
+     * Keep every warned reference and every payee listed since the previous batch (for
+     * `--json`), not only the counts and the first rows.
+     */
+    private readonly keepReferences = true,
     /** `--hold-changed-payees`: a row whose payee's bank details changed would not be sent. */
     private readonly hold = false,
   ) {
@@ -203,7 +206,8 @@ export class ValidationTally {
       repeats: [],
       duplicates: [],
       warnings: this.warnings,
-      since: await sinceOf(this.comparisons, digest.digest),
+      // Listed payees are kept all only for the JSON summary, as warned references are.
+      since: await sinceOf(this.comparisons, digest.digest, this.keepReferences ? undefined : LISTED_SHOWN),
     };
   }
 }

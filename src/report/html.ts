@@ -6,7 +6,7 @@
  * the same few hundred KB.
  */
 import type { ControlTotals } from '../batch/guards.js';
-import type { SincePrevious } from '../batch/since-previous.js';
+import { LISTED_SHOWN, type SincePrevious } from '../batch/since-previous.js';
 import { type BatchSummary, formatAmountForPeople, ROW_STATUSES, type RowStatus } from '../batch/summary.js';
 import { SIGNALS, type Signal, type WarningTally } from '../batch/warnings.js';
 import type { PayoutsError } from '../errors.js';
@@ -159,8 +159,8 @@ function grouped(text: string): string {
   return `${sign}${formatAmountForPeople(minorOf(text.slice(sign.length)))}`;
 }
 
-/** Rows shown per list of the comparison; the JSON summary has them all. */
-const SINCE_ROWS_SHOWN = 50;
+/** Rows shown per list of the comparison (all the worker keeps without --json); the JSON summary has them all. */
+const SINCE_ROWS_SHOWN = LISTED_SHOWN;
 
 /** What changed since the previous batch: the variance report an approver reads first. */
 function sinceSection(facts: ReportFacts): string {

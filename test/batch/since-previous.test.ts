@@ -57,6 +57,28 @@ describe('SincePreviousComparison', () => {
     });
   });
 
+  it('lists the first few payees for people and counts them all, when told to keep only those', async () => {
+    const payouts = Array.from({ length: 80 }, (_, i) =>
+      paid(`payee-${i}`, `Payee ${String(79 - i).padStart(2, '0')}`, `PAY-10-${i}`, 1_000n + BigInt(i)),
+    );
+    const whole = new SincePreviousComparison(BATCH, payouts);
+    const few = new SincePreviousComparison(BATCH, payouts);
+    for (const comparison of [whole, few]) {
+      for (let i = 0; i < 40; i++) comparison.add(`payee-${i}`, 5_000n + BigInt(i), 'USD');
+    }
+    const all = await whole.finish();
+    const first = await few.finish(10);
+    expect(first.missingPayees.length).toBe(40);
+    expect(first.changedAmounts.length).toBe(40);
+    expect(first.missingPayees.slice(0, 50)).toEqual(all.missingPayees.slice(0, 10));
+    expect(first.changedAmounts.slice(0, 50)).toEqual(all.changedAmounts.slice(0, 10));
+    expect(all.missingPayees.slice(0, 2)).toEqual([
+      { name: 'Payee 00', lastReference: 'PAY-10-79', amount: '10.79', currency: 'USD' },
+      { name: 'Payee 01', lastReference: 'PAY-10-78', amount: '10.78', currency: 'USD' },
+    ]);
+    expect(first.totals).toEqual(all.totals);
+  });
+
   it('adds up a payee paid twice in a batch, and names its last reference', async () => {
     const comparison = new SincePreviousComparison(BATCH, [
       paid('acme', 'Acme Ltd', 'PAY-10-5', 100_000n),
@@ -134,6 +156,24 @@ describe('ListedPayees', () => {
     expect(JSON.parse(JSON.stringify({ list }))).toEqual({ list: entries });
     expect(ListedPayees.of(fields, []).slice(0, 3)).toEqual([]);
     expect(JSON.stringify(ListedPayees.of(fields, []))).toBe('[]');
+  });
+
+  it('keeps the first entries it is told to and counts the rest, which no JSON can then claim to hold', () => {
+    const entries = Array.from({ length: 120 }, (_, i) => entry(i));
+    const list = new ListedPayees<(typeof entries)[number]>(fields, 50);
+    for (const e of entries.slice(0, 100)) list.push(e);
+    expect(list.full).toBe(true);
+    for (let i = 0; i < 20; i++) list.skip();
+    expect(list.length).toBe(120);
+    expect(list.slice(0, 3)).toEqual(entries.slice(0, 3));
+    expect(list.slice(0, 120)).toEqual(entries.slice(0, 50));
+    expect([...list]).toEqual(entries.slice(0, 50));
+    expect(() => JSON.stringify(list)).toThrow('a list of 120 payees kept only its first 50');
+    const there = ListedPayees.from(structuredClone(list));
+    expect(there.length).toBe(120);
+    there.push(entry(200));
+    expect(there.length).toBe(121);
+    expect([...there]).toEqual(entries.slice(0, 50));
   });
 
   it('crosses to another thread as text, and reads the same there', () => {
