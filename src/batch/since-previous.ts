@@ -102,13 +102,6 @@ export class ListedPayees<T extends object> implements Listed<T> {
     private readonly kept = Number.POSITIVE_INFINITY,
   ) {}
 
-  /** A list of these entries, in this order. */
-  static of<T extends object>(fields: readonly (keyof T & string)[], entries: Iterable<T>): ListedPayees<T> {
-    const list = new ListedPayees<T>(fields);
-    for (const entry of entries) list.push(entry);
-    return list;
-  }
-
   /** The list again after a structured clone (a worker's message), which keeps fields only. */
   static from<T extends object>(data: ListedPayees<T>): ListedPayees<T> {
     return Object.assign(new ListedPayees<T>(data.fields, data.kept), data);
@@ -316,6 +309,10 @@ export class SincePreviousComparison {
     );
     const changedAmounts = new ListedPayees<ChangedAmount>(CHANGED_FIELDS, kept);
     for (const { entry, currency, then, now } of changed) {
+      if (changedAmounts.full) {
+        changedAmounts.skip();
+        continue;
+      }
       changedAmounts.push({
         name: nameOf(entry),
         currency,

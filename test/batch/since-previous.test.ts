@@ -1,6 +1,7 @@
 /** What changed since the previous batch: totals then and now, payees gone, amounts changed. */
 import { describe, expect, it } from 'vitest';
 import {
+  type ChangedAmount,
   type EarlierPayout,
   ListedPayees,
   type SincePrevious,
@@ -129,6 +130,11 @@ describe('SincePreviousComparison', () => {
 
 describe('ListedPayees', () => {
   const fields = ['name', 'lastReference', 'amount', 'currency'] as const;
+  const listOf = (entries: ReturnType<typeof entry>[]) => {
+    const list = new ListedPayees<ReturnType<typeof entry>>(fields);
+    for (const e of entries) list.push(e);
+    return list;
+  };
   const entry = (i: number) => ({
     name: `Payee "${i}"\u0000\n`,
     lastReference: `PAY-${i}`,
@@ -138,7 +144,7 @@ describe('ListedPayees', () => {
 
   it('reads like the array it was given: count, any slice, each in turn, JSON', () => {
     const entries = Array.from({ length: 5_000 }, (_, i) => entry(i));
-    const list = ListedPayees.of(fields, entries);
+    const list = listOf(entries);
     expect(list.length).toBe(5_000);
     expect([...list]).toEqual(entries);
     for (const [start, end] of [
@@ -154,8 +160,8 @@ describe('ListedPayees', () => {
       expect(list.slice(start, end)).toEqual(entries.slice(start, end));
     }
     expect(JSON.parse(JSON.stringify({ list }))).toEqual({ list: entries });
-    expect(ListedPayees.of(fields, []).slice(0, 3)).toEqual([]);
-    expect(JSON.stringify(ListedPayees.of(fields, []))).toBe('[]');
+    expect(listOf([]).slice(0, 3)).toEqual([]);
+    expect(JSON.stringify(listOf([]))).toBe('[]');
   });
 
   it('keeps the first entries it is told to and counts the rest, which no JSON can then claim to hold', () => {
@@ -181,8 +187,8 @@ describe('ListedPayees', () => {
     const since: SincePrevious = {
       batch: BATCH,
       totals: {},
-      missingPayees: ListedPayees.of(fields, entries),
-      changedAmounts: ListedPayees.of(fields, []),
+      missingPayees: listOf(entries),
+      changedAmounts: new ListedPayees<ChangedAmount>(['name', 'currency', 'previous', 'current', 'change']),
     };
     const cloned = structuredClone(since);
     // Two chunks of text and the few entries after them: no object per entry.
