@@ -88,8 +88,20 @@ function formatDecimal(units: string, decimals: string): string {
   return `${BigInt(units)}.${trimmed.padEnd(2, '0')}`;
 }
 
+/**
+ * The normalised text itself ("1234.50", "0.05"): what the register writes and most sheets
+ * hold. Read straight to minor units, it is its own normalised text; the checks below would
+ * find nothing to say of it (a zero, which they refuse, is left to them).
+ */
+const NORMALISED = /^(?:0|[1-9][0-9]*)\.[0-9]{2}$/;
+
 /** Parses an amount cell. Leading and trailing white space is ignored; nothing else is repaired. */
 export function parseAmount(text: string): ParsedAmount {
+  // A history of a million payees holds millions of these: the checks cost 1.5 s of them.
+  if (NORMALISED.test(text)) {
+    const minor = BigInt(`${text.slice(0, -3)}${text.slice(-2)}`);
+    if (minor !== 0n) return { ok: true, minor, text };
+  }
   const amount = text.trim();
   if (amount === '') return { ok: false, message: AMOUNT_MESSAGES.required };
   if (EXPONENT.test(amount)) return { ok: false, message: AMOUNT_MESSAGES.exponent(amount) };
