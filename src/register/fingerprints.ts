@@ -4,7 +4,7 @@
  * spares recomputing it: a sheet pays many of its payees more than once, and an HMAC costs a
  * few microseconds where a Map look-up costs a tenth of one. Both stores use this one.
  */
-import { createHmac } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Fingerprints kept: the payees of a few thousand rows around the current one, a few hundred
@@ -19,7 +19,11 @@ export class Fingerprints {
   /** Fingerprints to compute without keeping them, after a stretch of payees seen once each. */
   private unkept = 0;
 
-  constructor(private readonly secret: Buffer) {}
+  private readonly hmac: Hmac;
+
+  constructor(secret: Buffer) {
+    this.hmac = new Hmac(secret);
+  }
 
   /** The fingerprint of a canonical text (register/details.ts makes them). */
   of(canonical: string): string {
@@ -28,10 +32,7 @@ export class Fingerprints {
       this.hits += 1;
       return known;
     }
-    const hashed = createHmac('sha256', this.secret)
-      .update(canonical, 'utf8')
-      .digest('base64url')
-      .slice(0, 32);
+    const hashed = this.hmac.of(canonical);
     if (this.unkept > 0) {
       this.unkept -= 1;
       return hashed;
@@ -44,5 +45,44 @@ export class Fingerprints {
     }
     this.kept.set(canonical, hashed);
     return hashed;
+  }
+}
+
+/** SHA-256's block, to which HMAC pads its key. */
+const BLOCK = 64;
+
+/**
+ * HMAC-SHA256 (RFC 2104) built on the one-shot `crypto.hash`: H((K ^ opad) || H((K ^ ipad) || m)).
+ * `createHmac` sets up a keyed context for every text: 2 microseconds on Node 20, 13 on Node 24
+ * (OpenSSL 3), where two one-shot hashes take 1.6 on both. The padded keys are written once,
+ * and each text into the buffer after its inner pad.
+ */
+class Hmac {
+  /** K ^ ipad, then room for the text's bytes. */
+  private inner: Buffer;
+  /** K ^ opad, then the inner hash. */
+  private readonly outer = Buffer.alloc(BLOCK + 32);
+
+  constructor(secret: Buffer) {
+    const key = Buffer.alloc(BLOCK);
+    (secret.length > BLOCK ? hash('sha256', secret, 'buffer') : secret).copy(key);
+    this.inner = Buffer.alloc(BLOCK + 1024);
+    for (let i = 0; i < BLOCK; i++) {
+      this.inner[i] = key[i]! ^ 0x36;
+      this.outer[i] = key[i]! ^ 0x5c;
+    }
+  }
+
+  /** The first 32 characters of the base64url HMAC of the text as UTF-8. */
+  of(text: string): string {
+    // A UTF-16 unit takes at most three bytes of UTF-8.
+    if (BLOCK + 3 * text.length > this.inner.length) {
+      const larger = Buffer.alloc(BLOCK + 3 * text.length);
+      this.inner.copy(larger, 0, 0, BLOCK);
+      this.inner = larger;
+    }
+    const written = this.inner.write(text, BLOCK, 'utf8');
+    hash('sha256', this.inner.subarray(0, BLOCK + written), 'buffer').copy(this.outer, BLOCK);
+    return hash('sha256', this.outer, 'base64url').slice(0, 32);
   }
 }

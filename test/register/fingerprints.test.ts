@@ -16,6 +16,30 @@ describe('Fingerprints', () => {
     expect(new Fingerprints(Buffer.from('another secret')).of('x')).not.toBe(fingerprints.of('x'));
   });
 
+  it('agrees with createHmac for texts of any length and any script, under keys of any length', () => {
+    const texts = [
+      '',
+      'a',
+      'ü'.repeat(700),
+      '😀'.repeat(400),
+      'x'.repeat(5000),
+      'rail:PIX\npixKey:JOSÉ@EXAMPLE.COM',
+    ];
+    for (const key of [
+      Buffer.alloc(0),
+      secret,
+      Buffer.alloc(64, 7),
+      Buffer.alloc(65, 7),
+      Buffer.alloc(200, 1),
+    ]) {
+      const fingerprints = new Fingerprints(key);
+      for (const text of [...texts, ...texts.slice().reverse()])
+        expect(fingerprints.of(text)).toBe(
+          createHmac('sha256', key).update(text, 'utf8').digest('base64url').slice(0, 32),
+        );
+    }
+  });
+
   it('gives the same answer whether it kept the text or not, across many payees seen once', () => {
     const fingerprints = new Fingerprints(secret);
     // Far more payees than it keeps, each once, then the first ones again.
