@@ -105,8 +105,8 @@ try {
     await warnings.load(checked, found ? earlier : undefined);
     for (let i = 0; i < checked.length; i++) {
       const row = checked[i]!;
-      const payee = tally.comparing ? warnings.payeeHash(row) : undefined;
       const judged = earlier[i];
+      const payee = tally.wantsPayee(row, judged) ? warnings.payeeHash(row) : undefined;
       const verdict = tally.add(
         row,
         judged,

@@ -232,7 +232,7 @@ async function checkHere(
     let pending: Promise<void> | undefined;
     for (let i = 0; i < batch.length; i++) {
       const row = batch[i]!;
-      const payee = tally.comparing ? warnings.payeeHash(row) : undefined;
+      const payee = tally.wantsPayee(row, earlier?.[i]) ? warnings.payeeHash(row) : undefined;
       pending =
         writer.write(
           resultOf(

@@ -109,16 +109,34 @@ export class ValidationTally {
     this.comparisons = comparisons;
   }
 
-  /** Whether rows are compared with earlier batches: then `add` wants each row's payee key. */
-  get comparing(): boolean {
-    return this.comparisons.some((c) => c.needsPayees);
+  /**
+   * Whether `add` compares this row with earlier batches by its payee: then it wants the row's
+   * keyed payee identity. A keyed hash costs as much as checking the row: none is taken for a row
+   * that is not compared (invalid, refused by the register), nor where the earlier batches name
+   * no payee.
+   */
+  wantsPayee(row: PreparedRow, earlier?: EarlierResult): boolean {
+    return this.compares(row, earlier) && this.comparisons.some((c) => c.needsPayees);
+  }
+
+  /** Whether the row counts in the comparisons: a valid row the register does not refuse. */
+  private compares(row: PreparedRow, earlier: EarlierResult | undefined): boolean {
+    const { amount, currency } = row.payout;
+    return (
+      this.comparisons.length > 0 &&
+      row.totals === undefined &&
+      row.issues.length === 0 &&
+      earlier?.status !== 'invalid' &&
+      amount !== undefined &&
+      currency !== undefined
+    );
   }
 
   /**
    * Counts a row and returns its verdict; `earlier` is what the register says of a valid row
    * (register-check.ts). The digest is of the sheet's valid rows whatever the register says,
    * so `run --approve` compares the same thing; it covers the row's warnings too. `payee` is the
-   * row's keyed payee identity, when `comparing`.
+   * row's keyed payee identity, when `wantsPayee`.
    */
   add(
     row: PreparedRow,
@@ -138,9 +156,9 @@ export class ValidationTally {
     // in the digest, so a resumed batch hashes as the first run did, but shows none: warnings
     // are for the rows that would be sent.
     if (valid) this.digest.add(row, earlier?.status === 'invalid' ? NO_WARNINGS : warnings);
-    const { amount, currency } = row.payout;
-    if (this.comparisons.length > 0 && valid && earlier?.status !== 'invalid' && amount && currency) {
-      for (const comparison of this.comparisons) comparison.add(payee, amount.minor, currency);
+    if (this.compares(row, earlier)) {
+      const { amount, currency } = row.payout;
+      for (const comparison of this.comparisons) comparison.add(payee, amount!.minor, currency!);
     }
     if (earlier !== undefined) {
       tally(this.summary, row, earlier.status, earlier.errors);

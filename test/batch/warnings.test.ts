@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PreparedRow } from '../../src/batch/prepare.js';
+import { SincePreviousComparison } from '../../src/batch/since-previous.js';
 import { ValidationTally } from '../../src/batch/verdicts.js';
 import {
   duplicateWindowMs,
@@ -295,6 +296,37 @@ describe('warnings only on valid rows', () => {
     const tally = new ValidationTally(index, 20);
     expect(tally.add(row('D-3', '5000.00'), undefined, unusual).warnings).toEqual(['unusual amount: ...']);
     expect(tally.warnings.counts.unusualAmount).toBe(1);
+  });
+});
+
+describe('the payee of a row compared with the previous batch', () => {
+  const index = new Map([['reference', 0]]) as unknown as ConstructorParameters<typeof ValidationTally>[0];
+  const BATCH = { sheet: 'october.csv', at: '2026-10-25T09:00:00.000Z', rows: 1 };
+  const tally = (payees: boolean) => {
+    const counted = new ValidationTally(index, 20);
+    const earlier = [
+      { payee: payees ? ANA.key : '', name: 'Ana Lopez', reference: 'O-1', minor: 500_000n, currency: 'USD' },
+    ];
+    counted.compareWith([new SincePreviousComparison(BATCH, payees ? earlier : [])]);
+    return counted;
+  };
+
+  it('is asked for a valid row, paid already or not, when the previous batch names its payees', () => {
+    expect(tally(true).wantsPayee(row('D-1', '5000.00'))).toBe(true);
+    expect(tally(true).wantsPayee(row('D-1', '5000.00'), { status: 'skipped', errors: [] })).toBe(true);
+  });
+
+  it('is not asked (no keyed hash is taken) for a row that does not count, nor when no payee is named', () => {
+    const invalid = {
+      ...row('D-2', '5000.00'),
+      issues: [{ message: 'amount must be provided' }],
+    } as PreparedRow;
+    expect(tally(true).wantsPayee(invalid)).toBe(false);
+    expect(tally(true).wantsPayee(row('D-3', '5000.00'), { status: 'invalid', errors: ['reused'] })).toBe(
+      false,
+    );
+    expect(tally(false).wantsPayee(row('D-4', '5000.00'))).toBe(false);
+    expect(new ValidationTally(index, 20).wantsPayee(row('D-5', '5000.00'))).toBe(false);
   });
 });
 
