@@ -255,73 +255,158 @@ export class SincePreviousComparison {
         change: signed(now - then),
       };
     }
-    // The name and last reference of each payee listed, by its place among the amounts.
+    // The payees listed are named from a second reading of the previous batch. Each, the first
+    // time it is read, joins its list's candidates: all of them for the JSON summary; for
+    // people, only those that may still be among the first `kept` (a sheet the register
+    // refuses whole lists every payee, and their names would cost tens of megabytes).
     const names: (string | undefined)[] = [];
-    const lastReferences: string[] = [];
+    const lastReferences: (string | undefined)[] = [];
+    const missing = new Candidates<number>(kept, (a, b) => names[a]!.localeCompare(names[b]!));
+    const changed = new Candidates<Change>(
+      kept,
+      (a, b) => bySize(a, b) || names[a.entry]!.localeCompare(names[b.entry]!),
+    );
+    let missingCount = 0;
+    let changedCount = 0;
     // A month like the last (every payee paid again, the same amounts) lists nobody: the
     // previous batch is not read again.
     if (this.payees.anyListed()) {
+      const read = new Uint8Array(this.payees.size);
+      const forget = (entry: number) => {
+        names[entry] = undefined;
+        lastReferences[entry] = undefined;
+      };
+      // A payee's changed amounts are candidates one by one: its name goes with the last, once
+      // all of them were offered (the payee being read). Without a bound, none goes.
+      const bounded = Number.isFinite(kept);
+      const changes = new Map<number, number>();
+      let reading = -1;
+      const forgetChange = ({ entry }: Change) => {
+        const left = changes.get(entry)! - 1;
+        if (left > 0) changes.set(entry, left);
+        else {
+          changes.delete(entry);
+          if (entry !== reading) forget(entry);
+        }
+      };
       for await (const page of this.readAgain()) {
         for (const payout of page) {
           const entry = this.payees.find(payout.payee);
           if (entry < 0 || !this.payees.listed(entry)) continue;
-          // Copies: a page's texts are slices of one long text, which any of them kept would keep.
-          names[entry] ??= detached(payout.name);
-          lastReferences[entry] = detached(payout.reference);
+          if (read[entry] === 0) {
+            read[entry] = 1;
+            // Copies: a page's texts are slices of one long text, which any of them kept would keep.
+            names[entry] = detached(payout.name);
+            const { paid, sheet, seen } = this.payees.amountsOf(entry);
+            if (!seen) {
+              missingCount += paid.size;
+              if (!missing.add(entry, forget)) forget(entry);
+            } else {
+              reading = entry;
+              for (const currency of new Set([...paid.keys(), ...sheet.keys()])) {
+                const then = paid.get(currency) ?? 0n;
+                const now = sheet.get(currency) ?? 0n;
+                if (then === now) continue;
+                changedCount += 1;
+                const difference = now - then;
+                const size = difference < 0n ? -difference : difference;
+                const change = { entry, currency, then, now, size };
+                if (!bounded) changed.add(change, forgetChange);
+                else {
+                  changes.set(entry, (changes.get(entry) ?? 0) + 1);
+                  if (!changed.add(change, forgetChange)) forgetChange(change);
+                }
+              }
+              reading = -1;
+              if (bounded && !changes.has(entry)) forget(entry);
+            }
+          }
+          // The last reference read of a candidate; one that left the candidates is forgotten.
+          if (names[entry] !== undefined) lastReferences[entry] = detached(payout.reference);
         }
       }
     }
-    // Payees and amounts are sorted as they are kept, then written to the lists one by one: a
-    // sheet the register refuses whole lists every payee, and none is made an object beforehand.
-    const missing: number[] = [];
-    const changed: { entry: number; currency: string; then: bigint; now: bigint; size: bigint }[] = [];
-    names.forEach((_, entry) => {
-      const { paid, sheet, seen } = this.payees.amountsOf(entry);
-      if (!seen) {
-        missing.push(entry);
-        return;
-      }
-      for (const currency of new Set([...paid.keys(), ...sheet.keys()])) {
-        const then = paid.get(currency) ?? 0n;
-        const now = sheet.get(currency) ?? 0n;
-        if (then === now) continue;
-        const difference = now - then;
-        changed.push({ entry, currency, then, now, size: difference < 0n ? -difference : difference });
-      }
-    });
-    const nameOf = (entry: number) => names[entry]!;
+    // Payees and amounts are sorted as they are kept, then written to the lists one by one.
     // By name, then reference; a payee's currencies in the order they were first read.
-    missing.sort(
-      (a, b) => nameOf(a).localeCompare(nameOf(b)) || lastReferences[a]!.localeCompare(lastReferences[b]!),
-    );
     const missingPayees = new ListedPayees<MissingPayee>(MISSING_FIELDS, kept);
-    for (const entry of missing) {
-      const name = nameOf(entry);
+    for (const entry of missing.sorted((a, b) => lastReferences[a]!.localeCompare(lastReferences[b]!))) {
+      const name = names[entry]!;
       const lastReference = lastReferences[entry]!;
       for (const [currency, minor] of this.payees.amountsOf(entry).paid) {
-        if (missingPayees.full) missingPayees.skip();
-        else missingPayees.push({ name, lastReference, amount: formatMinor(minor), currency });
+        if (missingPayees.full) break;
+        missingPayees.push({ name, lastReference, amount: formatMinor(minor), currency });
       }
     }
+    while (missingPayees.length < missingCount) missingPayees.skip();
     // Largest change first; of equal changes, by name.
-    changed.sort((a, b) =>
-      a.size === b.size ? nameOf(a.entry).localeCompare(nameOf(b.entry)) : a.size > b.size ? -1 : 1,
-    );
     const changedAmounts = new ListedPayees<ChangedAmount>(CHANGED_FIELDS, kept);
-    for (const { entry, currency, then, now } of changed) {
-      if (changedAmounts.full) {
-        changedAmounts.skip();
-        continue;
-      }
+    for (const { entry, currency, then, now } of changed.sorted()) {
+      if (changedAmounts.full) break;
       changedAmounts.push({
-        name: nameOf(entry),
+        name: names[entry]!,
         currency,
         previous: formatMinor(then),
         current: formatMinor(now),
         change: signed(now - then),
       });
     }
+    while (changedAmounts.length < changedCount) changedAmounts.skip();
     return { batch: this.batch, totals, missingPayees, changedAmounts };
+  }
+}
+
+/** A payee's amount in one currency, other now than then. */
+interface Change {
+  entry: number;
+  currency: string;
+  then: bigint;
+  now: bigint;
+  /** How far apart, either way. */
+  size: bigint;
+}
+
+/** Larger changes first. */
+function bySize(a: Change, b: Change): number {
+  return a.size === b.size ? 0 : a.size > b.size ? -1 : 1;
+}
+
+/**
+ * The entries of a list that may be among its first `kept` in `order`, added in the order of
+ * the entries' numbers: past twice `kept`, those after the kept-th are let go (`forget`), but
+ * for its equals, which a further order (`sorted`) tells apart. With no bound, every entry.
+ */
+class Candidates<T> {
+  private entries: T[] = [];
+  /** The kept-th entry when the entries were last cut: none after it can be among the first. */
+  private last: T | undefined;
+
+  constructor(
+    private readonly kept: number,
+    private readonly order: (a: T, b: T) => number,
+  ) {}
+
+  /**
+   * Adds an entry; false when it cannot be among the first `kept` (it is not added). One added
+   * may be let go at once, past the kept-th of the entries it joined.
+   */
+  add(entry: T, forget: (entry: T) => void): boolean {
+    if (this.last !== undefined && this.order(entry, this.last) > 0) return false;
+    this.entries.push(entry);
+    if (this.entries.length >= 2 * this.kept) {
+      this.entries.sort(this.order);
+      const last = this.entries[this.kept - 1]!;
+      let end = this.kept;
+      while (end < this.entries.length && this.order(this.entries[end]!, last) === 0) end += 1;
+      for (const gone of this.entries.slice(end)) forget(gone);
+      this.entries.length = end;
+      this.last = last;
+    }
+    return true;
+  }
+
+  /** The entries in order, equals by `then`, else in the order they were added; call once. */
+  sorted(then?: (a: T, b: T) => number): T[] {
+    return this.entries.sort((a, b) => this.order(a, b) || (then?.(a, b) ?? 0));
   }
 }
 

@@ -80,6 +80,62 @@ describe('SincePreviousComparison', () => {
     expect(first.totals).toEqual(all.totals);
   });
 
+  it('lists for people exactly the first entries of the whole lists, whatever ties of names, references and sizes', async () => {
+    // A fixed pseudo-random sequence (mulberry32): the same payees on every run.
+    let seed = 29;
+    const random = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+    };
+    const pick = <T>(values: readonly T[]) => values[Math.floor(random() * values.length)]!;
+    const payouts: EarlierPayout[] = [];
+    const sheet: [string, bigint, string][] = [];
+    for (let i = 0; i < 3_000; i++) {
+      const payee = `payee-${i}`;
+      // Names of their own, mostly, and names many payees share.
+      const name =
+        random() < 0.7 ? `Payee ${Math.floor(random() * 900)}` : pick(['Payee 005', 'Payee 450', 'Zoe']);
+      random() < 0.5 ? pick(['Ana', 'Bea', 'Carl', 'Dora', 'Emil']) : `Payee ${Math.floor(random() * 900)}`;
+      const currencies = pick([['USD'], ['USD', 'BRL'], ['MXN', 'USD', 'COP']]);
+      for (const currency of currencies) {
+        const then = pick([100n, 200n, 300n]);
+        for (let k = pick([1, 2]); k > 0; k--)
+          payouts.push(
+            paid(payee, name, `REF-${pick(['A', 'B'])}-${String(i).padStart(5, '0')}-${k}`, then, currency),
+          );
+        const fate = random();
+        // Missing whole, paid the same, or another amount (equal sizes often), per currency.
+        if (fate < 0.3 && currencies[0] === currency) break;
+        sheet.push([payee, fate < 0.6 ? then : pick([50n, 150n, 400n, 1_000n]), currency]);
+      }
+    }
+    payouts.sort((a, b) => a.reference.localeCompare(b.reference));
+    const all = new SincePreviousComparison(BATCH, payouts);
+    for (const [payee, minor, currency] of sheet) all.add(payee, minor, currency);
+    const whole = await all.finish();
+    expect(whole.missingPayees.length).toBeGreaterThan(500);
+    expect(whole.changedAmounts.length).toBeGreaterThan(500);
+    for (const kept of [1, 3, 10, 50]) {
+      const few = new SincePreviousComparison(BATCH, payouts);
+      for (const [payee, minor, currency] of sheet) few.add(payee, minor, currency);
+      const first = await few.finish(kept);
+      expect(first.missingPayees.length).toBe(whole.missingPayees.length);
+      expect(first.changedAmounts.length).toBe(whole.changedAmounts.length);
+      expect(first.missingPayees.slice(0, kept)).toEqual(whole.missingPayees.slice(0, kept));
+      expect(first.changedAmounts.slice(0, kept)).toEqual(whole.changedAmounts.slice(0, kept));
+    }
+  });
+
+  it('keeps for people the first payees by name, whatever order the batch paid them in', async () => {
+    const names = ['Dora', 'Carl', 'Ana', 'Bea', 'Emil', 'Finn', 'Gus'];
+    const payouts = names.map((name, i) => paid(`payee-${i}`, name, `PAY-10-${i}`, 1_000n));
+    const first = await new SincePreviousComparison(BATCH, payouts).finish(3);
+    expect(first.missingPayees.length).toBe(7);
+    expect(first.missingPayees.slice(0, 3).map((p) => p.name)).toEqual(['Ana', 'Bea', 'Carl']);
+  });
+
   it('adds up a payee paid twice in a batch, and names its last reference', async () => {
     const comparison = new SincePreviousComparison(BATCH, [
       paid('acme', 'Acme Ltd', 'PAY-10-5', 100_000n),
