@@ -390,7 +390,7 @@ class Candidates<T> {
    * may be let go at once, past the kept-th of the entries it joined.
    */
   add(entry: T, forget: (entry: T) => void): boolean {
-    if (this.last !== undefined && this.order(entry, this.last) > 0) return false;
+    if (this.kept < 1 || (this.last !== undefined && this.order(entry, this.last) > 0)) return false;
     this.entries.push(entry);
     if (this.entries.length >= 2 * this.kept) {
       this.entries.sort(this.order);

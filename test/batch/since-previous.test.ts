@@ -134,6 +134,9 @@ describe('SincePreviousComparison', () => {
     const first = await new SincePreviousComparison(BATCH, payouts).finish(3);
     expect(first.missingPayees.length).toBe(7);
     expect(first.missingPayees.slice(0, 3).map((p) => p.name)).toEqual(['Ana', 'Bea', 'Carl']);
+    // Told to keep none, it counts them all.
+    const none = await new SincePreviousComparison(BATCH, payouts).finish(0);
+    expect([none.missingPayees.length, none.missingPayees.slice().length]).toEqual([7, 0]);
   });
 
   it('adds up a payee paid twice in a batch, and names its last reference', async () => {
