@@ -326,7 +326,7 @@ export class SincePreviousComparison {
         }
       }
     }
-    // Payees and amounts are sorted as they are kept, then written to the lists one by one.
+    // The candidates in order, written to the lists one by one; the others are only counted.
     // By name, then reference; a payee's currencies in the order they were first read.
     const missingPayees = new ListedPayees<MissingPayee>(MISSING_FIELDS, kept);
     for (const entry of missing.sorted((a, b) => lastReferences[a]!.localeCompare(lastReferences[b]!))) {
