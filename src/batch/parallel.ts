@@ -18,7 +18,12 @@ import { SheetError } from '../errors.js';
 import type { ScopeInfo } from '../register/types.js';
 import type { SheetNumbers } from '../rows/money.js';
 import type { SheetOptions } from './prepare.js';
-import { type SincePrevious, sinceFrom } from './since-previous.js';
+import {
+  type ComparisonMessage,
+  type SincePrevious,
+  type SincePreviousComparison,
+  sinceFrom,
+} from './since-previous.js';
 import { BatchSummary, ErrorGroups } from './summary.js';
 import type { RowSample, SheetFindings } from './verdicts.js';
 import { WarningTally } from './warnings.js';
@@ -64,6 +69,11 @@ export interface WorkerInput {
   sampleSize: number;
   /** The register scope to check rows against, read-only (register-check.ts). */
   register?: { location: string; scope: ScopeInfo };
+  /**
+   * The main thread reads the earlier batches the sheet is compared with (since-previous.ts)
+   * while the worker judges the first rows, and sends them in a message of their own.
+   */
+  comparisonsSent?: boolean;
   /** The moment the approver's warnings count back from (warnings.ts). */
   asOf: number;
   /** The sheet's own tag, when its payouts are in the payee history (warnings.ts). */
@@ -103,7 +113,11 @@ export const ACK = 'ack';
  * The main thread's messages: ACK when the worker reads the sheet; else rows to check, then
  * `end` once the sheet was read to its end.
  */
-export type MainMessage = typeof ACK | ({ type: 'rows' } & RowBatch) | { type: 'end' };
+export type MainMessage =
+  | typeof ACK
+  | ({ type: 'rows' } & RowBatch)
+  | { type: 'comparisons'; comparisons: ComparisonMessage[] }
+  | { type: 'end' };
 
 /** The main thread's end of the worker: rows out, their verdicts back in sheet order, then the findings. */
 export class CheckingWorker {
@@ -130,6 +144,15 @@ export class CheckingWorker {
   /** Sends rows to check. */
   send(rows: RowBatch): void {
     this.worker.postMessage({ type: 'rows', ...rows } satisfies MainMessage);
+  }
+
+  /** The comparisons with earlier batches (WorkerInput.comparisonsSent); they move, spent here. */
+  sendComparisons(comparisons: readonly SincePreviousComparison[]): void {
+    const messages = comparisons.map((comparison) => comparison.message());
+    this.worker.postMessage(
+      { type: 'comparisons', comparisons: messages.map((m) => m.data) } satisfies MainMessage,
+      messages.flatMap((m) => m.transfer),
+    );
   }
 
   /** No more rows: the worker finishes its counts and sends the findings. */

@@ -72,6 +72,31 @@ export class PayeeAmounts {
   /** Payees kept. */
   size = 0;
 
+  /** The amounts again after a structured clone (another thread's message), which keeps fields only. */
+  static from(data: PayeeAmounts): PayeeAmounts {
+    return Object.assign(new PayeeAmounts(), data);
+  }
+
+  /** The memory of the typed arrays, to be moved to another thread with them rather than copied. */
+  buffers(): ArrayBuffer[] {
+    const arrays = [
+      ...this.keyHigh,
+      ...this.keyLow,
+      ...this.paid,
+      ...this.sheet,
+      ...this.state,
+      ...this.onSheet,
+      ...this.furtherEntry,
+      ...this.furtherCurrency,
+      ...this.furtherPaid,
+      ...this.furtherSheet,
+      ...this.furtherState,
+      this.furtherIndex,
+      this.index,
+    ];
+    return [...new Set(arrays.map((array) => array.buffer as ArrayBuffer))];
+  }
+
   /** Adds `minor` paid to `payee` in the previous batch. */
   addPaid(payee: string, minor: bigint, currency: string): void {
     const index = this.currencyOf(currency);

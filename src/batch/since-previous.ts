@@ -7,7 +7,7 @@
  * sheet's rows nor the previous batch's payouts, which are read again for the payees listed.
  */
 import { minorOf } from '../register/rules.js';
-import type { ScopeStore } from '../register/types.js';
+import type { PaidBatch, ScopeStore } from '../register/types.js';
 import { formatMinor } from '../rows/money.js';
 import { PayeeAmounts } from './payee-amounts.js';
 import { BatchSummary } from './summary.js';
@@ -177,10 +177,22 @@ export class ListedPayees<T extends object> implements Listed<T> {
 /** The previous batch's payouts, page by page; each call reads them anew. */
 export type EarlierPages = () => AsyncIterable<Iterable<EarlierPayout>>;
 
+/**
+ * A comparison as it crosses to another thread (SincePreviousComparison.message): the batch and
+ * what was kept of it, without the way to read it again, which that thread has its own of.
+ */
+export interface ComparisonMessage {
+  batch: PreviousBatch;
+  digest: string;
+  totalsThen: Map<string, bigint>;
+  payees: PayeeAmounts;
+}
+
 /** Compares a sheet, row by row, with the previous batch's payouts. */
 export class SincePreviousComparison {
-  private readonly payees = new PayeeAmounts();
-  private readonly totalsThen = new Map<string, bigint>();
+  // Not readonly: a comparison read on another thread takes the amounts it sent (revive).
+  private payees = new PayeeAmounts();
+  private totalsThen = new Map<string, bigint>();
   private readonly totalsNow = new Map<string, bigint>();
   /** Reads the payouts again at the end, for the names and references of the payees listed. */
   private readAgain: EarlierPages;
@@ -213,6 +225,24 @@ export class SincePreviousComparison {
     let payouts = 0;
     for await (const page of pages()) payouts += comparison.take(page);
     if (batch.rows === null) comparison.batch = { sheet, at, rows: payouts };
+    return comparison;
+  }
+
+  /**
+   * The comparison for another thread (`revive`), before any row was added: its typed arrays
+   * move with the message (`transfer`), which leaves this one unusable.
+   */
+  message(): { data: ComparisonMessage; transfer: ArrayBuffer[] } {
+    const { batch, digest, totalsThen, payees } = this;
+    return { data: { batch, digest, totalsThen, payees }, transfer: payees.buffers() };
+  }
+
+  /** The comparison another thread read (`message`), read again at the end through `pages`. */
+  static revive(data: ComparisonMessage, pages: EarlierPages): SincePreviousComparison {
+    const comparison = new SincePreviousComparison(data.batch, [], data.digest);
+    comparison.payees = PayeeAmounts.from(data.payees);
+    comparison.totalsThen = data.totalsThen;
+    comparison.readAgain = pages;
     return comparison;
   }
 
@@ -434,20 +464,46 @@ function signed(minor: bigint): string {
 }
 
 /**
- * The comparisons a sheet is read with: the latest two batches the register paid, since this
+ * How many of the latest batches the register paid a sheet is compared with: two, since this
  * sheet may be the latest itself (a resumed or re-validated batch), which only its digest, known
  * at the end of the reading, tells.
  */
+export const COMPARED_BATCHES = 2;
+
+/**
+ * The comparisons a sheet is read with (COMPARED_BATCHES): `batches`, when the store was asked
+ * for them already. `pause` is awaited between two pages of a batch: a thread with other work
+ * (the main thread of `validate` reading the sheet) lets it run meanwhile.
+ */
 export async function sinceCandidates(
   store: Pick<ScopeStore, 'paidBatches' | 'batchPayouts'> | undefined,
+  options: { batches?: readonly PaidBatch[]; pause?: () => Promise<void> } = {},
 ): Promise<SincePreviousComparison[]> {
   if (store === undefined) return [];
+  const { pause } = options;
   const comparisons: SincePreviousComparison[] = [];
-  for (const batch of await store.paidBatches(2)) {
+  for (const batch of options.batches ?? (await store.paidBatches(COMPARED_BATCHES))) {
     const pages = () => earlierPages(store, batch.digest);
-    comparisons.push(await SincePreviousComparison.read(batch, pages, batch.digest));
+    const first = pause === undefined ? pages : () => paused(pages(), pause);
+    comparisons.push(await SincePreviousComparison.read(batch, first, batch.digest));
   }
   return comparisons;
+}
+
+/** The comparisons another thread read (`message`), each read again at the end from `store`. */
+export function revivedComparisons(
+  store: Pick<ScopeStore, 'batchPayouts'>,
+  messages: readonly ComparisonMessage[],
+): SincePreviousComparison[] {
+  return messages.map((data) => SincePreviousComparison.revive(data, () => earlierPages(store, data.digest)));
+}
+
+/** The pages, with `pause` awaited after each. */
+async function* paused<T>(pages: AsyncIterable<T>, pause: () => Promise<void>): AsyncIterable<T> {
+  for await (const page of pages) {
+    yield page;
+    await pause();
+  }
 }
 
 async function* earlierPages(

@@ -13,7 +13,7 @@ import { ACK, type MainMessage, WINDOW, type WorkerInput, type WorkerMessage } f
 
 import { prepareSheet, RowChecker, rawBatches } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
-import { sinceCandidates } from './since-previous.js';
+import { type ComparisonMessage, revivedComparisons, sinceCandidates } from './since-previous.js';
 import { type RowVerdict, ValidationTally } from './verdicts.js';
 import { NO_WARNINGS, PayeeWarnings } from './warnings.js';
 import { describeError, type RowBatch, unpackRows, VerdictPacker } from './worker-codec.js';
@@ -41,9 +41,17 @@ let credits = input.sheet ? WINDOW : Number.POSITIVE_INFINITY;
 /** Batches of rows sent by the main thread, oldest first; null once it sent them all. */
 const inbox: (RowBatch | null)[] = [];
 let wake: (() => void) | undefined;
+/** The comparisons the main thread read (WorkerInput.comparisonsSent), until the tally takes them. */
+let comparisons: ComparisonMessage[] | undefined;
+/** Gives the tally the comparisons, once both are there. */
+let compare: (() => void) | undefined;
 port.on('message', (message: MainMessage) => {
   if (message === ACK) credits += 1;
-  else inbox.push(message.type === 'rows' ? message : null);
+  else if (message.type === 'comparisons') {
+    // Taken at once, between two rows: the rows counted so far were kept for them.
+    comparisons = message.comparisons;
+    compare?.();
+  } else inbox.push(message.type === 'rows' ? message : null);
   const resume = wake;
   wake = undefined;
   resume?.();
@@ -89,7 +97,18 @@ try {
     check = new RegisterCheck(store);
   }
   const warnings = new PayeeWarnings(store, input.asOf, input.batch);
-  tally.compareWith(await sinceCandidates(store));
+  if (input.comparisonsSent && store !== undefined) {
+    const from = store;
+    tally.compareLater();
+    compare = () => {
+      if (comparisons === undefined) return;
+      tally.compareWith(revivedComparisons(from, comparisons));
+      comparisons = undefined;
+    };
+    compare();
+  } else {
+    tally.compareWith(await sinceCandidates(store));
+  }
   const referenceAt = input.index.get('reference') ?? -1;
   const batches = input.sheet ? rawBatches((await prepareSheet(input.sheet)).sheet) : sentRows();
   for await (const rows of batches) {

@@ -23,7 +23,7 @@ import {
   sheetNumbers,
 } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
-import { type SincePrevious, sinceCandidates } from './since-previous.js';
+import { COMPARED_BATCHES, type SincePrevious, sinceCandidates } from './since-previous.js';
 import type { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
@@ -104,7 +104,7 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     ({ findings, resultsPath } = await checkAndWrite(options, prepared, (writer, sampleSize) =>
       useWorker(options, prepared.sheet).then((worker) =>
         worker
-          ? checkOnWorker(options, prepared, writer, sampleSize, asOf, registered.scope)
+          ? checkOnWorker(options, prepared, writer, sampleSize, asOf, registered.scope, store)
           : checkHere(options, prepared, writer, sampleSize, asOf, store),
       ),
     ));
@@ -261,7 +261,9 @@ async function checkHere(
 /**
  * Reads the rows and writes the results on this thread while a worker maps and checks them
  * (parallel.ts). Without a register the worker reads the sheet too; with one, each batch of
- * the reader is sent to it as it is read, and the worker reads the register on its own.
+ * the reader is sent to it as it is read, and the worker reads the register on its own but
+ * for the earlier batches the sheet is compared with: this thread reads them, a page between
+ * two batches of rows, while the worker judges the first rows (the worker has the more work).
  */
 async function checkOnWorker(
   options: ValidateOptions,
@@ -270,11 +272,14 @@ async function checkOnWorker(
   sampleSize: number,
   asOf: number,
   scope?: ScopeInfo,
+  store?: ScopeStore,
 ): Promise<SheetFindings> {
   const { sheetPath, sheetName, delimiter, encoding, columnsFile } = options;
   const register = scope && options.register ? { location: options.register.location, scope } : undefined;
+  const batches = register && store ? await store.paidBatches(COMPARED_BATCHES) : [];
   const worker = new CheckingWorker(WORKER_URL, {
     ...(register ? { register } : { sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile } }),
+    comparisonsSent: batches.length > 0,
     sheetPath,
     index: prepared.header.index,
     numbers: sheetNumbers(prepared.sheet),
@@ -307,15 +312,29 @@ async function checkOnWorker(
   };
   try {
     if (register) {
+      // The earlier batches, read between the rows; a failure is thrown at the next batch.
+      let failure: { error: unknown } | undefined;
+      const compared =
+        batches.length === 0
+          ? undefined
+          : sinceCandidates(store, { batches, pause: nextTurn }).then(
+              (comparisons) => worker.sendComparisons(comparisons),
+              (error: unknown) => {
+                failure = { error };
+              },
+            );
       // Batches sent and not yet written, oldest first, kept as they were sent: a text and
       // numbers, which the garbage collector moves and scans for nothing, unlike cells.
       const sent: RowBatch[] = [];
       for await (const rows of rawBatches(prepared.sheet)) {
+        if (failure) throw failure.error;
         const batch = packRows(rows);
         worker.send(batch);
         sent.push(batch);
         if (sent.length > IN_FLIGHT) await write(unpackRows(sent.shift()!));
       }
+      await compared;
+      if (failure) throw failure.error;
       worker.end();
       for (const batch of sent) await write(unpackRows(batch));
     } else {
@@ -326,6 +345,11 @@ async function checkOnWorker(
   } finally {
     await worker.close();
   }
+}
+
+/** Until the event loop's next turn: what waits on this thread (the worker's verdicts) runs first. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** The worker thread's script, beside this module once built. */

@@ -88,6 +88,11 @@ export class ValidationTally {
   private readonly totalsMismatches: string[] = [];
   readonly warnings: WarningTally;
   private comparisons: readonly SincePreviousComparison[] = [];
+  /**
+   * While the comparisons are read elsewhere (compareLater): the payee, amount and currency of
+   * each row they will count, in sheet order, for compareWith to add.
+   */
+  private waiting: { payees: (string | undefined)[]; minors: bigint[]; currencies: string[] } | undefined;
 
   constructor(
     index: ColumnIndex,
@@ -104,9 +109,26 @@ export class ValidationTally {
     this.warnings = new WarningTally(keepReferences);
   }
 
-  /** Compares the sheet's valid rows with these earlier batches too (since-previous.ts). */
+  /**
+   * Compares the sheet's valid rows with these earlier batches too (since-previous.ts), the rows
+   * added while they were awaited (compareLater) first.
+   */
   compareWith(comparisons: readonly SincePreviousComparison[]): void {
     this.comparisons = comparisons;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting === undefined) return;
+    for (let i = 0; i < waiting.payees.length; i++)
+      for (const comparison of comparisons)
+        comparison.add(waiting.payees[i], waiting.minors[i]!, waiting.currencies[i]!);
+  }
+
+  /**
+   * The earlier batches are still being read (by another thread): the rows are counted now and
+   * compared once compareWith gives them, before finish.
+   */
+  compareLater(): void {
+    this.waiting = { payees: [], minors: [], currencies: [] };
   }
 
   /**
@@ -116,14 +138,17 @@ export class ValidationTally {
    * no payee.
    */
   wantsPayee(row: PreparedRow, earlier?: EarlierResult): boolean {
-    return this.compares(row, earlier) && this.comparisons.some((c) => c.needsPayees);
+    return (
+      this.compares(row, earlier) &&
+      (this.waiting !== undefined || this.comparisons.some((c) => c.needsPayees))
+    );
   }
 
   /** Whether the row counts in the comparisons: a valid row the register does not refuse. */
   private compares(row: PreparedRow, earlier: EarlierResult | undefined): boolean {
     const { amount, currency } = row.payout;
     return (
-      this.comparisons.length > 0 &&
+      (this.comparisons.length > 0 || this.waiting !== undefined) &&
       row.totals === undefined &&
       row.issues.length === 0 &&
       earlier?.status !== 'invalid' &&
@@ -158,7 +183,13 @@ export class ValidationTally {
     if (valid) this.digest.add(row, earlier?.status === 'invalid' ? NO_WARNINGS : warnings);
     if (this.compares(row, earlier)) {
       const { amount, currency } = row.payout;
-      for (const comparison of this.comparisons) comparison.add(payee, amount!.minor, currency!);
+      if (this.waiting !== undefined) {
+        this.waiting.payees.push(payee);
+        this.waiting.minors.push(amount!.minor);
+        this.waiting.currencies.push(currency!);
+      } else {
+        for (const comparison of this.comparisons) comparison.add(payee, amount!.minor, currency!);
+      }
     }
     if (earlier !== undefined) {
       tally(this.summary, row, earlier.status, earlier.errors);
@@ -213,6 +244,8 @@ export class ValidationTally {
 
   /** The findings; call once, after the last row (the previous batch is read once more). */
   async finish(): Promise<SheetFindings> {
+    if (this.waiting !== undefined)
+      throw new Error('the rows were counted, but the earlier batches never came');
     const digest = this.digest.finish();
     return {
       summary: this.summary,

@@ -6,6 +6,7 @@ import {
   ListedPayees,
   type SincePrevious,
   SincePreviousComparison,
+  sinceCandidates,
   sinceFrom,
   sinceOf,
 } from '../../src/batch/since-previous.js';
@@ -184,6 +185,92 @@ describe('SincePreviousComparison', () => {
     ]);
     expect(since?.changedAmounts).toEqual([]);
     expect(await sinceOf(comparisons.slice(0, 1), 'november')).toBeNull();
+  });
+});
+
+describe('a comparison read on one thread and compared on another', () => {
+  // 10,000 payees (three chunks of the typed arrays), every seventh paid in a second currency,
+  // one an amount past 64 bits: every part of the kept amounts crosses.
+  const payouts: EarlierPayout[] = [];
+  for (let i = 0; i < 10_000; i++) {
+    const reference = `OCT-${String(i).padStart(5, '0')}`;
+    payouts.push(paid(`payee-${i}`, `Name ${i % 500}`, reference, BigInt(1_000 + i)));
+    if (i % 7 === 0) payouts.push(paid(`payee-${i}`, `Name ${i % 500}`, `${reference}-B`, 500n, 'BRL'));
+  }
+  payouts.push(paid('huge', 'Huge Ltd', 'OCT-H', 2n ** 70n));
+  const pages = async function* () {
+    for (let i = 0; i < payouts.length; i += 1_000) yield payouts.slice(i, i + 1_000);
+  };
+  const batch = { sheet: 'october.csv', at: BATCH.at, rows: null };
+  /** This month: a third gone, a third the same, a third paid 5.00 more; Huge Ltd 100.00 more. */
+  const addRows = (comparison: SincePreviousComparison) => {
+    for (let i = 0; i < 10_000; i++) {
+      if (i % 3 === 0) continue;
+      comparison.add(`payee-${i}`, BigInt(1_000 + i + (i % 3 === 2 ? 500 : 0)), 'USD');
+      if (i % 7 === 0) comparison.add(`payee-${i}`, 500n, 'BRL');
+    }
+    comparison.add('huge', 2n ** 70n + 10_000n, 'USD');
+  };
+
+  it.each([
+    ['the JSON summary', undefined],
+    ['people', 50],
+  ])('moves its amounts, and lists there what it lists here, for %s', async (_, kept) => {
+    const here = await SincePreviousComparison.read(batch, pages, 'october');
+    const sent = await SincePreviousComparison.read(batch, pages, 'october');
+    const { data, transfer } = sent.message();
+    const arrived = structuredClone(data, { transfer });
+    // Moved, not copied: this thread's arrays are gone.
+    expect(transfer.length).toBeGreaterThan(12);
+    expect(transfer.every((buffer) => buffer.byteLength === 0)).toBe(true);
+    const there = SincePreviousComparison.revive(arrived, pages);
+    addRows(here);
+    addRows(there);
+    // A list bounded for people is read as the terminal and the report read it.
+    const read = ({ missingPayees, changedAmounts, ...rest }: SincePrevious) => ({
+      ...rest,
+      missingPayees: [missingPayees.length, missingPayees.slice()],
+      changedAmounts: [changedAmounts.length, changedAmounts.slice()],
+    });
+    const compared = read((await there.finish(kept))!);
+    expect(compared).toEqual(read((await here.finish(kept))!));
+    expect(compared.batch).toEqual({ sheet: 'october.csv', at: BATCH.at, rows: 10_000 + 1_429 + 1 });
+    // An entry per currency: 3,334 payees gone, 477 of them paid in BRL too.
+    expect(compared.missingPayees[0]).toBe(3_334 + 477);
+    expect(compared.changedAmounts[0]).toBe(3_333 + 1);
+    expect((compared.changedAmounts[1] as ChangedAmount[])[0]).toEqual({
+      name: 'Huge Ltd',
+      currency: 'USD',
+      previous: '11805916207174113034.24',
+      current: '11805916207174113134.24',
+      change: '+100.00',
+    });
+  });
+
+  it('reads the batches it is given, page by page, pausing between two pages', async () => {
+    const events: string[] = [];
+    const store = {
+      paidBatches: async () => {
+        throw new Error('the batches were given: the register is not asked again');
+      },
+      async *batchPayouts(digest: string) {
+        for (let i = 0; i < 3; i++) {
+          events.push(`${digest} page ${i}`);
+          yield [{ payee: `p-${i}`, name: `P ${i}`, reference: `R-${i}`, amount: '1.00', currency: 'USD' }];
+        }
+      },
+    };
+    const [comparison, ...more] = await sinceCandidates(store, {
+      batches: [{ digest: 'october', sheet: 'october.csv', at: BATCH.at, rows: null }],
+      pause: async () => {
+        events.push('pause');
+      },
+    });
+    expect(more).toEqual([]);
+    expect(events).toEqual(['october page 0', 'pause', 'october page 1', 'pause', 'october page 2', 'pause']);
+    const since = plain(await comparison!.finish());
+    expect(since.batch).toEqual({ sheet: 'october.csv', at: BATCH.at, rows: 3 });
+    expect(since.missingPayees.map((p: { name: string }) => p.name)).toEqual(['P 0', 'P 1', 'P 2']);
   });
 });
 

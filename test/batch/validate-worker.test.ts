@@ -249,6 +249,70 @@ describe('validate on a worker thread', () => {
     });
   });
 
+  it('compares the sheet with the previous batch as one thread does, the batch read by the main thread', async () => {
+    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
+    const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
+    const { detailsOf } = await load<DetailsModule>('register/details.js');
+    await withTempDir(async (dir) => {
+      // October paid 3,000 rows (every fourth for 1.00 instead); November's sheet is its first 2,500.
+      const october = path.join(dir, 'october.csv');
+      const rows = generateRows(3000);
+      await writeSheet(october, rows);
+      const sheetPath = path.join(dir, 'november.csv');
+      await writeSheet(sheetPath, rows.slice(0, 2500));
+      const location = path.join(dir, 'register.db');
+      const service = 'http://127.0.0.1:9';
+      const register = openRegister(location);
+      const store = await register.openScope({ service, integratorId: 'int-1' });
+      const at = '2026-10-25T09:00:00.000Z';
+      await store.beginRun({
+        id: 'run-oct',
+        sheet: 'october.csv',
+        digest: 'oct',
+        host: 'h',
+        pid: 1,
+        startedAt: at,
+      });
+      let i = 0;
+      for await (const batch of (await prepareSheet({ sheetPath: october })).batches) {
+        const requests = batch.map((row) => {
+          const details = detailsOf(row.payout, (canonical) => store.fingerprint(canonical));
+          const amount = i % 4 === 0 ? '1.00' : details.amount;
+          return {
+            row,
+            reference: `OCT-${i}`,
+            details: { ...details, payee: details.payee, amount },
+            idempotencyKey: `key-${i++}`,
+          };
+        });
+        await store.claim('run-oct', requests, () => 'claim');
+        for (const { row, reference } of requests) {
+          await store.update('run-oct', reference, {
+            state: 'submitted',
+            transactionId: `tx-${reference}`,
+            payeeKey: store.fingerprint(`payee:${row.payee!.key}`),
+            payeeName: row.payee!.name,
+          });
+        }
+      }
+      await store.finishRun('run-oct', { rows: 3000, statuses: {}, exitCode: 0 });
+      await register.close();
+
+      const options = { sheetPath, register: { location, service } };
+      const one = await validateSheet({ ...options, outPath: path.join(dir, 'one.csv'), worker: false });
+      const two = await validateSheet({ ...options, outPath: path.join(dir, 'two.csv'), worker: true });
+      const since = JSON.parse(JSON.stringify(two.sincePrevious));
+      expect(since).toEqual(JSON.parse(JSON.stringify(one.sincePrevious)));
+      expect(since.batch).toEqual({ sheet: 'october.csv', at, rows: 3000 });
+      expect(since.missingPayees.length).toBeGreaterThan(0);
+      expect(since.changedAmounts.length).toBeGreaterThan(0);
+      expect(since.totals).toEqual(JSON.parse(JSON.stringify(one.sincePrevious!.totals)));
+      expect(await readFile(two.resultsPath, 'latin1')).toBe(await readFile(one.resultsPath, 'latin1'));
+      expect(two.digest).toBe(one.digest);
+    });
+  });
+
   it('reads grouped amounts, usd and a totals row as one thread does', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     await withTempDir(async (dir) => {

@@ -330,6 +330,45 @@ describe('the payee of a row compared with the previous batch', () => {
   });
 });
 
+describe('the previous batch read by another thread while the first rows are counted', () => {
+  const index = new Map([['reference', 0]]) as unknown as ConstructorParameters<typeof ValidationTally>[0];
+  const BATCH = { sheet: 'october.csv', at: '2026-10-25T09:00:00.000Z', rows: 2 };
+  const october = () =>
+    new SincePreviousComparison(BATCH, [
+      { payee: ANA.key, name: 'Ana Lopez', reference: 'O-1', minor: 500_000n, currency: 'USD' },
+      { payee: 'gone', name: 'Gone Ltd', reference: 'O-2', minor: 10_000n, currency: 'USD' },
+    ]);
+  const since = async (tally: ValidationTally) => JSON.parse(JSON.stringify((await tally.finish()).since));
+
+  it('compares the rows counted before it came once it comes, as if it had been there first', async () => {
+    const first = new ValidationTally(index, 20);
+    first.compareWith([october()]);
+    const later = new ValidationTally(index, 20);
+    later.compareLater();
+    // Its payees are not known yet: every row that counts wants its keyed payee.
+    expect(later.wantsPayee(row('D-1', '6000.00'))).toBe(true);
+    for (const tally of [first, later]) tally.add(row('D-1', '6000.00'), undefined, undefined, ANA.key);
+    later.compareWith([october()]);
+    for (const tally of [first, later]) tally.add(row('D-2', '100.00'), undefined, undefined, ANA.key);
+    const compared = await since(later);
+    expect(compared).toEqual(await since(first));
+    expect(compared.changedAmounts).toEqual([
+      { name: 'Ana Lopez', currency: 'USD', previous: '5000.00', current: '6100.00', change: '+1100.00' },
+    ]);
+    expect(compared.missingPayees).toEqual([
+      { name: 'Gone Ltd', lastReference: 'O-2', amount: '100.00', currency: 'USD' },
+    ]);
+    expect(compared.totals.USD).toEqual({ previous: '5100.00', current: '6100.00', change: '+1000.00' });
+  });
+
+  it('is never finished without it', async () => {
+    const tally = new ValidationTally(index, 20);
+    tally.compareLater();
+    tally.add(row('D-1', '6000.00'), undefined, undefined, ANA.key);
+    await expect(tally.finish()).rejects.toThrow('the rows were counted, but the earlier batches never came');
+  });
+});
+
 describe("a sheet's own batch, guessed before its tag is known", () => {
   /** Ana paid once by batch `own` (a history whose `before` is empty): new before it, known after. */
   const history = withPayment(undefined, paid('D-1', '50.00', '2026-12-18T12:00:00Z'), 'own', 'Ana Lopez');
