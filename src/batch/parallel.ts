@@ -10,7 +10,9 @@
  *   message) doubles the worker's share, so the main thread sends its rows instead, as one
  *   text per batch (RowBatch): V8 copies one long string in a fraction of the time it takes to
  *   clone cells one by one, and cutting it up costs the worker a fifth of parsing the CSV. The
- *   main thread sends at most IN_FLIGHT batches beyond the rows it has written.
+ *   main thread sends at most IN_FLIGHT batches beyond the rows it has written, and reads the
+ *   earlier batches the sheet is compared with between two batches of rows, while the worker
+ *   judges the first ones (WorkerInput.comparisonsSent).
  */
 import { Worker } from 'node:worker_threads';
 import type { ColumnIndex } from '../columns/columns.js';
