@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReferenceTable } from '../../src/batch/references.js';
+import { FingerprintSet, ReferenceTable } from '../../src/batch/references.js';
 
 describe('ReferenceTable', () => {
   it('gives the first row of a reference seen before, and undefined for a new one', () => {
@@ -21,5 +21,16 @@ describe('ReferenceTable', () => {
     const table = new ReferenceTable();
     const refs = ['ab', 'ba', 'a', 'aa', '', 'A-0001', 'A-0010', 'A-0100', 'A-1000', 'ñ', 'n\u0303'];
     for (const [i, r] of refs.entries()) expect(table.claim(r, i + 2), r).toBeUndefined();
+  });
+});
+
+describe('FingerprintSet', () => {
+  it('keeps every payment through growth: 200,000 distinct ones, then each again', () => {
+    const set = new FingerprintSet(16);
+    for (let i = 0; i < 200_000; i++) expect(set.add(`payee-${i}`, `${i}.00`, 'USD')).toBe(false);
+    for (let i = 0; i < 200_000; i += 997) expect(set.add(`payee-${i}`, `${i}.00`, 'USD')).toBe(true);
+    // Another amount or currency is another payment.
+    expect(set.add('payee-5', '5.01', 'USD')).toBe(false);
+    expect(set.add('payee-5', '5.00', 'MXN')).toBe(false);
   });
 });
