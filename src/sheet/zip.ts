@@ -1,3 +1,5 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import unzipperModule from 'unzipper';
 
@@ -16,8 +18,14 @@ export interface ZipArchive {
   readonly paths: string[];
 }
 
+/** Where unzipper reads the archive's bytes from (its `Open.custom`). */
+interface ZipSource {
+  stream(offset: number, length?: number): Readable;
+  size(): Promise<number>;
+}
+
 interface Unzipper {
-  Open: { file(path: string): Promise<{ files: ZipEntry[] }> };
+  Open: { custom(source: ZipSource): Promise<{ files: ZipEntry[] }> };
 }
 
 // exceljs reads zips with unzipper too, at this version: one copy of it is installed.
@@ -29,11 +37,37 @@ const unzipper = unzipperModule as unknown as Unzipper;
  * truncated file.
  */
 export async function openZip(file: string): Promise<ZipArchive> {
-  const directory = await unzipper.Open.file(file);
+  // unzipper reads an entry through a stream of the file that it closes once the entry was read
+  // to its end: a reader that stops early (an error, a header read alone) would keep the file
+  // open for as long as the process lives. The file's streams are made here instead, each
+  // closed with the entry it reads.
+  let made: Readable | undefined;
+  const source: ZipSource = {
+    // As unzipper's own file source: `end` is inclusive, and one byte past the length is harmless.
+    stream: (offset, length) => {
+      made = createReadStream(file, { start: offset, end: length ? offset + length : undefined });
+      return made;
+    },
+    size: async () => (await stat(file)).size,
+  };
+  const directory = await unzipper.Open.custom(source);
   const byPath = new Map<string, ZipEntry>();
   const byLowerPath = new Map<string, ZipEntry>();
-  for (const entry of directory.files) {
-    if (entry.type !== 'File') continue;
+  for (const read of directory.files) {
+    if (read.type !== 'File') continue;
+    const entry: ZipEntry = {
+      path: read.path,
+      type: read.type,
+      uncompressedSize: read.uncompressedSize,
+      stream: () => {
+        made = undefined;
+        // unzipper asks the source for the file's stream as the entry's stream is made.
+        const stream = read.stream();
+        const bytes = made as Readable | undefined;
+        stream.once('close', () => bytes?.destroy());
+        return stream;
+      },
+    };
     byPath.set(entry.path, entry);
     byLowerPath.set(entry.path.toLowerCase(), entry);
   }
