@@ -156,7 +156,8 @@ export class PayeeWarnings {
     if (payee === undefined || row.issues.length > 0 || row.totals !== undefined) return NO_WARNINGS;
     // No history loaded (none in the register): no payee needs its keyed hash.
     const hash = this.histories.size === 0 ? undefined : this.payeeHash(row);
-    const held = historyFor(hash === undefined ? undefined : this.histories.get(hash), this.batch);
+    const full = hash === undefined ? undefined : this.histories.get(hash);
+    const held = historyFor(full, this.batch);
     // A payee whose every payout failed was never paid: new, with no known account.
     const history = held === undefined || held.accounts.length === 0 ? undefined : held;
     const twins = row.sameAs !== undefined && row.sameAs.length > 0;
@@ -184,10 +185,22 @@ export class PayeeWarnings {
           message: `bank details changed: ${name} was last paid to ${last.accountHint} on ${day(last.paidAt)} (reference ${boundCell(last.reference)}), this row pays ${details.payeeHint}`,
         });
       }
+      // A row this batch paid already is judged as of when it was paid, against the payouts
+      // before it: a resumed run weeks later warns as the first did, and its digest stays the one
+      // approved.
+      const paidAt =
+        full !== undefined && full.batch === this.batch ? ownPaidAt(full, payout.reference) : undefined;
       const twin =
         amount === undefined
           ? undefined
-          : twinIn(rhythm, payout.reference, currency, amount.minor, this.asOf);
+          : twinIn(
+              rhythm,
+              payout.reference,
+              currency,
+              amount.minor,
+              paidAt ?? this.asOf,
+              paidAt !== undefined,
+            );
       if (twin !== undefined) {
         warnings.push({
           signal: 'possibleDuplicate',
@@ -286,14 +299,25 @@ function twinIn(
   currency: string,
   minor: bigint,
   asOf: number,
+  /** Only paydays before `asOf` count: it is when the row itself was paid. */
+  earlierOnly = false,
 ): PayeePayday | undefined {
   return rhythm.paydays.find(
     (paid) =>
       paid.payday.reference !== reference &&
       paid.payday.currency === currency &&
       paid.minor === minor &&
-      asOf - paid.at < rhythm.window,
+      asOf - paid.at < rhythm.window &&
+      (!earlierOnly || paid.at < asOf),
   )?.payday;
+}
+
+/** When this batch paid the reference, as the payee's history records it (ms); undefined if not. */
+function ownPaidAt(history: PayeeHistory, reference: string): number | undefined {
+  const paid =
+    paymentsOf(history).find((payday) => payday.reference === reference) ??
+    history.accounts.find((payment) => payment.reference === reference);
+  return paid === undefined ? undefined : Date.parse(paid.paidAt);
 }
 
 /**

@@ -3,13 +3,21 @@
  * second month after a first one was paid, with a changed account, a payment already made,
  * an unusual amount, a duplicate inside the sheet and a new payee. The warnings in the results
  * file and the JSON summary, `--hold-changed-payees` paying everything but the held row, and
- * the batch digest that covers the warnings staying the same when the run is resumed.
+ * the batch digest that covers the warnings staying the same when the run is resumed weeks later.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { paymentsOf, runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
+import {
+  paymentsOf,
+  runAgainst,
+  SANDBOX_ENV,
+  spawnCli,
+  summaryOf,
+  testDir,
+  testSandbox,
+} from '../helpers/payouts.js';
 import { readCsv, type SheetRow, sampleRows, writeSheet } from '../helpers/sheets.js';
 
 /** November's sample as December's sheet: new references and amounts, and the cases to warn about. */
@@ -138,9 +146,17 @@ describe('the warnings for the approver, a month after the first', () => {
       /^held by --hold-changed-payees, not sent: bank details changed: Ana Lopez .* run again without --hold-changed-payees to pay it$/,
     );
 
-    // Once the new account is confirmed, the same approval pays the held row: the run compares
-    // its rows with what stood before this sheet paid anything, so its digest has not moved.
-    const rest = await runAgainst(sb, sheet, ['--json', '--approve', validation.digest]);
+    // Once the new account is confirmed, three weeks later, the same approval pays the held row:
+    // the run compares its rows with what stood before this sheet paid anything, each row it
+    // paid as of when it paid it (PAY-2026-12-0002 was a duplicate then, whatever the date now),
+    // so its digest has not moved.
+    const later = ['faketime', '-f', '+20d'];
+    const resumed = await spawnCli(
+      ['run', sheet, '--base-url', sb.url, '--json', '--approve', validation.digest],
+      SANDBOX_ENV,
+      later,
+    ).exited;
+    const rest = { ...resumed, code: resumed.code ?? -1 };
     expect(rest.code, rest.stderr).toBe(0);
     expect(summaryOf(rest).statuses).toMatchObject({ submitted: 1, skipped: 12 });
     // Warnings are for the rows a run sends: the 12 paid already show none now, the held one
@@ -155,7 +171,8 @@ describe('the warnings for the approver, a month after the first', () => {
     expect(restRows.get('PAY-2026-12-0002')!['result.warnings']).toBe('');
     expect(paymentsOf(sb)).toHaveLength(12 + 13);
     // And validate, now that the sheet is paid, still shows what the approver saw.
-    const after = await runCli(['validate', sheet, '--json', '--base-url', sb.url], { env: SANDBOX_ENV });
+    const after = await spawnCli(['validate', sheet, '--json', '--base-url', sb.url], SANDBOX_ENV, later)
+      .exited;
     expect(JSON.parse(after.stdout).digest).toBe(validation.digest);
     expect(JSON.parse(after.stdout).statuses).toMatchObject({ skipped: 13 });
     expect(Object.values(JSON.parse(after.stdout).warnings).flat()).toEqual([]);

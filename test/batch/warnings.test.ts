@@ -209,6 +209,20 @@ describe('possibleDuplicate', () => {
     expect(signals(await warningsOf(row('D-1', '50.00'), history))).toEqual(expected);
   });
 
+  it.each([
+    // Paid by this batch 3 days after P-1, checked again 17 days later: a duplicate then, still.
+    ['paid by this batch 3 days after the earlier payout', 'D-1', ['possibleDuplicate']],
+    // Not paid yet: as of now, 20 days after P-1 (this batch's own payout D-1 never counts).
+    ['not paid yet, 20 days after the earlier payout', 'D-2', []],
+  ])('a resumed batch judges a row %s as of when it was paid', async (_, reference, expected) => {
+    const history = [
+      paid('P-1', '50.00', new Date(AS_OF - 20 * DAY).toISOString()),
+      paid('D-1', '50.00', new Date(AS_OF - 17 * DAY).toISOString()),
+    ];
+    // batch-1 (the second payout's) is this sheet's own batch.
+    expect(signals(await warningsOf(row(reference, '50.00'), history, 'batch-1'))).toEqual(expected);
+  });
+
   it('reads a history written before dated payouts were kept (the last payout per account)', async () => {
     const old = { accounts: [paid('N-1', '50.00', '2026-12-18T12:00:00Z')], largest: { USD: '50.00' } };
     const store = {
