@@ -263,6 +263,9 @@ export class ValidationTally {
   }
 }
 
+/** What a currency's code looks like (ISO 4217: three letters; the sheet's are upper-cased). */
+const CURRENCY_CODE = /^[A-Z]{3}$/;
+
 /**
  * Counts a row and adds its amount to the sheet's (and, if valid, the valid) totals; `messages`
  * are the row's own when it is not ok (invalid, failed, unknown), grouped for the report.
@@ -283,7 +286,13 @@ export function tally(
   summary.byRail.set(rail, (summary.byRail.get(rail) ?? 0) + 1);
   if (messages !== undefined && NOT_OK_STATUSES.has(status))
     summary.errorGroups.add(row.raw.rowNumber, messages);
-  const { amount, currency } = row.payout;
+  const { amount } = row.payout;
+  // Totalled under a currency's code only: a row whose cells shifted (a stray comma) may hold
+  // an amount where its currency should be, and "000.00" is no currency to show a total for.
+  const currency =
+    row.payout.currency !== undefined && CURRENCY_CODE.test(row.payout.currency)
+      ? row.payout.currency
+      : undefined;
   if (amount?.grouped) summary.groupedAmounts += 1;
   if (!amount || !currency) summary.untotalledRows += 1;
   if (amount && currency) {

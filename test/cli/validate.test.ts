@@ -72,6 +72,25 @@ describe('payouts validate on the clean sample', () => {
   });
 });
 
+describe('payouts validate on a row whose cells shifted', () => {
+  it('totals no amount under a cell that is not a currency code', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'shifted.csv');
+      const [header, first, second] = (await readFile(path.join(samples, 'payouts-clean.csv'), 'utf8')).split(
+        '\n',
+      );
+      // An unquoted "1,000.00": the row has one cell too many, and its currency cell reads "000.00".
+      await writeFile(sheet, `${header}\n${first}\n${second!.replace(/^([^,]*),[^,]*,/, '$1,1,000.00,')}\n`);
+      const result = await runCli(['validate', sheet, '--json', '--no-report']);
+      const summary = JSON.parse(result.stdout);
+      expect(summary.statuses).toMatchObject({ valid: 1, invalid: 1 });
+      expect(Object.keys(summary.totals)).toEqual(['USD']);
+      expect(summary.totals).toEqual({ USD: '2500.00' });
+      expect(summary.untotalledRows).toBe(1);
+    });
+  });
+});
+
 describe('payouts validate on the sample with typical mistakes', () => {
   it('says how many rows are in no total because their amount could not be read', async () => {
     await withTempDir(async (dir) => {
