@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Argv } from 'yargs';
+import { parseServiceUrl } from '../../api/service-url.js';
 import { readAllowedSigners } from '../../approvals/allowed-signers.js';
 import { SignatureError, StatementError } from '../../approvals/errors.js';
 import { signStatement } from '../../approvals/sign.js';
@@ -341,6 +342,8 @@ function approveOptionsOf(args: ArgsOf<typeof options>, io: CliIo): ApproveComma
       'payouts approve needs the service the approval is for: --base-url URL (or PAYOUTS_BASE_URL), as run will use it',
     );
   }
+  // The statement names this service: the same URL run would refuse is refused here (exit 2).
+  parseServiceUrl(baseUrl, '--base-url');
   const hint = registerHint({ register: args.register, 'base-url': baseUrl }, io);
   const reading = sheetReadingOf(args.file, args, io);
   const allowedSigners = args['allowed-signers'] ?? nonBlank(io.env['PAYOUTS_ALLOWED_SIGNERS']);
