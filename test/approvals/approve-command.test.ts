@@ -1,13 +1,23 @@
 /**
  * `payouts approve` in-process, offline (docs/approval.md "Signing an approval"): the service URL
- * it is checked against as run checks it.
+ * it is checked against as run checks it, and an `--out` that cannot be written said in words
+ * before anything is recorded.
  */
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { writeSignatureOut } from '../../src/cli/commands/approve.js';
+import { ConfigError } from '../../src/errors.js';
+import { openRegister } from '../../src/register/open.js';
 import { runCli } from '../helpers/cli.js';
 import { CLEAN_SAMPLE } from '../helpers/sheets.js';
+import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE } from './ssh-keygen.js';
+
+const keys = new KeyFolder();
+afterAll(() => keys.cleanup());
+
+const SERVICE = 'https://pay.example';
 
 /** A folder with the clean sample as payouts.csv, removed after the test. */
 async function folder(): Promise<{ dir: string; sheet: string; register: string }> {
@@ -16,6 +26,16 @@ async function folder(): Promise<{ dir: string; sheet: string; register: string 
   const sheet = path.join(dir, 'payouts.csv');
   await copyFile(CLEAN_SAMPLE, sheet);
   return { dir, sheet, register: path.join(dir, 'register.db') };
+}
+
+/** The approvals the register holds of any digest (none when it was never created). */
+async function approvalsIn(register: string, digest: string) {
+  const opened = await openRegister(register);
+  try {
+    return await opened.approvals({ digest });
+  } finally {
+    await opened.close();
+  }
 }
 
 describe('payouts approve --base-url', () => {
@@ -41,5 +61,110 @@ describe('payouts approve --base-url', () => {
     );
     expect(loopback.code, loopback.stderr).toBe(0);
     expect(loopback.stdout).toContain('\norigin: http://127.0.0.1:8787\n');
+  });
+});
+
+describe.skipIf(!HAS_SSH_KEYGEN)(`payouts approve --key --out${SSH_KEYGEN_NOTE}`, () => {
+  const alice = HAS_SSH_KEYGEN ? keys.key('out-alice', { type: 'ed25519' }) : undefined;
+
+  it('says in words that an --out in a missing folder cannot be written, signs nothing and records nothing (exit 2)', async () => {
+    const { dir, sheet, register } = await folder();
+    const out = path.join(dir, 'no-such-folder', 'alice.sig');
+    const result = await runCli(
+      [
+        'approve',
+        sheet,
+        '--key',
+        alice!.path,
+        '--out',
+        out,
+        '--base-url',
+        SERVICE,
+        '--register',
+        register,
+        '--log-format',
+        'text',
+      ],
+      { env: {} },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toContain('internal error');
+    expect(result.stderr).toContain(
+      `payouts: cannot write the signature to ${out}: no such file or directory (ENOENT) - its folder does not exist: create it, or give --out a file in a folder that exists. Nothing was signed, and nothing was recorded in the register`,
+    );
+    const statement = await runCli(
+      ['approve', sheet, '--statement', '--base-url', SERVICE, '--register', register],
+      { env: {} },
+    );
+    const digest = /^digest: (\S+)$/m.exec(statement.stdout)![1]!;
+    expect(await approvalsIn(register, digest)).toEqual([]);
+  });
+
+  it('says that an --out naming a folder is a folder (EISDIR, exit 2), and leaves the folder as it was', async () => {
+    const { dir, sheet, register } = await folder();
+    const out = path.join(dir, 'signatures');
+    await mkdir(out);
+    const result = await runCli(
+      [
+        'approve',
+        sheet,
+        '--key',
+        alice!.path,
+        '--out',
+        out,
+        '--base-url',
+        SERVICE,
+        '--register',
+        register,
+        '--log-format',
+        'text',
+      ],
+      { env: {} },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      `payouts: cannot write the signature to ${out}: it is a directory (EISDIR) - give --out a file name, not a folder. Nothing was signed, and nothing was recorded in the register`,
+    );
+    expect(await readdir(out)).toEqual([]);
+  });
+
+  it('writes the signature to a writable --out, and leaves no temporary file beside it', async () => {
+    const { dir, sheet, register } = await folder();
+    const out = path.join(dir, 'alice.sig');
+    const result = await runCli(
+      [
+        'approve',
+        sheet,
+        '--key',
+        alice!.path,
+        '--out',
+        out,
+        '--base-url',
+        SERVICE,
+        '--register',
+        register,
+        '--log-format',
+        'text',
+      ],
+      { env: {} },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(await readFile(out, 'utf8')).toMatch(
+      /^-----BEGIN SSH SIGNATURE-----\n[\s\S]+-----END SSH SIGNATURE-----\n$/,
+    );
+    expect((await readdir(dir)).filter((name) => name.includes('alice'))).toEqual(['alice.sig']);
+  });
+});
+
+describe('the signature written to --out', () => {
+  it('says, when it cannot be written after signing, that the signature was not recorded either', async () => {
+    const { dir } = await folder();
+    const out = path.join(dir, 'gone', 'alice.sig');
+    const written = writeSignatureOut(out, '-----BEGIN SSH SIGNATURE-----\n');
+    await expect(written).rejects.toThrow(ConfigError);
+    await expect(written).rejects.toThrow(
+      `cannot write the signature to ${out}: no such file or directory (ENOENT) - its folder does not exist: create it, or give --out a file in a folder that exists. The signature was made but not recorded in the register: sign again with an --out that can be written, or without --out`,
+    );
+    expect(await readdir(dir)).toEqual(['payouts.csv']);
   });
 });

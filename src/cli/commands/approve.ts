@@ -4,8 +4,8 @@
  * the approver's SSH key through ssh-keygen, or a signature made elsewhere; checked, and kept in
  * the register for `run --require-approvals` to count.
  */
-import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { access, constants, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Argv } from 'yargs';
@@ -20,7 +20,7 @@ import { outcomeCode } from '../../batch/exit-code.js';
 import type { SheetOptions } from '../../batch/prepare.js';
 import { validateSheet } from '../../batch/validate.js';
 import { type Clock, systemClock } from '../../clock.js';
-import { GuardError, UsageError } from '../../errors.js';
+import { ConfigError, errnoInWords, errnoOf, GuardError, UsageError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
 import { registerLocationText, shownLocation } from '../../register/location.js';
 import { openExistingRegister, openRegister } from '../../register/open.js';
@@ -147,6 +147,9 @@ export async function approveCommand(
     let text: string;
     let signature: string;
     if (action.kind === 'sign') {
+      // Before the key is asked for (a passphrase, a touch of a security key): an --out that
+      // cannot be written would waste the signature.
+      if (action.out) await checkSignatureOut(action.out);
       log.tell([
         'Signing this approval statement:',
         ...current.text
@@ -156,7 +159,6 @@ export async function approveCommand(
       ]);
       text = current.text;
       signature = await signStatement({ statement: text, keyPath: action.keyPath, messages: io.stderr });
-      if (action.out) await writeFile(action.out, signature);
     } else {
       signature = await readText(action.signatureFile, 'the signature');
       text = await readText(action.statementFile, 'the signed statement');
@@ -196,6 +198,9 @@ export async function approveCommand(
       principals,
       recordedAt: new Date(clock.now()).toISOString(),
     };
+    // Written before the register keeps the approval: a file that cannot be written leaves
+    // nothing recorded, and the message can say so.
+    if (action.kind === 'sign' && action.out) await writeSignatureOut(action.out, signature);
     const register = await openRegister(options.register.location, { warn: (m) => log.logger.warn(m) });
     let added: boolean;
     try {
@@ -254,6 +259,62 @@ function coversThisSheet(text: string, current: CurrentStatement, file: string):
       `${file} names the digest ${signed.digest}, and ${current.sheet} now has ${current.digest}: the sheet (or what the register knows of its payees) changed since it was signed, or another sheet was signed - sign the statement payouts approve ${current.sheet} --statement prints now. Nothing was recorded`,
     );
   }
+}
+
+/**
+ * `--out FILE` checked before signing: its folder exists and may be written, and it is not a
+ * folder itself. A ConfigError (exit 2): nothing was signed, nothing recorded.
+ */
+async function checkSignatureOut(out: string): Promise<void> {
+  const refuse = (code: string, cause?: unknown): never => {
+    throw signatureOutError(out, code, 'Nothing was signed, and nothing was recorded in the register', cause);
+  };
+  const target = await stat(out).catch(() => undefined);
+  if (target?.isDirectory()) refuse('EISDIR');
+  const folder = path.dirname(path.resolve(out));
+  try {
+    if (!(await stat(folder)).isDirectory()) refuse('ENOTDIR');
+    await access(folder, constants.W_OK);
+  } catch (cause) {
+    if (cause instanceof ConfigError) throw cause;
+    refuse(errnoOf(cause) ?? 'EIO', cause);
+  }
+}
+
+/**
+ * Writes the armored signature to `--out` under a temporary name beside it, then renames it
+ * into place: a failure leaves no half-written file, and an older file stays as it was.
+ */
+export async function writeSignatureOut(out: string, signature: string): Promise<void> {
+  const temp = path.join(
+    path.dirname(out),
+    `.${path.basename(out)}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`,
+  );
+  try {
+    await writeFile(temp, signature, { flag: 'wx' });
+    await rename(temp, out);
+  } catch (cause) {
+    await rm(temp, { force: true }).catch(() => {});
+    throw signatureOutError(
+      out,
+      errnoOf(cause) ?? 'EIO',
+      'The signature was made but not recorded in the register: sign again with an --out that can be written, or without --out',
+      cause,
+    );
+  }
+}
+
+/** The words of an --out that cannot be written: the path, why, what to do, what was left undone. */
+function signatureOutError(out: string, code: string, undone: string, cause?: unknown): ConfigError {
+  const advice: Record<string, string> = {
+    ENOENT: 'its folder does not exist: create it, or give --out a file in a folder that exists',
+    ENOTDIR: 'a part of its path is a file, not a folder: give --out a file in a folder that exists',
+    EISDIR: 'give --out a file name, not a folder',
+  };
+  return new ConfigError(
+    `cannot write the signature to ${out}: ${errnoInWords(code)} (${code}) - ${advice[code] ?? 'give --out a file in a folder you can write'}. ${undone}`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 async function readText(file: string, what: string): Promise<string> {
