@@ -1,9 +1,9 @@
 /**
  * `payouts approve` in-process, offline (docs/approval.md "Signing an approval"): the service URL
- * it is checked against as run checks it, and an `--out` that cannot be written said in words
- * before anything is recorded.
+ * it is checked against as run checks it, an `--out` that cannot be written said in words
+ * before anything is recorded, and "Already recorded" reporting what the register holds.
  */
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -166,5 +166,66 @@ describe('the signature written to --out', () => {
       `cannot write the signature to ${out}: no such file or directory (ENOENT) - its folder does not exist: create it, or give --out a file in a folder that exists. The signature was made but not recorded in the register: sign again with an --out that can be written, or without --out`,
     );
     expect(await readdir(dir)).toEqual(['payouts.csv']);
+  });
+});
+
+describe.skipIf(!HAS_SSH_KEYGEN)(`payouts approve, already recorded${SSH_KEYGEN_NOTE}`, () => {
+  it("reports the stored record's time and principals, not this call's", async () => {
+    const { dir, sheet, register } = await folder();
+    const bob = keys.key('again-bob', { type: 'ed25519' });
+    const allowed = keys.file(`bob@example.com ${bob.publicKey}\n`);
+    const printed = await runCli(
+      ['approve', sheet, '--statement', '--base-url', SERVICE, '--register', register],
+      { env: {} },
+    );
+    expect(printed.code, printed.stderr).toBe(0);
+    const signature = path.join(dir, 'statement.txt.sig');
+    await writeFile(path.join(dir, 'statement.txt'), printed.stdout);
+    await writeFile(signature, keys.sign(bob, printed.stdout));
+    const record = (extra: string[]) =>
+      runCli(
+        [
+          'approve',
+          sheet,
+          '--signature',
+          signature,
+          '--base-url',
+          SERVICE,
+          '--register',
+          register,
+          '--json',
+          '--log-format',
+          'text',
+          ...extra,
+        ],
+        { env: {} },
+      );
+    // First without the allowed-signers file: no principal recorded.
+    const first = await record([]);
+    expect(first.code, first.stderr).toBe(0);
+    const stored = JSON.parse(first.stdout) as {
+      recordedAt: string;
+      principals: string[];
+      recorded: boolean;
+    };
+    expect(stored).toMatchObject({ recorded: true, principals: [] });
+    const again = await record(['--allowed-signers', allowed]);
+    expect(again.code, again.stderr).toBe(0);
+    const said = JSON.parse(again.stdout) as Record<string, unknown>;
+    const digest = /^digest: (\S+)$/m.exec(printed.stdout)![1]!;
+    const held = await approvalsIn(register, digest);
+    expect(held).toHaveLength(1);
+    expect(said).toMatchObject({
+      command: 'approve',
+      recorded: false,
+      fingerprint: bob.fingerprint,
+      principals: held[0]!.principals,
+      recordedAt: held[0]!.recordedAt,
+    });
+    expect(held[0]!.principals).toEqual([]);
+    expect(said['recordedAt']).toBe(stored.recordedAt);
+    expect(again.stderr).toContain(
+      `Already recorded on ${stored.recordedAt}: the approval by the key ${bob.fingerprint}`,
+    );
   });
 });

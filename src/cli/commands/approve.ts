@@ -203,11 +203,21 @@ export async function approveCommand(
     if (action.kind === 'sign' && action.out) await writeSignatureOut(action.out, signature);
     const register = await openRegister(options.register.location, { warn: (m) => log.logger.warn(m) });
     let added: boolean;
+    // What the register holds: this record, or the one it kept when the same key first recorded
+    // the same text (its time and principals, not this call's).
+    let kept: ApprovalRecord = record;
     try {
       added = await register.recordApproval(record);
+      if (!added) {
+        const held = await register.approvals({ digest: record.digest });
+        kept =
+          held.find((r) => r.statementDigest === record.statementDigest && r.fingerprint === fingerprint) ??
+          record;
+      }
     } finally {
       await register.close();
     }
+    principals = kept.principals;
     // Never the signature itself: who, which key, what, where.
     const fields = {
       sheet: record.sheet,
@@ -223,14 +233,12 @@ export async function approveCommand(
     const who =
       principals.length > 0 ? `${principals.join(', ')} (${fingerprint})` : `the key ${fingerprint}`;
     log.tell([
-      `${added ? 'Recorded' : 'Already recorded'}: the approval by ${who} of ${record.sheet} (digest ${record.digest}) for ${record.origin}, in ${fields.register}`,
+      `${added ? 'Recorded' : `Already recorded on ${kept.recordedAt}`}: the approval by ${who} of ${record.sheet} (digest ${record.digest}) for ${record.origin}, in ${fields.register}`,
       ...(allowed ? [] : ['Give --allowed-signers FILE to check whose key it is.']),
       ...(action.kind === 'sign' && action.out ? [`Signature written to ${action.out}`] : []),
     ]);
     if (options.json)
-      io.stdout.write(
-        `${JSON.stringify({ command: 'approve', ...fields, recordedAt: record.recordedAt })}\n`,
-      );
+      io.stdout.write(`${JSON.stringify({ command: 'approve', ...fields, recordedAt: kept.recordedAt })}\n`);
     return outcomeCode(true);
   } catch (error) {
     log.fail(error);
