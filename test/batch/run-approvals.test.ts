@@ -271,6 +271,58 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run --require-approvals${SSH_KEYGEN_NOTE}`, ()
     expect(approvals.map((a) => a.principal)).toEqual(['alice@example.com', 'bob@example.com']);
   });
 
+  it('names the approval that counted when the same key also signed a statement too old to count', async () => {
+    const alice = keys.key('alice-old-and-new', { type: 'ed25519' });
+    const t = await setup([['alice@example.com', alice]]);
+    // Signed elsewhere with ssh-keygen over a statement dated 42 days ago, recorded first...
+    const printed = await t.approve(['--statement']);
+    expect(printed.code, printed.stderr).toBe(0);
+    const day = new Date(Date.now() - 42 * 86_400_000).toISOString().slice(0, 10);
+    const old = printed.stdout.replace(/\nday: \S+\n$/, `\nday: ${day}\n`);
+    expect(old).not.toBe(printed.stdout);
+    const statement = path.join(t.dir, 'statement.txt');
+    await writeFile(statement, old);
+    await writeFile(`${statement}.sig`, keys.sign(alice, old));
+    const first = await t.approve(['--signature', `${statement}.sig`, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    // ...then signed again today with payouts: the one that counts.
+    const today = await t.approve(['--key', alice.path, '--json']);
+    expect(today.code, today.stderr).toBe(0);
+    const counted = JSON.parse(today.stdout) as { recordedAt: string; statementDigest: string };
+    expect(counted.statementDigest).not.toBe(
+      (JSON.parse(first.stdout) as { statementDigest: string }).statementDigest,
+    );
+
+    const paid = await t.run(1);
+    expect(paid.code, paid.stderr).toBe(0);
+    const summary = summaryOf(paid) as unknown as { approvals: unknown[]; runId: string };
+    expect(summary.approvals).toEqual([
+      { principal: 'alice@example.com', fingerprint: alice.fingerprint, recordedAt: counted.recordedAt },
+    ]);
+    const register = await openRegister(t.env['PAYOUTS_REGISTER']!);
+    try {
+      const [scope] = await register.scopes();
+      const store = await register.scopeStore(scope!);
+      expect(await store.runApprovals([summary.runId])).toEqual(
+        new Map([
+          [
+            summary.runId,
+            [
+              {
+                principal: 'alice@example.com',
+                fingerprint: alice.fingerprint,
+                statementDigest: counted.statementDigest,
+                recordedAt: counted.recordedAt,
+              },
+            ],
+          ],
+        ]),
+      );
+    } finally {
+      await register.close();
+    }
+  });
+
   it('refuses a signature over an earlier statement of the sheet when recording it (exit 4)', async () => {
     const alice = keys.key('alice-earlier', { type: 'ed25519' });
     const t = await setup([['alice@example.com', alice]]);
