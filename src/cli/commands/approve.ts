@@ -75,15 +75,18 @@ export async function currentStatement(source: StatementSource): Promise<Current
     });
     const { summary } = report;
     const sheet = path.basename(source.sheetPath).normalize('NFC');
+    // Under a URL declared the same service as another, the statement names the other (the
+    // scope whose history the digest was computed with, as run will compute it).
+    const origin = report.service ?? source.register.service;
     const text = approvalStatement({
       digest: report.digest,
-      origin: source.register.service,
+      origin,
       sheet,
       validRows: summary.rows - summary.byStatus.invalid,
       validTotals: summary.validTotals,
       day: utcDay((source.clock ?? systemClock).now()),
     });
-    return { text, digest: report.digest, origin: source.register.service, sheet };
+    return { text, digest: report.digest, origin, sheet };
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
