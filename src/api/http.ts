@@ -34,6 +34,9 @@ import {
   type RetryQuestion,
   shouldRetry,
 } from './retry.js';
+import { parseServiceUrl } from './service-url.js';
+
+export { parseServiceUrl };
 
 /** Connection timing. Keep-alive stays below a typical server idle timeout (Node's is 5 s). */
 export interface Timeouts {
@@ -116,36 +119,6 @@ export function createDispatcher(timeouts: Partial<Timeouts> = {}, connectionsPe
     keepAliveMaxTimeout: t.keepAliveMaxMs,
     connections: connectionsPerOrigin ?? null,
   });
-}
-
-const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
-
-/**
- * Parses a service URL (`--base-url`, `--auth-url`): https, or plain http to a loopback
- * address only (README "Options of `validate` and `run`"). Credentials inside the URL are refused
- * so they can never reach an error message.
- */
-export function parseServiceUrl(text: string, option: string): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new ConfigError(`${option} is not a URL - give it as https://host[:port][/prefix]`);
-  }
-  if (url.username || url.password) {
-    throw new ConfigError(`${option} must not contain credentials - pass them in the PAYOUTS_* variables`);
-  }
-  if (url.search || url.hash) {
-    throw new ConfigError(`${option} must not have a query or fragment: ${url.origin}${url.pathname}`);
-  }
-  if (url.protocol === 'https:') return url;
-  if (url.protocol === 'http:') {
-    if (LOOPBACK_HOSTS.test(url.hostname)) return url;
-    throw new ConfigError(
-      `${option} ${url.origin} uses plain http://, which is refused except to loopback addresses (127.0.0.1, ::1, localhost) - use https://`,
-    );
-  }
-  throw new ConfigError(`${option} ${url.origin} must use https://`);
 }
 
 export interface HttpClientOptions {

@@ -51,6 +51,7 @@ export function judgeApprovals(
     statementText: approval.statement,
     armoredSignature: approval.signature,
     recordedAt: Date.parse(approval.recordedAt),
+    id: approval.statementDigest,
   }));
   const count = countApprovals(signed, {
     digest: batch.digest,
@@ -61,10 +62,11 @@ export function judgeApprovals(
     allowedSigners: gate.allowedSigners,
   });
   if (count.count < gate.required) throw new GuardError(refusal(count, gate, batch));
-  // The statement a counted principal's key signed: the record with this digest and that key.
+  // The statement a counted principal's key signed: the very record that counted (the same key
+  // may also have signed a statement of this digest that does not count, one too old).
   return count.approvals.map((approval) => {
     const record = recorded.find(
-      (r) => r.fingerprint === approval.fingerprint && r.digest === batch.digest && r.origin === batch.origin,
+      (r) => r.fingerprint === approval.fingerprint && r.statementDigest === approval.id,
     );
     return {
       principal: approval.principal,

@@ -145,6 +145,11 @@ export interface SignedApproval {
   readonly armoredSignature: string;
   /** When the register recorded it (milliseconds since the epoch), reported back as is. */
   readonly recordedAt?: number;
+  /**
+   * What the caller knows this signature by (the register's statement digest), reported back as
+   * is: a key may have signed several statements of one digest, of which only some count.
+   */
+  readonly id?: string;
 }
 
 export interface CountOptions {
@@ -169,6 +174,8 @@ export interface CountedApproval {
   /** The day of the statement it signed. */
   readonly day: string;
   readonly recordedAt?: number;
+  /** The `id` of the signature it counts by, when the caller gave one. */
+  readonly id?: string;
 }
 
 /** A valid signature over an earlier statement of this sheet: the sheet changed since. */
@@ -208,7 +215,10 @@ export function countApprovals(signatures: readonly SignedApproval[], options: C
   const refused: RefusedApproval[] = [];
   const staleByKey = new Map<string, StaleApproval>();
   // Per key (fingerprint): the principals it may count for, and the first signature that covers.
-  const covering = new Map<string, { principals: readonly string[]; day: string; recordedAt?: number }>();
+  const covering = new Map<
+    string,
+    { principals: readonly string[]; day: string; recordedAt?: number; id?: string }
+  >();
   for (const signed of signatures) {
     const verdict = verifyApproval({
       statementText: signed.statementText,
@@ -275,6 +285,7 @@ export function countApprovals(signatures: readonly SignedApproval[], options: C
         principals: verdict.principals,
         day: statement.day,
         ...(signed.recordedAt === undefined ? {} : { recordedAt: signed.recordedAt }),
+        ...(signed.id === undefined ? {} : { id: signed.id }),
       });
     }
   }
@@ -290,6 +301,7 @@ export function countApprovals(signatures: readonly SignedApproval[], options: C
       fingerprint,
       day: cover.day,
       ...(cover.recordedAt === undefined ? {} : { recordedAt: cover.recordedAt }),
+      ...(cover.id === undefined ? {} : { id: cover.id }),
     });
   }
   return {

@@ -20,7 +20,7 @@ import {
   ServiceError,
   UsageError,
 } from '../errors.js';
-import { chooseScope } from '../register/choose.js';
+import { chooseScope, declaredService } from '../register/choose.js';
 import type { PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf } from '../register/identity.js';
 import { shownLocation } from '../register/location.js';
@@ -180,14 +180,20 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     if (options.approve !== undefined || gate !== undefined) {
       // Before any request: the scope `validate` read for the same service and user, offline.
       // Checked again below against the scope the service names (the same one, as a rule).
-      const guess = chooseScope(await register.scopes(), {
-        service: serviceOf(options.connection.baseUrl),
-        login: options.connection.credentials.username,
-      });
+      // Under a URL declared the same service as another (now or before), the other's scope.
+      const reached = serviceOf(options.connection.baseUrl);
+      const login = options.connection.credentials.username;
+      const service =
+        options.origin === undefined
+          ? await declaredService(register, reached, login)
+          : 'sameAs' in options.origin
+            ? options.origin.sameAs
+            : reached;
+      const guess = chooseScope(await register.scopes(), { service, login });
       const seen = guess.scope ? await register.scopeStore(guess.scope) : undefined;
       const { digest } = await judgeBatch(options, read, seen, asOf);
       if (options.approve !== undefined) checkApproval(options.approve, digest);
-      if (gate !== undefined) await approvedBy(register, gate, options, digest, clock.now());
+      if (gate !== undefined) await approvedBy(register, gate, options, service, digest, clock.now());
     }
 
     client =
@@ -231,7 +237,9 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     const approval = await judgeBatch(options, read, store, asOf, read.snapshot.sidecar('warnings.jsonl'));
     if (options.approve !== undefined) checkApproval(options.approve, approval.digest);
     const approvals =
-      gate === undefined ? [] : await approvedBy(register, gate, options, approval.digest, clock.now());
+      gate === undefined
+        ? []
+        : await approvedBy(register, gate, options, scope.service, approval.digest, clock.now());
     run = await RunHolder.start(store, options, approval.digest, clock, client.limiter);
     if (approvals.length > 0) {
       // The run's record names the approvals it relied on (status, register copy).
@@ -434,15 +442,17 @@ function report(
  * The approvals this batch relies on (`--require-approvals`), judged from the register's
  * signatures for this service and digest (or this sheet name: the gate then says the sheet
  * changed since), each checked again in-process; a GuardError (exit 4) when too few count.
+ * `origin` is the service of the run's scope: under a URL declared the same service as another,
+ * the other, as approve names it in the statement.
  */
 async function approvedBy(
   register: Register,
   gate: ApprovalGate,
-  options: Pick<RunOptions, 'connection' | 'sheetPath'>,
+  options: Pick<RunOptions, 'sheetPath'>,
+  origin: string,
   digest: string,
   now: number,
 ): Promise<RunApproval[]> {
-  const origin = serviceOf(options.connection.baseUrl);
   const sheet = basename(options.sheetPath).normalize('NFC');
   const recorded = await register.approvals({ digest, sheet });
   return judgeApprovals(recorded, gate, { digest, origin, sheet, now });

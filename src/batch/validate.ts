@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { systemClock } from '../clock.js';
 import type { PayoutsError } from '../errors.js';
-import { chooseScope, type ScopeHint } from '../register/choose.js';
+import { chooseScope, declaredService, type ScopeHint } from '../register/choose.js';
 import { shownLocation } from '../register/location.js';
 import { openExistingRegister } from '../register/open.js';
 import type { Register, ScopeInfo, ScopeStore } from '../register/types.js';
@@ -80,6 +80,11 @@ export interface ValidateReport {
   guardError?: PayoutsError;
   /** The register consulted, when there was one. */
   register?: string;
+  /**
+   * The service whose scope was read for the hint's: another one when the operator declared the
+   * hint's the same service as it (`run --same-service-as`). Absent without a service hint.
+   */
+  service?: string;
   registerNote?: string;
   /** The approver's warnings (warnings.ts). */
   warnings: WarningTally;
@@ -149,6 +154,7 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     sincePrevious: findings.since,
     ...(registered.scope && options.register ? { register: shownLocation(options.register.location) } : {}),
     ...(registered.note ? { registerNote: registered.note } : {}),
+    ...(registered.service === undefined ? {} : { service: registered.service }),
   };
   // A totals row that does not match is reported like a failed --expect-total.
   report.guardError = totalsRowGuard(findings.totalsMismatches);
@@ -192,13 +198,21 @@ async function checkAndWrite(
  */
 async function openRegisterScope(
   options: ValidateOptions['register'],
-): Promise<{ register?: Register; scope?: ScopeInfo; note?: string }> {
+): Promise<{ register?: Register; scope?: ScopeInfo; note?: string; service?: string }> {
   if (!options) return {};
   const register = await openExistingRegister(options.location);
-  if (register === undefined) return {};
+  if (register === undefined) return options.service === undefined ? {} : { service: options.service };
   try {
-    const chosen = chooseScope(await register.scopes(), options);
-    return chosen.scope ? { register, scope: chosen.scope } : { register, note: chosen.why };
+    // The scope run would pay from under this URL: the declared one, with its history.
+    const service =
+      options.service === undefined
+        ? undefined
+        : await declaredService(register, options.service, options.login);
+    const chosen = chooseScope(await register.scopes(), { ...options, ...(service ? { service } : {}) });
+    const named = service === undefined ? {} : { service };
+    return chosen.scope
+      ? { register, scope: chosen.scope, ...named }
+      : { register, note: chosen.why, ...named };
   } catch (error) {
     await register.close();
     throw error;

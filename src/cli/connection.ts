@@ -5,7 +5,7 @@
  * environment only: a flag would show in `ps` and in shell history.
  */
 import { type ClientOptions, createClient, type PayoutsClient } from '../api/client.js';
-import { parseServiceUrl } from '../api/http.js';
+import { parseServiceUrl } from '../api/service-url.js';
 import { type Credentials, checkCredentials } from '../api/token.js';
 import { ConfigError } from '../errors.js';
 import { CONNECTION_ENV, type ConnectionArgs } from './options.js';

@@ -85,6 +85,26 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`the approval gate${SSH_KEYGEN_NOTE}`, () => {
     expect(refused.message).not.toContain('; ');
   });
 
+  it('names the statement that counted when the same key also signed one too old to count', () => {
+    const alice = keys.key('gate-twice', { type: 'ed25519' });
+    const allowedSigners = parseAllowedSigners(`alice@example.com ${alice.publicKey}\n`, 'approvers');
+    const gate = { required: 1, allowedSigners, maxAgeDays: 31 };
+    // 42 days ago (refused as too old), recorded first; then the same digest signed today.
+    const old = record(alice, digest, '2026-10-15', '2026-11-26T08:00:00.000Z');
+    const today = record(alice, digest, '2026-11-26', '2026-11-26T09:30:00.000Z');
+    expect(old.statementDigest).not.toBe(today.statementDigest);
+    const relied = [
+      {
+        principal: 'alice@example.com',
+        fingerprint: alice.fingerprint,
+        statementDigest: today.statementDigest,
+        recordedAt: '2026-11-26T09:30:00.000Z',
+      },
+    ];
+    expect(judgeApprovals([old, today], gate, batch)).toEqual(relied);
+    expect(judgeApprovals([today, old], gate, batch)).toEqual(relied);
+  });
+
   it("says the sheet changed since a recent signature, not since last month's under the same name", () => {
     const alice = keys.key('gate-monthly', { type: 'ed25519' });
     const allowedSigners = parseAllowedSigners(`alice@example.com ${alice.publicKey}\n`, 'approvers');

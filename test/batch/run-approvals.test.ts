@@ -271,6 +271,117 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run --require-approvals${SSH_KEYGEN_NOTE}`, ()
     expect(approvals.map((a) => a.principal)).toEqual(['alice@example.com', 'bob@example.com']);
   });
 
+  it('names the approval that counted when the same key also signed a statement too old to count', async () => {
+    const alice = keys.key('alice-old-and-new', { type: 'ed25519' });
+    const t = await setup([['alice@example.com', alice]]);
+    // Signed elsewhere with ssh-keygen over a statement dated 42 days ago, recorded first...
+    const printed = await t.approve(['--statement']);
+    expect(printed.code, printed.stderr).toBe(0);
+    const day = new Date(Date.now() - 42 * 86_400_000).toISOString().slice(0, 10);
+    const old = printed.stdout.replace(/\nday: \S+\n$/, `\nday: ${day}\n`);
+    expect(old).not.toBe(printed.stdout);
+    const statement = path.join(t.dir, 'statement.txt');
+    await writeFile(statement, old);
+    await writeFile(`${statement}.sig`, keys.sign(alice, old));
+    const first = await t.approve(['--signature', `${statement}.sig`, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    // ...then signed again today with payouts: the one that counts.
+    const today = await t.approve(['--key', alice.path, '--json']);
+    expect(today.code, today.stderr).toBe(0);
+    const counted = JSON.parse(today.stdout) as { recordedAt: string; statementDigest: string };
+    expect(counted.statementDigest).not.toBe(
+      (JSON.parse(first.stdout) as { statementDigest: string }).statementDigest,
+    );
+
+    const paid = await t.run(1);
+    expect(paid.code, paid.stderr).toBe(0);
+    const summary = summaryOf(paid) as unknown as { approvals: unknown[]; runId: string };
+    expect(summary.approvals).toEqual([
+      { principal: 'alice@example.com', fingerprint: alice.fingerprint, recordedAt: counted.recordedAt },
+    ]);
+    const register = await openRegister(t.env['PAYOUTS_REGISTER']!);
+    try {
+      const [scope] = await register.scopes();
+      const store = await register.scopeStore(scope!);
+      expect(await store.runApprovals([summary.runId])).toEqual(
+        new Map([
+          [
+            summary.runId,
+            [
+              {
+                principal: 'alice@example.com',
+                fingerprint: alice.fingerprint,
+                statementDigest: counted.statementDigest,
+                recordedAt: counted.recordedAt,
+              },
+            ],
+          ],
+        ]),
+      );
+    } finally {
+      await register.close();
+    }
+  });
+
+  it('approves and counts under a URL declared the same service as another: the statement names the scope it resolves to', async () => {
+    const alice = keys.key('alice-alias', { type: 'ed25519' });
+    const t = await setup([['alice@example.com', alice]]);
+    // November paid under 127.0.0.1: the register's scope, with its payees' history.
+    const november = await t.run(0);
+    expect(november.code, november.stderr).toBe(0);
+    expect(paymentsOf(t.sb)).toHaveLength(12);
+    // The same service reached as localhost, declared so by the operator.
+    const localhost = { url: t.sb.url.replace('127.0.0.1', 'localhost') };
+    const declared = await runAgainst(localhost, t.sheet, ['--json', '--same-service-as', t.sb.url], t.env);
+    expect(declared.code, declared.stderr).toBe(0);
+    expect(summaryOf(declared).statuses).toMatchObject({ skipped: 12 });
+
+    // December: the same payees, new references. Its statement under the alias is the
+    // statement of the scope the alias resolves to, with the payees' history (none is new).
+    const december = path.join(t.dir, 'payouts-2026-12.csv');
+    await writeFile(december, (await readFile(t.sheet, 'utf8')).replaceAll('PAY-2026-11-', 'PAY-2026-12-'));
+    const approve = (baseUrl: string, args: string[], register = t.env['PAYOUTS_REGISTER']!) =>
+      runCli(['approve', december, '--base-url', baseUrl, '--register', register, ...args], { env: t.env });
+    const underAlias = await approve(localhost.url, ['--statement']);
+    expect(underAlias.code, underAlias.stderr).toBe(0);
+    const underOrigin = await approve(t.sb.url, ['--statement']);
+    expect(underAlias.stdout).toBe(underOrigin.stdout);
+    expect(underAlias.stdout).toContain(`\norigin: ${t.sb.url}\n`);
+    const withoutHistory = await approve(localhost.url, ['--statement'], path.join(t.dir, 'empty.db'));
+    expect(withoutHistory.code, withoutHistory.stderr).toBe(0);
+    const digestOf = (text: string) => /^digest: (\w+)$/m.exec(text)![1];
+    expect(digestOf(underAlias.stdout)).not.toBe(digestOf(withoutHistory.stdout));
+    // validate under the alias prints the same digest, as run computes it.
+    const validated = await runCli(['validate', december, '--base-url', localhost.url, '--json'], {
+      env: t.env,
+    });
+    expect(validated.code, validated.stderr).toBe(0);
+    expect(JSON.parse(validated.stdout).digest).toBe(digestOf(underAlias.stdout));
+
+    // Signed under the alias and counted by a run under the alias.
+    const approved = await approve(localhost.url, ['--key', alice.path, '--json']);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(JSON.parse(approved.stdout)).toMatchObject({
+      origin: t.sb.url,
+      digest: digestOf(underAlias.stdout),
+    });
+    const paid = await runAgainst(
+      localhost,
+      december,
+      ['--json', '--rate', '200', '--require-approvals', '1', '--allowed-signers', t.allowed],
+      t.env,
+    );
+    expect(paid.code, paid.stderr).toBe(0);
+    expect(summaryOf(paid)).toMatchObject({
+      digest: digestOf(underAlias.stdout),
+      statuses: { submitted: 12 },
+    });
+    expect((summaryOf(paid) as unknown as { approvals: unknown[] }).approvals).toEqual([
+      expect.objectContaining({ principal: 'alice@example.com', fingerprint: alice.fingerprint }),
+    ]);
+    expect(paymentsOf(t.sb)).toHaveLength(24);
+  });
+
   it('refuses a signature over an earlier statement of the sheet when recording it (exit 4)', async () => {
     const alice = keys.key('alice-earlier', { type: 'ed25519' });
     const t = await setup([['alice@example.com', alice]]);

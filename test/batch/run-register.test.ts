@@ -287,7 +287,7 @@ describe('payouts run and the register', () => {
     expect(runs.code, runs.stderr).toBe(0);
     const lines = runs.stdout.trim().split('\n');
     expect(lines[0]).toBe(
-      'startedAt,state,sheet,rows,statuses,exitCode,finishedAt,digest,runId,host,pid,service,integratorId',
+      'startedAt,state,sheet,rows,statuses,exitCode,finishedAt,digest,runId,host,pid,service,integratorId,approvals',
     );
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(',finished,payouts.csv,12,submitted 12,0,');

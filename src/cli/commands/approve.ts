@@ -4,11 +4,12 @@
  * the approver's SSH key through ssh-keygen, or a signature made elsewhere; checked, and kept in
  * the register for `run --require-approvals` to count.
  */
-import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { access, constants, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Argv } from 'yargs';
+import { parseServiceUrl } from '../../api/service-url.js';
 import { readAllowedSigners } from '../../approvals/allowed-signers.js';
 import { SignatureError, StatementError } from '../../approvals/errors.js';
 import { signStatement } from '../../approvals/sign.js';
@@ -19,7 +20,7 @@ import { outcomeCode } from '../../batch/exit-code.js';
 import type { SheetOptions } from '../../batch/prepare.js';
 import { validateSheet } from '../../batch/validate.js';
 import { type Clock, systemClock } from '../../clock.js';
-import { GuardError, UsageError } from '../../errors.js';
+import { ConfigError, errnoInWords, errnoOf, GuardError, UsageError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
 import { registerLocationText, shownLocation } from '../../register/location.js';
 import { openExistingRegister, openRegister } from '../../register/open.js';
@@ -74,15 +75,18 @@ export async function currentStatement(source: StatementSource): Promise<Current
     });
     const { summary } = report;
     const sheet = path.basename(source.sheetPath).normalize('NFC');
+    // Under a URL declared the same service as another, the statement names the other (the
+    // scope whose history the digest was computed with, as run will compute it).
+    const origin = report.service ?? source.register.service;
     const text = approvalStatement({
       digest: report.digest,
-      origin: source.register.service,
+      origin,
       sheet,
       validRows: summary.rows - summary.byStatus.invalid,
       validTotals: summary.validTotals,
       day: utcDay((source.clock ?? systemClock).now()),
     });
-    return { text, digest: report.digest, origin: source.register.service, sheet };
+    return { text, digest: report.digest, origin, sheet };
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
@@ -146,6 +150,9 @@ export async function approveCommand(
     let text: string;
     let signature: string;
     if (action.kind === 'sign') {
+      // Before the key is asked for (a passphrase, a touch of a security key): an --out that
+      // cannot be written would waste the signature.
+      if (action.out) await checkSignatureOut(action.out);
       log.tell([
         'Signing this approval statement:',
         ...current.text
@@ -155,7 +162,6 @@ export async function approveCommand(
       ]);
       text = current.text;
       signature = await signStatement({ statement: text, keyPath: action.keyPath, messages: io.stderr });
-      if (action.out) await writeFile(action.out, signature);
     } else {
       signature = await readText(action.signatureFile, 'the signature');
       text = await readText(action.statementFile, 'the signed statement');
@@ -195,13 +201,26 @@ export async function approveCommand(
       principals,
       recordedAt: new Date(clock.now()).toISOString(),
     };
+    // Written before the register keeps the approval: a file that cannot be written leaves
+    // nothing recorded, and the message can say so.
+    if (action.kind === 'sign' && action.out) await writeSignatureOut(action.out, signature);
     const register = await openRegister(options.register.location, { warn: (m) => log.logger.warn(m) });
     let added: boolean;
+    // What the register holds: this record, or the one it kept when the same key first recorded
+    // the same text (its time and principals, not this call's).
+    let kept: ApprovalRecord = record;
     try {
       added = await register.recordApproval(record);
+      if (!added) {
+        const held = await register.approvals({ digest: record.digest });
+        kept =
+          held.find((r) => r.statementDigest === record.statementDigest && r.fingerprint === fingerprint) ??
+          record;
+      }
     } finally {
       await register.close();
     }
+    principals = kept.principals;
     // Never the signature itself: who, which key, what, where.
     const fields = {
       sheet: record.sheet,
@@ -217,14 +236,12 @@ export async function approveCommand(
     const who =
       principals.length > 0 ? `${principals.join(', ')} (${fingerprint})` : `the key ${fingerprint}`;
     log.tell([
-      `${added ? 'Recorded' : 'Already recorded'}: the approval by ${who} of ${record.sheet} (digest ${record.digest}) for ${record.origin}, in ${fields.register}`,
+      `${added ? 'Recorded' : `Already recorded on ${kept.recordedAt}`}: the approval by ${who} of ${record.sheet} (digest ${record.digest}) for ${record.origin}, in ${fields.register}`,
       ...(allowed ? [] : ['Give --allowed-signers FILE to check whose key it is.']),
       ...(action.kind === 'sign' && action.out ? [`Signature written to ${action.out}`] : []),
     ]);
     if (options.json)
-      io.stdout.write(
-        `${JSON.stringify({ command: 'approve', ...fields, recordedAt: record.recordedAt })}\n`,
-      );
+      io.stdout.write(`${JSON.stringify({ command: 'approve', ...fields, recordedAt: kept.recordedAt })}\n`);
     return outcomeCode(true);
   } catch (error) {
     log.fail(error);
@@ -253,6 +270,62 @@ function coversThisSheet(text: string, current: CurrentStatement, file: string):
       `${file} names the digest ${signed.digest}, and ${current.sheet} now has ${current.digest}: the sheet (or what the register knows of its payees) changed since it was signed, or another sheet was signed - sign the statement payouts approve ${current.sheet} --statement prints now. Nothing was recorded`,
     );
   }
+}
+
+/**
+ * `--out FILE` checked before signing: its folder exists and may be written, and it is not a
+ * folder itself. A ConfigError (exit 2): nothing was signed, nothing recorded.
+ */
+async function checkSignatureOut(out: string): Promise<void> {
+  const refuse = (code: string, cause?: unknown): never => {
+    throw signatureOutError(out, code, 'Nothing was signed, and nothing was recorded in the register', cause);
+  };
+  const target = await stat(out).catch(() => undefined);
+  if (target?.isDirectory()) refuse('EISDIR');
+  const folder = path.dirname(path.resolve(out));
+  try {
+    if (!(await stat(folder)).isDirectory()) refuse('ENOTDIR');
+    await access(folder, constants.W_OK);
+  } catch (cause) {
+    if (cause instanceof ConfigError) throw cause;
+    refuse(errnoOf(cause) ?? 'EIO', cause);
+  }
+}
+
+/**
+ * Writes the armored signature to `--out` under a temporary name beside it, then renames it
+ * into place: a failure leaves no half-written file, and an older file stays as it was.
+ */
+export async function writeSignatureOut(out: string, signature: string): Promise<void> {
+  const temp = path.join(
+    path.dirname(out),
+    `.${path.basename(out)}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`,
+  );
+  try {
+    await writeFile(temp, signature, { flag: 'wx' });
+    await rename(temp, out);
+  } catch (cause) {
+    await rm(temp, { force: true }).catch(() => {});
+    throw signatureOutError(
+      out,
+      errnoOf(cause) ?? 'EIO',
+      'The signature was made but not recorded in the register: sign again with an --out that can be written, or without --out',
+      cause,
+    );
+  }
+}
+
+/** The words of an --out that cannot be written: the path, why, what to do, what was left undone. */
+function signatureOutError(out: string, code: string, undone: string, cause?: unknown): ConfigError {
+  const advice: Record<string, string> = {
+    ENOENT: 'its folder does not exist: create it, or give --out a file in a folder that exists',
+    ENOTDIR: 'a part of its path is a file, not a folder: give --out a file in a folder that exists',
+    EISDIR: 'give --out a file name, not a folder',
+  };
+  return new ConfigError(
+    `cannot write the signature to ${out}: ${errnoInWords(code)} (${code}) - ${advice[code] ?? 'give --out a file in a folder you can write'}. ${undone}`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 async function readText(file: string, what: string): Promise<string> {
@@ -341,6 +414,8 @@ function approveOptionsOf(args: ArgsOf<typeof options>, io: CliIo): ApproveComma
       'payouts approve needs the service the approval is for: --base-url URL (or PAYOUTS_BASE_URL), as run will use it',
     );
   }
+  // The statement names this service: the same URL run would refuse is refused here (exit 2).
+  parseServiceUrl(baseUrl, '--base-url');
   const hint = registerHint({ register: args.register, 'base-url': baseUrl }, io);
   const reading = sheetReadingOf(args.file, args, io);
   const allowedSigners = args['allowed-signers'] ?? nonBlank(io.env['PAYOUTS_ALLOWED_SIGNERS']);

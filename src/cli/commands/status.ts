@@ -59,7 +59,15 @@ const RUN_COLUMNS = [
   'pid',
   'service',
   'integratorId',
+  // Last, so that the columns before it keep their places for scripts that read them by position.
+  'approvals',
 ] as const satisfies readonly (keyof RunStatus)[];
+
+/**
+ * Between the principals of the `approvals` column: a comma, which no principal holds (an
+ * allowed-signers line lists its principals separated by commas).
+ */
+export const APPROVERS_SEPARATOR = ',';
 
 /** One approval of a sheet's current statement, as `status --approvals` shows it. */
 export interface SheetApproval {
@@ -159,7 +167,18 @@ export async function statusCommand(options: StatusCommandOptions, io: CliIo): P
     const others = elsewhere.length > 0 ? { runsOfOtherServices: elsewhere } : {};
     io.stdout.write(`${JSON.stringify({ register: report.register, [report.kind]: rows, ...others })}\n`);
   } else if (options.format === 'csv') {
-    io.stdout.write(stringify([columns, ...rows.map((row) => columns.map((c) => cellText(row[c])))]));
+    io.stdout.write(
+      stringify([
+        columns,
+        ...rows.map((row) =>
+          columns.map((c) =>
+            c === 'approvals'
+              ? (row[c] as RunStatus['approvals']).map((a) => a.principal).join(APPROVERS_SEPARATOR)
+              : cellText(row[c]),
+          ),
+        ),
+      ]),
+    );
   } else {
     printTable(io, report.kind, rows, report.register, elsewhere.length > 0 ? options.service : undefined);
   }

@@ -59,8 +59,9 @@ export async function validateCommand(
       error: report.guardError,
     };
     if (reportPath) {
-      // Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown").
-      const service = options.register?.service;
+      // Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown"),
+      // for the service whose scope was read (the declared one under an alias URL).
+      const service = report.service ?? options.register?.service;
       const approvals =
         options.register && service !== undefined
           ? await (await import('./approve.js')).recordedApprovals(
