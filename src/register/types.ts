@@ -204,18 +204,26 @@ export interface PayeePayment {
   currency: string;
 }
 
-/** A payout as a payee's rhythm needs it: when, how much, under which reference. */
-export type PayeePayday = Pick<PayeePayment, 'reference' | 'paidAt' | 'amount' | 'currency'>;
+/** A payout as a payee's rhythm needs it: when, how much, under which reference, to which account. */
+export type PayeePayday = Pick<PayeePayment, 'reference' | 'paidAt' | 'amount' | 'currency'> & {
+  /**
+   * The first characters of the keyed hash of the account paid (rules.ts accountTag): when the
+   * last payout to an account fails, an earlier payday to it keeps the account known. A few
+   * characters tell a payee's few accounts apart at a fraction of the full hash in every payday.
+   * Absent in a history written before it was kept: such a payday is to no account known.
+   */
+  accountTag?: string;
+};
 
 /** A payee's payouts as they stood at one moment. */
 export interface PayeeLayer {
   /**
-   * The last payout to each account the payee was paid to, newest first (at most
-   * PAYEE_ACCOUNTS_KEPT): a payee paid to two accounts every month has two, both its own.
+   * The last payout to each account the payee was paid to, newest first by when it was paid
+   * (at most PAYEE_ACCOUNTS_KEPT): a payee paid to two accounts every month has two, both its own.
    */
   accounts: PayeePayment[];
   /**
-   * The payee's latest paydays to any account, newest first (at most PAYEE_PAYMENTS_KEPT): the
+   * The payee's latest paydays to any account, newest first by when they were paid (at most PAYEE_PAYMENTS_KEPT): the
    * payee's usual interval, and the payouts a possible duplicate is compared with. Only what that
    * needs is kept, so a history stays small. Absent in a history written before it was kept: the
    * last payout to each account stands in.

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClaimLostError, RegisterError } from '../../src/errors.js';
 import type { Self } from '../../src/register/lease.js';
 import { type OpenOptions, openExistingRegister, openRegister } from '../../src/register/open.js';
+import type { PayeePayday, PayeePayment } from '../../src/register/types.js';
 import { begin, claimAs, payeePayment, request, TEST_SCOPE } from '../helpers/claims.js';
 import { asAdmin, testDatabase } from '../helpers/postgres.js';
 
@@ -54,6 +55,11 @@ const stores: Store[] = [
     },
   },
 ];
+
+/** A payout as its payee's paydays keep it: reference, date, amount, currency, its account's tag. */
+function day({ reference, paidAt, amount, currency, account }: PayeePayment): PayeePayday {
+  return { reference, paidAt, amount, currency, accountTag: account.slice(0, 8) };
+}
 
 /** A run elsewhere: no shared process table, so only its lease tells whether it lives. */
 function remote(runId: string): Self {
@@ -383,13 +389,19 @@ describe.each(stores)('the $name register', (kind) => {
           payment('H-3', '31.00', 'acct-2', 'MXN'),
           payment('H-2', '120.50', 'acct-2'),
           payment('H-1', '900.00'),
-        ].map(({ reference, paidAt, amount, currency }) => ({ reference, paidAt, amount, currency })),
+        ].map(day),
         largest: { USD: '900.00', MXN: '31.00' },
         batch: 'november',
         before: {
           accounts: [payment('H-1', '900.00')],
           payments: [
-            { reference: 'H-1', paidAt: payment('H-1', '900.00').paidAt, amount: '900.00', currency: 'USD' },
+            {
+              reference: 'H-1',
+              paidAt: payment('H-1', '900.00').paidAt,
+              amount: '900.00',
+              currency: 'USD',
+              accountTag: 'acct-1',
+            },
           ],
           largest: { USD: '900.00' },
         },
