@@ -249,4 +249,50 @@ describe('outcomes learnt after the run, in the approver signals of the next mon
       'new payee: the register has no earlier payout to Hans Weber',
     );
   });
+
+  it('a failed payout to an account paid before takes only itself out: the payee and account stay known', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    /** The sample sheet of a month; Hans Weber's row (the 4th) named as given. */
+    const month = async (tag: string, hans = 'Hans Weber') => {
+      const sheet = path.join(dir, `${tag}.csv`);
+      await writeSheet(
+        sheet,
+        sampleRows().map((row, i) => ({
+          ...row,
+          reference: row['reference']!.replace('2026-11', tag),
+          ...(i === 3 ? { individualName: hans } : {}),
+        })),
+      );
+      return sheet;
+    };
+    // November pays everyone, settled; December pays Hans Weber's same account again, and that
+    // one fails. Reconcile after each month: the November payout is not learnt again after it.
+    const settle = async () => {
+      await sb.whenIdle();
+      const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: SANDBOX_ENV });
+      return (JSON.parse(settled.stdout) as Reconciled).counts;
+    };
+    expect((await runAgainst(sb, await month('2026-11'), ['--json', '--rate', '200'])).code).toBe(0);
+    expect(await settle()).toMatchObject({ completed: 12, failed: 0 });
+    const december = await runAgainst(sb, await month('2026-12', 'FAIL Hans Weber'), [
+      '--json',
+      '--rate',
+      '200',
+    ]);
+    expect(december.code, december.stderr).toBe(0);
+    expect(await settle()).toMatchObject({ completed: 11, failed: 1 });
+
+    const january = JSON.parse(
+      (
+        await runCli(['validate', await month('2027-01'), '--json', '--base-url', sb.url], {
+          env: SANDBOX_ENV,
+        })
+      ).stdout,
+    );
+    expect(january.warnings.newPayee).toEqual([]);
+    expect(january.warnings.changedBankDetails).toEqual([]);
+    const hans = (await readCsv(january.results)).find((r) => r['reference'] === 'PAY-2027-01-0004')!;
+    expect(hans['result.warnings']).not.toMatch(/new payee|bank details changed/);
+  });
 });
