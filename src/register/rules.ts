@@ -138,6 +138,27 @@ export function holderText(runId: string, current: PayoutRecord | undefined): st
     : `the run of ${holder.sheet} on ${holder.host} started ${holder.startedAt} holds it now`;
 }
 
+/**
+ * When a payout in doubt that reconcile found on the service was paid: when the service created
+ * its transaction (`createdAt`), as the register writes times. Not when reconcile found it, days
+ * later maybe: its payee's history would date it then, and a payout of the same amount soon after
+ * that date would be taken for a possible duplicate. Undefined when the answer gave no readable
+ * time, or one later than `now` (a clock ahead of the register's): the store then keeps the last
+ * time the register heard of the send, which is at or after its request left and before now.
+ * A time without a zone designator is UTC, as the service writes its webhooks' times, never the
+ * time zone of the machine that happens to run reconcile.
+ */
+export function sentAt(createdAt: string | undefined, now: string): string | undefined {
+  const parts = createdAt === undefined ? null : ISO_DATE_TIME.exec(createdAt);
+  if (parts === null) return undefined;
+  const time = Date.parse(parts[2] === undefined ? `${createdAt}Z` : createdAt!);
+  if (Number.isNaN(time) || time > Date.parse(now)) return undefined;
+  return new Date(time).toISOString();
+}
+
+/** An ISO 8601 date and time, its zone (Z or an offset) the second group when it has one. */
+const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:\d{2})?$/;
+
 /** Accounts remembered per payee: enough for the few a person or supplier is paid to. */
 export const PAYEE_ACCOUNTS_KEPT = 8;
 

@@ -335,7 +335,13 @@ export interface ScopeStore {
 
 /** What became of a payout in doubt: its transaction, or none at all. */
 export type UnknownResolved =
-  | { transactionId: string; state: 'submitted' | 'completed' | 'failed'; error?: string }
+  | {
+      transactionId: string;
+      state: 'submitted' | 'completed' | 'failed';
+      error?: string;
+      /** When the service created the transaction (its `createdAt`), where its answer says. */
+      createdAt?: string;
+    }
   | { absent: true; reason: string };
 
 /** A run as `beginRun` records it: the lease and heartbeat are the store's to set. */

@@ -3,6 +3,7 @@ import {
   historyFor,
   PAYEE_ACCOUNTS_KEPT,
   PAYEE_PAYMENTS_KEPT,
+  sentAt,
   withoutPayment,
   withPayment,
 } from '../../src/register/rules.js';
@@ -253,5 +254,26 @@ describe("an outcome learnt later takes its payout's place by date (rules.ts wit
     const after = withPayment(recorded(...months), on('01-01', 'OLD', '10.00'), 'learnt');
     expect(after.payments!.map((p) => p.reference)).toEqual(months.map((m) => m.reference).reverse());
     expect(after.accounts).toEqual([months.at(-1)]);
+  });
+});
+
+describe('when a payout reconcile found on the service was paid (rules.ts sentAt)', () => {
+  const now = '2026-12-20T09:00:00.000Z';
+  it.each([
+    { createdAt: '2026-11-26T14:30:00.000Z', paid: '2026-11-26T14:30:00.000Z' },
+    { createdAt: '2026-11-26T14:30:00Z', paid: '2026-11-26T14:30:00.000Z' },
+    { createdAt: '2026-11-26T09:30:00-05:00', paid: '2026-11-26T14:30:00.000Z' },
+    { createdAt: '2026-11-26T14:30:00.123456+00:00', paid: '2026-11-26T14:30:00.123Z' },
+    // Without a zone designator: UTC, whatever the machine's time zone.
+    { createdAt: '2026-11-26T14:30:00.123', paid: '2026-11-26T14:30:00.123Z' },
+    { createdAt: '2026-12-20T09:00:00.000Z', paid: '2026-12-20T09:00:00.000Z' },
+    // Later than the register's now, unreadable, absent: the store keeps the time of the send.
+    { createdAt: '2026-12-20T09:00:00.001Z', paid: undefined },
+    { createdAt: 'yesterday', paid: undefined },
+    { createdAt: '2026-11-26', paid: undefined },
+    { createdAt: '2026-11-26T25:00:00Z', paid: undefined },
+    { createdAt: undefined, paid: undefined },
+  ])('created $createdAt: paid $paid', ({ createdAt, paid }) => {
+    expect(sentAt(createdAt, now)).toBe(paid);
   });
 });
