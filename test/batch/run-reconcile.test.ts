@@ -295,4 +295,42 @@ describe('outcomes learnt after the run, in the approver signals of the next mon
     const hans = (await readCsv(january.results)).find((r) => r['reference'] === 'PAY-2027-01-0004')!;
     expect(hans['result.warnings']).not.toMatch(/new payee|bank details changed/);
   });
+
+  it('an older payout reconcile learns last stays behind the newer: a changed account is compared with the last paid', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const ana = async (reference: string, accountNumber: string) => {
+      const sheet = path.join(dir, `${reference}.csv`);
+      await writeSheet(sheet, [{ ...sampleRows()[0]!, reference, accountNumber }]);
+      return sheet;
+    };
+    // Ana paid to one account, then to another; reconcile, one at a time by reference, learns
+    // the newer payout (PAY-A-0002) first and the older one (PAY-Z-0001) after it.
+    for (const [reference, account] of [
+      ['PAY-Z-0001', '000111222444'],
+      ['PAY-A-0002', '000111222333'],
+    ] as const) {
+      const paid = await runAgainst(sb, await ana(reference, account), ['--json']);
+      expect(paid.code, paid.stderr).toBe(0);
+    }
+    await sb.whenIdle();
+    const settled = await runCli(['reconcile', '--base-url', sb.url, '--json', '--concurrency', '1'], {
+      env: SANDBOX_ENV,
+    });
+    expect((JSON.parse(settled.stdout) as Reconciled).counts).toMatchObject({ completed: 2 });
+
+    const third = JSON.parse(
+      (
+        await runCli(['validate', await ana('PAY-C-0003', '000444555666'), '--json', '--base-url', sb.url], {
+          env: SANDBOX_ENV,
+        })
+      ).stdout,
+    );
+    expect(third.warnings.changedBankDetails).toEqual(['PAY-C-0003']);
+    const [row] = await readCsv(third.results);
+    // The possible duplicate (the same amount within days) is compared with the latest payday too.
+    expect(row!['result.warnings']).toMatch(
+      /^bank details changed: Ana Lopez was last paid to account \*{4}2333 on (\d{4}-\d{2}-\d{2}) \(reference PAY-A-0002\), this row pays account \*{4}5666; possible duplicate: Ana Lopez was paid 2500\.00 USD on \1 under reference PAY-A-0002$/,
+    );
+  });
 });
