@@ -22,10 +22,10 @@ interface Reconciled {
 async function statesOf(
   references: string[],
   env: NodeJS.ProcessEnv = {},
-): Promise<Map<string, { state: string; transactionId?: string }>> {
+): Promise<Map<string, { state: string; transactionId?: string; when: string }>> {
   const status = await runCli(['status', ...references, '--json'], { env });
   const { references: found } = JSON.parse(status.stdout) as {
-    references: { reference: string; state: string; transactionId?: string }[];
+    references: { reference: string; state: string; transactionId?: string; when: string }[];
   };
   return new Map(found.map((r) => [r.reference, r]));
 }
@@ -217,6 +217,11 @@ describe('outcomes learnt after the run, in the approver signals of the next mon
 
     const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: fresh });
     expect((JSON.parse(settled.stdout) as Reconciled).counts).toMatchObject({ completed: 12 });
+    // Each dated when the service created its transaction (the first run), not when found.
+    expect(paymentsOf(sb)).toHaveLength(12);
+    const states = await statesOf(REFERENCES, fresh);
+    for (const t of paymentsOf(sb))
+      expect(states.get(t.reference!)?.when).toBe(new Date(t.createdAt).toISOString());
     const after = JSON.parse(
       (await runCli(['validate', december, '--json', '--base-url', sb.url], { env: fresh })).stdout,
     );
