@@ -227,9 +227,9 @@ function layerWithout(layer: PayeeLayer, reference: string): PayeeLayer {
   const accounts = layer.accounts
     .flatMap((paid): PayeePayment[] => {
       if (paid.reference !== reference) return [paid];
-      // The account's next latest payday (newest first). A payday of a history written before
-      // paydays named their account names none: the account is then taken for a new one at its
-      // next payout, which errs on the safe side.
+      // The account stays known through its latest other payday, now its last payout. Paydays
+      // written before they kept their account's tag match none: the account is then taken for
+      // a new one at its next payout, which errs on the safe side.
       const tag = accountTag(paid.account);
       const next = payments.find((payday) => payday.accountTag === tag);
       if (next === undefined) return [];

@@ -210,7 +210,8 @@ export type PayeePayday = Pick<PayeePayment, 'reference' | 'paidAt' | 'amount' |
    * The first characters of the keyed hash of the account paid (rules.ts accountTag): when the
    * last payout to an account fails, an earlier payday to it keeps the account known. A few
    * characters tell a payee's few accounts apart at a fraction of the full hash in every payday.
-   * Absent in a history written before it was kept: such a payday is to no account known.
+   * Added after histories were first stored, so optional: a history written before has paydays
+   * without it, read as ever, whose account is simply not known (rules.ts layerWithout).
    */
   accountTag?: string;
 };
@@ -223,9 +224,10 @@ export interface PayeeLayer {
    */
   accounts: PayeePayment[];
   /**
-   * The payee's latest paydays to any account, newest first by when they were paid (at most PAYEE_PAYMENTS_KEPT): the
-   * payee's usual interval, and the payouts a possible duplicate is compared with. Only what that
-   * needs is kept, so a history stays small. Absent in a history written before it was kept: the
+   * The payee's latest paydays to any account, newest first by when they were paid (at most
+   * PAYEE_PAYMENTS_KEPT): the payee's usual interval, the payouts a possible duplicate is compared
+   * with, and the accounts a failed payout leaves known. Only what that needs is kept, so a history
+   * stays small. Absent in a history written before it was kept: the
    * last payout to each account stands in.
    */
   payments?: PayeePayday[];
