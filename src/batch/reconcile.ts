@@ -240,6 +240,8 @@ async function settleOne(
                   ? 'completed'
                   : 'failed',
             ...(found.status === 'FAILED' ? { error: found.failureReason ?? 'the transaction failed' } : {}),
+            // When it was paid: the transaction's creation, not this reconcile (rules.ts sentAt).
+            ...(typeof found.createdAt === 'string' ? { createdAt: found.createdAt } : {}),
           };
     if (!(await store.resolveUnknown(payout.reference, resolved))) {
       return note(payout, 'skipped', {

@@ -264,7 +264,7 @@ const STATEMENTS: Statements = {
   resolveAbsent: `UPDATE payouts.payouts SET state = 'refused', error = :reason, updated_at = now()
     WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
   resolveFound: `UPDATE payouts.payouts SET state = :state, transaction_id = :transaction, error = :error,
-      paid_at = COALESCE(paid_at, now()), updated_at = now()
+      paid_at = COALESCE(paid_at, :sentAt::timestamptz, updated_at), updated_at = now()
     WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
   release: `DELETE FROM payouts.payouts WHERE scope_id = :scope AND run_id = :run AND state = 'claimed'`,
   settledEvents: `SELECT * FROM payouts.events WHERE integrator_id = :integrator AND resource_id = ANY(:transactions)

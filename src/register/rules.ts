@@ -138,6 +138,27 @@ export function holderText(runId: string, current: PayoutRecord | undefined): st
     : `the run of ${holder.sheet} on ${holder.host} started ${holder.startedAt} holds it now`;
 }
 
+/**
+ * When a payout in doubt that reconcile found on the service was paid: when the service created
+ * its transaction (`createdAt`), as the register writes times. Not when reconcile found it, days
+ * later maybe: its payee's history would date it then, and a payout of the same amount soon after
+ * that date would be taken for a possible duplicate. Undefined when the answer gave no readable
+ * time, or one later than `now` (a clock ahead of the register's): the store then keeps the last
+ * time the register heard of the send, which is at or after its request left and before now.
+ * A time without a zone designator is UTC, as the service writes its webhooks' times, never the
+ * time zone of the machine that happens to run reconcile.
+ */
+export function sentAt(createdAt: string | undefined, now: string): string | undefined {
+  const parts = createdAt === undefined ? null : ISO_DATE_TIME.exec(createdAt);
+  if (parts === null) return undefined;
+  const time = Date.parse(parts[2] === undefined ? `${createdAt}Z` : createdAt!);
+  if (Number.isNaN(time) || time > Date.parse(now)) return undefined;
+  return new Date(time).toISOString();
+}
+
+/** An ISO 8601 date and time, its zone (Z or an offset) the second group when it has one. */
+const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:\d{2})?$/;
+
 /** Accounts remembered per payee: enough for the few a person or supplier is paid to. */
 export const PAYEE_ACCOUNTS_KEPT = 8;
 
@@ -150,6 +171,9 @@ export const PAYEE_PAYMENTS_KEPT = 12;
 /**
  * A payee's history with one more payout of `batch`. The first payout of a batch keeps what
  * stood before it; later ones of the same batch stack on it and keep the same `before`.
+ * Accounts and paydays stay newest first by when they were paid, not by when the register
+ * learnt of them: an outcome `reconcile` learns weeks later files its payout under its own date,
+ * behind the payouts made since (and an account paid since keeps that later payout as its last).
  */
 export function withPayment(
   history: PayeeHistory | undefined,
@@ -162,12 +186,18 @@ export function withPayment(
   const largest = { ...current?.largest };
   const top = largest[payment.currency];
   if (top === undefined || minorOf(payment.amount) > minorOf(top)) largest[payment.currency] = payment.amount;
-  const others = (current?.accounts ?? []).filter((paid) => paid.account !== payment.account);
+  const accounts = current?.accounts ?? [];
+  const held = accounts.find((paid) => paid.account === payment.account);
+  const last =
+    held !== undefined && held.reference !== payment.reference && paidTime(held) > paidTime(payment)
+      ? held
+      : payment;
+  const others = accounts.filter((paid) => paid.account !== payment.account);
   const earlier =
     current === undefined ? [] : paymentsOf(current).filter((paid) => paid.reference !== payment.reference);
   return {
-    accounts: [payment, ...others].slice(0, PAYEE_ACCOUNTS_KEPT),
-    payments: [paydayOf(payment), ...earlier].slice(0, PAYEE_PAYMENTS_KEPT),
+    accounts: inTimeOrder(others, last).slice(0, PAYEE_ACCOUNTS_KEPT),
+    payments: inTimeOrder(earlier, paydayOf(payment)).slice(0, PAYEE_PAYMENTS_KEPT),
     largest,
     batch,
     ...(before ? { before } : {}),
@@ -178,8 +208,8 @@ export function withPayment(
 /**
  * A payee's history without a payout that turned out to have failed (or been returned): a failed
  * payout does not make its account a known one, nor count as a payday or a largest amount. Taken
- * out of what stood before the batch too. The account it paid is known again only through another
- * payout to it that the history still holds.
+ * out of what stood before the batch too. Only the failed payout's own part goes: an account it
+ * was the last payout to stays known through the latest other payday to it the history keeps.
  */
 export function withoutPayment(history: PayeeHistory, reference: string): PayeeHistory {
   const { before, ...rest } = history;
@@ -192,19 +222,33 @@ export function withoutPayment(history: PayeeHistory, reference: string): PayeeH
 }
 
 function layerWithout(layer: PayeeLayer, reference: string): PayeeLayer {
-  const payments = paymentsOf(layer).filter((paid) => paid.reference !== reference);
-  // An account whose last payout failed is not a known one any more (its earlier payouts are not
-  // kept per account): the next payout to it is said to be a change, which errs on the safe side.
-  const accounts = layer.accounts.filter((paid) => paid.reference !== reference);
+  const kept = paymentsOf(layer);
+  const payments = kept.filter((paid) => paid.reference !== reference);
+  const accounts = layer.accounts
+    .flatMap((paid): PayeePayment[] => {
+      if (paid.reference !== reference) return [paid];
+      // The account stays known through its latest other payday, now its last payout. Paydays
+      // written before they kept their account's tag match none: the account is then taken for
+      // a new one at its next payout, which errs on the safe side.
+      const tag = accountTag(paid.account);
+      const next = payments.find((payday) => payday.accountTag === tag);
+      if (next === undefined) return [];
+      const { reference: ref, paidAt, amount, currency } = next;
+      return [{ ...paid, reference: ref, paidAt, amount, currency }];
+    })
+    .sort(newestFirst);
   const largest = { ...layer.largest };
-  const removed = paymentsOf(layer).find((paid) => paid.reference === reference);
-  if (removed !== undefined && largest[removed.currency] === removed.amount) {
+  const removed =
+    kept.find((paid) => paid.reference === reference) ??
+    layer.accounts.find((paid) => paid.reference === reference);
+  const top = removed === undefined ? undefined : largest[removed.currency];
+  if (removed !== undefined && top !== undefined && minorOf(top) === minorOf(removed.amount)) {
     // The largest is recomputed from what is remembered: older payouts past the bound are gone.
-    const left = payments.filter((paid) => paid.currency === removed.currency);
+    const left = [...payments, ...accounts].filter((paid) => paid.currency === removed.currency);
     if (left.length === 0) delete largest[removed.currency];
     else
-      largest[removed.currency] = left.reduce((top, paid) =>
-        minorOf(paid.amount) > minorOf(top.amount) ? paid : top,
+      largest[removed.currency] = left.reduce((most, paid) =>
+        minorOf(paid.amount) > minorOf(most.amount) ? paid : most,
       ).amount;
   }
   return { accounts, payments, largest };
@@ -236,13 +280,44 @@ export function paymentsOf(layer: PayeeLayer): readonly PayeePayday[] {
   return layer.payments ?? layer.accounts.map(paydayOf);
 }
 
-function paydayOf(payment: PayeePayday): PayeePayday {
+/** Characters of an account's keyed hash a payday keeps (PayeePayday.accountTag). */
+export const ACCOUNT_TAG_LENGTH = 8;
+
+/**
+ * What a payday keeps of the account paid: 8 characters of its keyed hash (48 bits) tell apart
+ * the few accounts of one payee, at a fraction of the cost of the full hash in each payday.
+ */
+export function accountTag(account: string): string {
+  return account.slice(0, ACCOUNT_TAG_LENGTH);
+}
+
+function paydayOf(payment: PayeePayment): PayeePayday {
   return {
     reference: payment.reference,
     paidAt: payment.paidAt,
     amount: payment.amount,
     currency: payment.currency,
+    accountTag: accountTag(payment.account),
   };
+}
+
+/** `list` (newest first) with `item` in its place by when it was paid; before any of the same time. */
+function inTimeOrder<T extends PayeePayday>(list: readonly T[], item: T): T[] {
+  const at = paidTime(item);
+  const index = list.findIndex((paid) => paidTime(paid) <= at);
+  return index < 0 ? [...list, item] : [...list.slice(0, index), item, ...list.slice(index)];
+}
+
+/** Compares two payouts for a newest-first sort by when they were paid. */
+function newestFirst(a: PayeePayday, b: PayeePayday): number {
+  const [at, bt] = [paidTime(a), paidTime(b)];
+  return at === bt ? 0 : at > bt ? -1 : 1;
+}
+
+/** When a payout was paid, in ms; an unreadable date counts as the oldest. */
+function paidTime(paid: PayeePayday): number {
+  const time = Date.parse(paid.paidAt);
+  return Number.isNaN(time) ? Number.NEGATIVE_INFINITY : time;
 }
 
 /** Minor units of a decimal text the register wrote; an unreadable one counts as nothing. */

@@ -339,7 +339,7 @@ const STATEMENTS: Statements = {
   resolveAbsent: `UPDATE payouts SET state = 'refused', error = :reason, updated_at = :now
     WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
   resolveFound: `UPDATE payouts SET state = :state, transaction_id = :transaction, error = :error,
-      paid_at = COALESCE(paid_at, :now), updated_at = :now
+      paid_at = COALESCE(paid_at, :sentAt, updated_at), updated_at = :now
     WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
   release: `DELETE FROM payouts WHERE scope_id = :scope AND run_id = :run AND state = 'claimed'`,
   settledEvents: `SELECT * FROM events WHERE integrator_id = :integrator AND resource_id ${IN('transactions')}

@@ -34,6 +34,7 @@ import {
   type Fence,
   fenceOf,
   SETTLEABLE,
+  sentAt,
   withoutPayment,
   withPayment,
 } from './rules.js';
@@ -120,7 +121,10 @@ export interface Statements extends TransferStatements {
   settle: string;
   /** :reason :scope :reference */
   resolveAbsent: string;
-  /** :state :transaction :error :scope :reference */
+  /**
+   * :state :transaction :error :sentAt :scope :reference. Dated :sentAt (rules.ts sentAt), else
+   * when the register last heard of its send (`updated_at` as it was), never when it was found.
+   */
   resolveFound: string;
   /** :scope :run */
   release: string;
@@ -732,6 +736,7 @@ class SqlScope implements ScopeStore {
               state: found.state,
               transaction: found.transactionId,
               error: found.error === undefined ? null : scrub(found.error),
+              sentAt: sentAt(found.createdAt, key.now) ?? null,
             });
       if (changed > 0) await learnOutcome(sql, this.dialect, this.scope.id, reference, key.now);
       return changed > 0;

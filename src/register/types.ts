@@ -204,20 +204,30 @@ export interface PayeePayment {
   currency: string;
 }
 
-/** A payout as a payee's rhythm needs it: when, how much, under which reference. */
-export type PayeePayday = Pick<PayeePayment, 'reference' | 'paidAt' | 'amount' | 'currency'>;
+/** A payout as a payee's rhythm needs it: when, how much, under which reference, to which account. */
+export type PayeePayday = Pick<PayeePayment, 'reference' | 'paidAt' | 'amount' | 'currency'> & {
+  /**
+   * The first characters of the keyed hash of the account paid (rules.ts accountTag): when the
+   * last payout to an account fails, an earlier payday to it keeps the account known. A few
+   * characters tell a payee's few accounts apart at a fraction of the full hash in every payday.
+   * Added after histories were first stored, so optional: a history written before has paydays
+   * without it, read as ever, whose account is simply not known (rules.ts layerWithout).
+   */
+  accountTag?: string;
+};
 
 /** A payee's payouts as they stood at one moment. */
 export interface PayeeLayer {
   /**
-   * The last payout to each account the payee was paid to, newest first (at most
-   * PAYEE_ACCOUNTS_KEPT): a payee paid to two accounts every month has two, both its own.
+   * The last payout to each account the payee was paid to, newest first by when it was paid
+   * (at most PAYEE_ACCOUNTS_KEPT): a payee paid to two accounts every month has two, both its own.
    */
   accounts: PayeePayment[];
   /**
-   * The payee's latest paydays to any account, newest first (at most PAYEE_PAYMENTS_KEPT): the
-   * payee's usual interval, and the payouts a possible duplicate is compared with. Only what that
-   * needs is kept, so a history stays small. Absent in a history written before it was kept: the
+   * The payee's latest paydays to any account, newest first by when they were paid (at most
+   * PAYEE_PAYMENTS_KEPT): the payee's usual interval, the payouts a possible duplicate is compared
+   * with, and the accounts a failed payout leaves known. Only what that needs is kept, so a history
+   * stays small. Absent in a history written before it was kept: the
    * last payout to each account stands in.
    */
   payments?: PayeePayday[];
@@ -327,7 +337,13 @@ export interface ScopeStore {
 
 /** What became of a payout in doubt: its transaction, or none at all. */
 export type UnknownResolved =
-  | { transactionId: string; state: 'submitted' | 'completed' | 'failed'; error?: string }
+  | {
+      transactionId: string;
+      state: 'submitted' | 'completed' | 'failed';
+      error?: string;
+      /** When the service created the transaction (its `createdAt`), where its answer says. */
+      createdAt?: string;
+    }
   | { absent: true; reason: string };
 
 /** A run as `beginRun` records it: the lease and heartbeat are the store's to set. */

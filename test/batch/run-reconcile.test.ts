@@ -22,10 +22,10 @@ interface Reconciled {
 async function statesOf(
   references: string[],
   env: NodeJS.ProcessEnv = {},
-): Promise<Map<string, { state: string; transactionId?: string }>> {
+): Promise<Map<string, { state: string; transactionId?: string; when: string }>> {
   const status = await runCli(['status', ...references, '--json'], { env });
   const { references: found } = JSON.parse(status.stdout) as {
-    references: { reference: string; state: string; transactionId?: string }[];
+    references: { reference: string; state: string; transactionId?: string; when: string }[];
   };
   return new Map(found.map((r) => [r.reference, r]));
 }
@@ -217,6 +217,11 @@ describe('outcomes learnt after the run, in the approver signals of the next mon
 
     const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: fresh });
     expect((JSON.parse(settled.stdout) as Reconciled).counts).toMatchObject({ completed: 12 });
+    // Each dated when the service created its transaction (the first run), not when found.
+    expect(paymentsOf(sb)).toHaveLength(12);
+    const states = await statesOf(REFERENCES, fresh);
+    for (const t of paymentsOf(sb))
+      expect(states.get(t.reference!)?.when).toBe(new Date(t.createdAt).toISOString());
     const after = JSON.parse(
       (await runCli(['validate', december, '--json', '--base-url', sb.url], { env: fresh })).stdout,
     );
@@ -247,6 +252,90 @@ describe('outcomes learnt after the run, in the approver signals of the next mon
     const rowsAfter = new Map((await readCsv(after.results)).map((r) => [r['reference'], r]));
     expect(rowsAfter.get('PAY-2026-12-0004')!['result.warnings']).toBe(
       'new payee: the register has no earlier payout to Hans Weber',
+    );
+  });
+
+  it('a failed payout to an account paid before takes only itself out: the payee and account stay known', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    /** The sample sheet of a month; Hans Weber's row (the 4th) named as given. */
+    const month = async (tag: string, hans = 'Hans Weber') => {
+      const sheet = path.join(dir, `${tag}.csv`);
+      await writeSheet(
+        sheet,
+        sampleRows().map((row, i) => ({
+          ...row,
+          reference: row['reference']!.replace('2026-11', tag),
+          ...(i === 3 ? { individualName: hans } : {}),
+        })),
+      );
+      return sheet;
+    };
+    // November pays everyone, settled; December pays Hans Weber's same account again, and that
+    // one fails. Reconcile after each month: the November payout is not learnt again after it.
+    const settle = async () => {
+      await sb.whenIdle();
+      const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: SANDBOX_ENV });
+      return (JSON.parse(settled.stdout) as Reconciled).counts;
+    };
+    expect((await runAgainst(sb, await month('2026-11'), ['--json', '--rate', '200'])).code).toBe(0);
+    expect(await settle()).toMatchObject({ completed: 12, failed: 0 });
+    const december = await runAgainst(sb, await month('2026-12', 'FAIL Hans Weber'), [
+      '--json',
+      '--rate',
+      '200',
+    ]);
+    expect(december.code, december.stderr).toBe(0);
+    expect(await settle()).toMatchObject({ completed: 11, failed: 1 });
+
+    const january = JSON.parse(
+      (
+        await runCli(['validate', await month('2027-01'), '--json', '--base-url', sb.url], {
+          env: SANDBOX_ENV,
+        })
+      ).stdout,
+    );
+    expect(january.warnings.newPayee).toEqual([]);
+    expect(january.warnings.changedBankDetails).toEqual([]);
+    const hans = (await readCsv(january.results)).find((r) => r['reference'] === 'PAY-2027-01-0004')!;
+    expect(hans['result.warnings']).not.toMatch(/new payee|bank details changed/);
+  });
+
+  it('an older payout reconcile learns last stays behind the newer: a changed account is compared with the last paid', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const ana = async (reference: string, accountNumber: string) => {
+      const sheet = path.join(dir, `${reference}.csv`);
+      await writeSheet(sheet, [{ ...sampleRows()[0]!, reference, accountNumber }]);
+      return sheet;
+    };
+    // Ana paid to one account, then to another; reconcile, one at a time by reference, learns
+    // the newer payout (PAY-A-0002) first and the older one (PAY-Z-0001) after it.
+    for (const [reference, account] of [
+      ['PAY-Z-0001', '000111222444'],
+      ['PAY-A-0002', '000111222333'],
+    ] as const) {
+      const paid = await runAgainst(sb, await ana(reference, account), ['--json']);
+      expect(paid.code, paid.stderr).toBe(0);
+    }
+    await sb.whenIdle();
+    const settled = await runCli(['reconcile', '--base-url', sb.url, '--json', '--concurrency', '1'], {
+      env: SANDBOX_ENV,
+    });
+    expect((JSON.parse(settled.stdout) as Reconciled).counts).toMatchObject({ completed: 2 });
+
+    const third = JSON.parse(
+      (
+        await runCli(['validate', await ana('PAY-C-0003', '000444555666'), '--json', '--base-url', sb.url], {
+          env: SANDBOX_ENV,
+        })
+      ).stdout,
+    );
+    expect(third.warnings.changedBankDetails).toEqual(['PAY-C-0003']);
+    const [row] = await readCsv(third.results);
+    // The possible duplicate (the same amount within days) is compared with the latest payday too.
+    expect(row!['result.warnings']).toMatch(
+      /^bank details changed: Ana Lopez was last paid to account \*{4}2333 on (\d{4}-\d{2}-\d{2}) \(reference PAY-A-0002\), this row pays account \*{4}5666; possible duplicate: Ana Lopez was paid 2500\.00 USD on \1 under reference PAY-A-0002$/,
     );
   });
 });

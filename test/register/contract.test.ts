@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClaimLostError, RegisterError } from '../../src/errors.js';
 import type { Self } from '../../src/register/lease.js';
 import { type OpenOptions, openExistingRegister, openRegister } from '../../src/register/open.js';
+import type { ClaimRequest, PayeePayday, PayeePayment } from '../../src/register/types.js';
 import { begin, claimAs, payeePayment, request, TEST_SCOPE } from '../helpers/claims.js';
 import { asAdmin, testDatabase } from '../helpers/postgres.js';
 
@@ -54,6 +55,11 @@ const stores: Store[] = [
     },
   },
 ];
+
+/** A payout as its payee's paydays keep it: reference, date, amount, currency, its account's tag. */
+function day({ reference, paidAt, amount, currency, account }: PayeePayment): PayeePayday {
+  return { reference, paidAt, amount, currency, accountTag: account.slice(0, 8) };
+}
 
 /** A run elsewhere: no shared process table, so only its lease tells whether it lives. */
 function remote(runId: string): Self {
@@ -383,13 +389,19 @@ describe.each(stores)('the $name register', (kind) => {
           payment('H-3', '31.00', 'acct-2', 'MXN'),
           payment('H-2', '120.50', 'acct-2'),
           payment('H-1', '900.00'),
-        ].map(({ reference, paidAt, amount, currency }) => ({ reference, paidAt, amount, currency })),
+        ].map(day),
         largest: { USD: '900.00', MXN: '31.00' },
         batch: 'november',
         before: {
           accounts: [payment('H-1', '900.00')],
           payments: [
-            { reference: 'H-1', paidAt: payment('H-1', '900.00').paidAt, amount: '900.00', currency: 'USD' },
+            {
+              reference: 'H-1',
+              paidAt: payment('H-1', '900.00').paidAt,
+              amount: '900.00',
+              currency: 'USD',
+              accountTag: 'acct-1',
+            },
           ],
           largest: { USD: '900.00' },
         },
@@ -483,6 +495,135 @@ describe.each(stores)('the $name register', (kind) => {
       await store.update(self.runId, 'L-OLD', { state: 'submitted', transactionId: 'tx-old' });
       await store.settle('L-OLD', 'tx-old', 'completed');
       expect((await store.lookup(['L-OLD'])).get('L-OLD')?.payeeKey).toBeUndefined();
+    } finally {
+      await register.close();
+    }
+  });
+
+  it('keeps payee histories by date: a failed payout takes only its own part, one found late its own date', async () => {
+    const register = await open();
+    try {
+      const store = await register.openScope({ ...scope, integratorId: `${scope.integratorId}-dates` });
+      const runId = 'dates';
+      await store.beginRun({
+        id: runId,
+        sheet: 'd.csv',
+        digest: 'd',
+        host: 'h',
+        pid: 1,
+        startedAt: '2026-01-01T00:00:00.000Z',
+      });
+      // Account A (acct-A) and B (acct-B), each payout 10.00 USD by ACH.
+      const to = (reference: string, account: string): ClaimRequest => ({
+        reference,
+        details: {
+          ...request(reference).details,
+          payee: account,
+          payeeHint: `account ****${account.slice(-4)}`,
+        },
+        idempotencyKey: `key-${reference}`,
+      });
+      const paid = (reference: string, account: string, paidAt: string): PayeePayment => ({
+        account,
+        accountHint: `account ****${account.slice(-4)}`,
+        reference,
+        rail: 'ACH',
+        paidAt,
+        amount: '10.00',
+        currency: 'USD',
+      });
+      const requests = [
+        to('G-1', 'acct-A'),
+        to('G-2', 'acct-A'),
+        to('H-1', 'acct-A'),
+        to('H-2', 'acct-B'),
+        to('U-1', 'acct-C'),
+        to('U-2', 'acct-C'),
+      ];
+      await store.claim(runId, requests, () => 'claim');
+      for (const { reference } of requests) {
+        const payee = reference.startsWith('G') ? 'gus' : reference.startsWith('H') ? 'hal' : 'una';
+        await store.heartbeat(runId);
+        await store.update(runId, reference, {
+          state: 'sending',
+          payeeKey: payee,
+          payeeName: `Name of ${payee}`,
+        });
+      }
+
+      // Gus: G-1 paid to A, then G-2 to A too, which the bank returns. A stays known through G-1.
+      const g1 = paid('G-1', 'acct-A', '2025-11-02T10:00:00.000Z');
+      for (const [payment, batch] of [
+        [g1, 'g1'],
+        [paid('G-2', 'acct-A', '2025-11-10T10:00:00.000Z'), 'g2'],
+      ] as const) {
+        await store.update(runId, payment.reference, {
+          state: 'submitted',
+          transactionId: `tx-${payment.reference}`,
+        });
+        await store.recordPayment('gus', payment, batch, 'Name of gus');
+      }
+      await store.settle('G-2', 'tx-G-2', 'failed', 'the bank returned it');
+      const g1Layer = { accounts: [g1], payments: [day(g1)], largest: { USD: '10.00' } };
+      expect((await store.payeeHistory(['gus'])).get('gus')).toEqual({
+        ...g1Layer,
+        batch: 'g2',
+        before: g1Layer,
+        name: 'Name of gus',
+      });
+
+      // Hal: H-1 to A and H-2 to B both left in doubt; reconcile finds H-2 first, then H-1. Each is
+      // dated when the service created its transaction, and the history stays newest first.
+      for (const reference of ['H-1', 'H-2'])
+        await store.update(runId, reference, { state: 'unknown', error: 'the connection was lost' });
+      await store.resolveUnknown('H-2', {
+        transactionId: 'tx-H-2',
+        state: 'completed',
+        createdAt: '2025-12-01T10:00:00Z',
+      });
+      await store.resolveUnknown('H-1', {
+        transactionId: 'tx-H-1',
+        state: 'submitted',
+        createdAt: '2025-11-02T05:00:00-05:00',
+      });
+      const found = await store.lookup(['H-1', 'H-2']);
+      expect([found.get('H-1')?.paidAt, found.get('H-2')?.paidAt]).toEqual([
+        '2025-11-02T10:00:00.000Z',
+        '2025-12-01T10:00:00.000Z',
+      ]);
+      const [h1, h2] = [
+        paid('H-1', 'acct-A', '2025-11-02T10:00:00.000Z'),
+        paid('H-2', 'acct-B', '2025-12-01T10:00:00.000Z'),
+      ];
+      expect((await store.payeeHistory(['hal'])).get('hal')).toEqual({
+        accounts: [h2, h1],
+        payments: [day(h2), day(h1)],
+        largest: { USD: '10.00' },
+        batch: 'learnt',
+        name: 'Name of hal',
+      });
+
+      // Una: found without a creation time, or with one later than now: dated when the register
+      // last heard of the send (when it became unknown), not when reconcile found it.
+      for (const reference of ['U-1', 'U-2'])
+        await store.update(runId, reference, { state: 'unknown', error: 'the connection was lost' });
+      const doubt = await store.lookup(['U-1', 'U-2']);
+      await sleep(20);
+      await store.resolveUnknown('U-1', { transactionId: 'tx-U-1', state: 'completed' });
+      await store.resolveUnknown('U-2', {
+        transactionId: 'tx-U-2',
+        state: 'completed',
+        createdAt: '2999-01-01T00:00:00Z',
+      });
+      const settled = await store.lookup(['U-1', 'U-2']);
+      for (const reference of ['U-1', 'U-2']) {
+        expect(settled.get(reference)?.paidAt).toBe(doubt.get(reference)!.updatedAt);
+        expect(settled.get(reference)!.updatedAt > doubt.get(reference)!.updatedAt).toBe(true);
+      }
+      expect((await store.payeeHistory(['una'])).get('una')!.payments).toEqual([
+        day(paid('U-2', 'acct-C', doubt.get('U-2')!.updatedAt)),
+        day(paid('U-1', 'acct-C', doubt.get('U-1')!.updatedAt)),
+      ]);
     } finally {
       await register.close();
     }
