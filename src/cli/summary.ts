@@ -67,7 +67,23 @@ const WARNINGS_PLACE = '\u0000warnings\u0000';
 
 /** Writes, waiting while the reader is behind (a pipe to a slow consumer). */
 async function written(out: NodeJS.WritableStream, text: string): Promise<void> {
-  if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', resolve));
+  // A reader that closed its end (`--json | head -c 1`) fails the write with EPIPE and never
+  // drains: what cannot be printed is dropped (signals.ts tolerateClosedOutput), and the command
+  // goes on to its exit code instead of waiting forever.
+  const stream = out as NodeJS.WritableStream & { destroyed?: boolean; errored?: unknown };
+  if (stream.destroyed === true || (stream.errored ?? null) !== null) return;
+  if (out.write(text)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('error', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.once('drain', done);
+    out.once('error', done);
+    out.once('close', done);
+  });
 }
 
 /** The JSON summary, its warnings left out (`writeSummaryJson` streams them in their place). */

@@ -2,11 +2,17 @@
  * The `--json` summary written as a stream (cli/summary.ts): the same bytes as the object
  * stringified at once, its warnings' references sent a chunk at a time.
  */
-import { PassThrough } from 'node:stream';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { copyFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { BatchSummary } from '../../src/batch/summary.js';
 import { SIGNALS, WarningTally } from '../../src/batch/warnings.js';
 import { type SummaryFacts, summaryJson, writeSummaryJson } from '../../src/cli/summary.js';
+import { withTempDir } from '../helpers/cli.js';
+import { CLI_ENTRY } from '../helpers/payouts.js';
 
 function factsWith(warnings: WarningTally): SummaryFacts {
   const summary = new BatchSummary();
@@ -71,6 +77,39 @@ describe('the --json summary', () => {
       changedBankDetails: [],
       possibleDuplicate: [],
       unusualAmount: [],
+    });
+  });
+
+  it('ends when its reader has gone: a closed output never drains', async () => {
+    const warnings = new WarningTally(true);
+    for (let i = 0; i < 10_000; i++)
+      warnings.add(i + 2, `REF-${i}`, [{ signal: 'newPayee', message: 'new' }]);
+    // As stdout piped to a reader that closed its end: every write fails with EPIPE.
+    const closed = new Writable({
+      highWaterMark: 16,
+      write(_chunk, _encoding, callback) {
+        callback(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+      },
+    });
+    closed.on('error', () => {});
+    await writeSummaryJson(closed, factsWith(warnings));
+    expect(closed.destroyed).toBe(true);
+  });
+});
+
+describe('payouts validate --json piped to a reader that has gone', () => {
+  it('still exits with the code of its rows', async () => {
+    await withTempDir(async (dir) => {
+      const sheet = path.join(dir, 'mistakes.csv');
+      await copyFile(path.resolve(import.meta.dirname, '../../samples/payouts-mistakes.csv'), sheet);
+      const child = spawn(process.execPath, [CLI_ENTRY, 'validate', sheet, '--json', '--no-report'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      // `payouts validate --json | head -c 0`: the reader closes before anything is written.
+      child.stdout.destroy();
+      const [code] = (await once(child, 'exit')) as [number | null];
+      // Invalid rows: 1, as when the summary could be printed (0 while the wait for it hung).
+      expect(code).toBe(1);
     });
   });
 });
