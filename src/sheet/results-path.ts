@@ -15,7 +15,16 @@ function stemOf(sheetPath: string): string {
  * `<sheet name>.sandbox.results.<ext>`, never over a real run's.
  */
 export function resultsPathFor(sheetPath: string, format: SheetFormat, rehearsal = false): string {
-  return `${stemOf(sheetPath)}${rehearsal ? '.sandbox' : ''}.results.${format}`;
+  return `${stemOf(sheetPath)}${rehearsal ? '.sandbox' : ''}.results${defaultExtension(sheetPath, format)}`;
+}
+
+/**
+ * The sheet's own extension, as it is spelt (`.tsv` gives `.tsv`, `.CSV` gives `.CSV`), where a
+ * results file of its format may have it (extensionsFor); else the format's (`.xlsm` gives `.xlsx`).
+ */
+function defaultExtension(sheetPath: string, format: SheetFormat): string {
+  const own = path.extname(sheetPath);
+  return extensionsFor(sheetPath, format).includes(own.toLowerCase()) ? own : `.${format}`;
 }
 
 /**
@@ -50,7 +59,9 @@ export function checkResultsPath(sheetPath: string, outPath: string, format: She
   const allowed = extensionsFor(sheetPath, format);
   const extension = path.extname(outPath).toLowerCase();
   if (!allowed.includes(extension)) {
-    const suggestion = `${outPath.slice(0, outPath.length - path.extname(outPath).length)}${allowed[0]}`;
+    // The same name with a right extension, unless that is the sheet itself.
+    const renamed = `${outPath.slice(0, outPath.length - path.extname(outPath).length)}${allowed[0]}`;
+    const suggestion = isSameFile(sheetPath, renamed) ? resultsPathFor(sheetPath, format) : renamed;
     throw new UsageError(
       `--out ${quoted(outPath)} must end in ${allowed.join(' or ')}: the results file has the format of the sheet ${quoted(sheetPath)} (${format.toUpperCase()}) - use for example --out ${quoted(suggestion)}`,
     );

@@ -2,7 +2,12 @@ import { link, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { checkResultsPath, formatByExtension, isSameFile } from '../../src/sheet/results-path.js';
+import {
+  checkResultsPath,
+  formatByExtension,
+  isSameFile,
+  resultsPathFor,
+} from '../../src/sheet/results-path.js';
 import type { SheetFormat } from '../../src/sheet/types.js';
 import { useTempDirs } from './tmp.js';
 
@@ -28,6 +33,32 @@ describe('formatByExtension', () => {
       ['a', 'csv'],
     ];
     for (const [file, format] of cases) expect(formatByExtension(file), file).toBe(format);
+  });
+});
+
+describe('resultsPathFor', () => {
+  it("keeps the sheet's own extension, as spelt, where its results may have it", () => {
+    const cases: [string, SheetFormat, boolean, string][] = [
+      ['dir/pay.csv', 'csv', false, 'dir/pay.results.csv'],
+      ['dir/pay.tsv', 'csv', false, 'dir/pay.results.tsv'],
+      ['dir/pay.txt', 'csv', false, 'dir/pay.results.txt'],
+      ['dir/PAY.CSV', 'csv', false, 'dir/PAY.results.CSV'],
+      ['dir/pay', 'csv', false, 'dir/pay.results.csv'],
+      ['dir/pay.dat', 'csv', false, 'dir/pay.results.csv'],
+      ['dir/pay.xlsx', 'xlsx', false, 'dir/pay.results.xlsx'],
+      ['dir/pay.XLSX', 'xlsx', false, 'dir/pay.results.XLSX'],
+      // A workbook with macros gets a plain one: Excel refuses an .xlsm without macros.
+      ['dir/pay.xlsm', 'xlsx', false, 'dir/pay.results.xlsx'],
+      ['dir/pay.tsv', 'csv', true, 'dir/pay.sandbox.results.tsv'],
+    ];
+    for (const [sheet, format, rehearsal, expected] of cases)
+      expect(resultsPathFor(sheet, format, rehearsal), sheet).toBe(expected);
+  });
+
+  it('never suggests the sheet itself for an --out of the wrong extension', () => {
+    expect(refusal('o.csv', 'o.xlsx', 'csv')).toBe(
+      '--out "o.xlsx" must end in .csv: the results file has the format of the sheet "o.csv" (CSV) - use for example --out "o.results.csv"',
+    );
   });
 });
 
