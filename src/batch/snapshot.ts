@@ -78,19 +78,28 @@ export class RowSnapshot {
 /**
  * A row as the snapshot stores it: a cell object per cell spelt out would make a million rows of
  * forty columns six times the size of their CSV, written once and read three times. A text cell
- * is its text, an empty one 0, any other [text, kind, formula, sum]; the row is
+ * is its text, an empty one 0, any other [text, kind, formula, sum], then its number format's
+ * index when it has one (the results keep each cell's format); the row is
  * [rowNumber, cells, problems] with 1 after them for a stray quote.
  */
-type StoredCell = string | 0 | [text: string, kind: CellKind, formula: 0 | 1, sum: 0 | 1];
+type StoredCell =
+  | string
+  | 0
+  | [text: string, kind: CellKind, formula: 0 | 1, sum: 0 | 1]
+  | [text: string, kind: CellKind, formula: 0 | 1, sum: 0 | 1, format: number];
 type StoredRow = [rowNumber: number, cells: StoredCell[], problems: string[], strayQuote?: 1];
 
 export function encodeRow(row: RawRow): StoredRow {
   const cells = row.cells.map((cell): StoredCell => {
-    if (cell.formula === undefined && cell.sum === undefined) {
+    if (cell.formula === undefined && cell.sum === undefined && cell.format === undefined) {
       if (cell.kind === 'string') return cell.text;
       if (cell.kind === 'empty' && cell.text === '') return 0;
     }
-    return [cell.text, cell.kind, cell.formula ? 1 : 0, cell.sum ? 1 : 0];
+    const formula = cell.formula ? 1 : 0;
+    const sum = cell.sum ? 1 : 0;
+    return cell.format === undefined
+      ? [cell.text, cell.kind, formula, sum]
+      : [cell.text, cell.kind, formula, sum, cell.format];
   });
   return row.strayQuote ? [row.rowNumber, cells, row.problems, 1] : [row.rowNumber, cells, row.problems];
 }
@@ -99,8 +108,14 @@ export function decodeRow([rowNumber, stored, problems, strayQuote]: StoredRow):
   const cells = stored.map((cell): Cell => {
     if (typeof cell === 'string') return { text: cell, kind: 'string' };
     if (cell === 0) return { text: '', kind: 'empty' };
-    const [text, kind, formula, sum] = cell;
-    return { text, kind, ...(formula === 1 ? { formula: true } : {}), ...(sum === 1 ? { sum: true } : {}) };
+    const [text, kind, formula, sum, format] = cell;
+    return {
+      text,
+      kind,
+      ...(formula === 1 ? { formula: true } : {}),
+      ...(sum === 1 ? { sum: true } : {}),
+      ...(format === undefined ? {} : { format }),
+    };
   });
   return strayQuote === 1 ? { rowNumber, cells, problems, strayQuote: true } : { rowNumber, cells, problems };
 }

@@ -328,13 +328,17 @@ class XlsxResultsWriter implements ResultsWriter {
   private readonly sheet: ExcelJS.Worksheet;
   // One style object per column and state, shared by all its cells: exceljs caches the style
   // id of an object it has seen, so shared objects keep styling off the per-cell cost.
-  private plainStyles: Partial<ExcelJS.Style>[] = [];
-  private markedStyles: Partial<ExcelJS.Style>[] = [];
+  private readonly plainStyles: Partial<ExcelJS.Style>[];
+  private readonly markedStyles: Partial<ExcelJS.Style>[];
+  /**
+   * The styles of cells with a number format of their own, by column, format and state, made
+   * when first needed and shared like the others: as many as the sheet has formats per column.
+   */
+  private readonly formatStyles = new Map<number, Partial<ExcelJS.Style>>();
   private readonly isText: boolean[];
   private readonly drained: Drain;
-  /** The sheet's layout; its number formats arrive as rows are read (`formatted` counts them). */
+  /** The sheet's layout; `formats` grows as the sheet's rows are read, before they are written. */
   private readonly sheetLayout: SheetLayout | undefined;
-  private formatsSeen = -1;
   private readonly canonical: (string | undefined)[];
   /** The input workbook, whose other sheets the results keep. */
   private readonly source: string | undefined;
@@ -376,7 +380,8 @@ class XlsxResultsWriter implements ResultsWriter {
       const header = opts.inputHeaders[input]!;
       return canonicalColumnOf(header) ?? header;
     });
-    this.refreshStyles();
+    this.plainStyles = this.columnStyles();
+    this.markedStyles = this.plainStyles.map((style) => ({ ...style, fill: MARK_FILL }));
     this.sheet.columns = headers.map((_header, out) => ({
       width: widths[out],
       hidden: inputColumns[out]?.hidden === true ? true : undefined,
@@ -390,28 +395,42 @@ class XlsxResultsWriter implements ResultsWriter {
     headerRow.commit();
   }
 
-  // Styles per column: text, the sheet's number format, wrapping for the errors column.
-  private refreshStyles(): void {
+  // Styles per column: text, the column's number format, wrapping for the errors column.
+  private columnStyles(): Partial<ExcelJS.Style>[] {
     const columns = this.sheetLayout?.columns;
-    this.formatsSeen = this.sheetLayout?.formatted ?? 0;
     const kept = this.layout.kept;
     const errorsAt = kept.length + 2;
     const warningsAt = kept.length + 3;
-    this.plainStyles = this.isText.map((text, out) => {
+    return this.isText.map((text, out) => {
       const input = kept[out];
       const numFmt = text ? '@' : input === undefined ? undefined : columns?.[input]?.numFmt;
       const style: Partial<ExcelJS.Style> = numFmt === undefined ? {} : { numFmt };
       if (out === errorsAt || out === warningsAt) style.alignment = WRAP;
       return style;
     });
-    this.markedStyles = this.plainStyles.map((style) => ({ ...style, fill: MARK_FILL }));
+  }
+
+  /**
+   * The style of an input cell: its column's, with the cell's own number format when it had one
+   * (docs/sheets.md: each amount keeps the format it was given). Text columns stay text.
+   */
+  private styleOf(out: number, cell: Cell | undefined, marked: boolean): Partial<ExcelJS.Style> {
+    const base = marked ? this.markedStyles[out]! : this.plainStyles[out]!;
+    const format = cell?.format;
+    if (format === undefined || this.isText[out]) return base;
+    const key = (format * this.plainStyles.length + out) * 2 + (marked ? 1 : 0);
+    let style = this.formatStyles.get(key);
+    if (style === undefined) {
+      const numFmt = this.sheetLayout?.formats[format];
+      style = numFmt === undefined || numFmt === base.numFmt ? base : { ...base, numFmt };
+      this.formatStyles.set(key, style);
+    }
+    return style;
   }
 
   write(row: ResultRecord): Promise<void> | void {
     const failure = this.file.failure;
     if (failure) throw failure;
-    if (this.sheetLayout !== undefined && this.sheetLayout.formatted !== this.formatsSeen)
-      this.refreshStyles();
     const { kept, outputOf } = this.layout;
     const values: (string | number | boolean | undefined)[] = [];
     for (let i = 0; i < kept.length; i++) values.push(xlsxValue(row.cells[kept[i]!]));
@@ -421,8 +440,10 @@ class XlsxResultsWriter implements ResultsWriter {
       values.push(results[i] === '' ? undefined : neutraliseFormula(results[i]!));
     const added = this.sheet.addRow(values);
     const plain = this.plainStyles;
+    const inputs = kept.length;
     added.eachCell((cell, column) => {
-      cell.style = plain[column - 1]!;
+      const out = column - 1;
+      cell.style = out < inputs ? this.styleOf(out, row.cells[kept[out]!], false) : plain[out]!;
     });
     if (MARKED_STATUSES.has(row.status)) {
       const marked = this.markedStyles;
@@ -434,7 +455,7 @@ class XlsxResultsWriter implements ResultsWriter {
         const out = outputOf[input];
         if (out === undefined || out < 0) continue;
         const cell = added.getCell(out + 1);
-        cell.style = marked[out]!;
+        cell.style = this.styleOf(out, row.cells[input], true);
         if (row.errors.length > 0) cell.note = noteOf(messagesAbout(row.errors, this.canonical[out]));
       }
     }

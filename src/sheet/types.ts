@@ -12,6 +12,12 @@ export interface Cell {
   formula?: boolean;
   /** The formula is a SUM (or SUBTOTAL): the mark of a totals row. */
   sum?: boolean;
+  /**
+   * XLSX numbers: the number format of the cell's own style, as its index in the sheet's
+   * `layout.formats` (a small number, not the format's text, so a row carries no more than it
+   * did); absent when the cell has none (General), and then its column's format applies.
+   */
+  format?: number;
 }
 
 /** One data row with its row number as the user sees it in the sheet (header = row 1 for CSV). */
@@ -35,19 +41,23 @@ export interface ColumnLayout {
   /** Width in characters, when the sheet set one. */
   width?: number;
   hidden?: boolean;
-  /** Number format code of the column (`#,##0.00`), from its first formatted cell. */
+  /** Number format code of the column's own style (`#,##0.00`), for its cells without one. */
   numFmt?: string;
 }
 
 /**
  * The layout of an XLSX sheet, captured while it is read so that the results file can keep it
- * without opening the sheet again (`run` reads the sheet once). Widths and hidden columns are
- * known when the sheet is opened; number formats as rows are read, `formatted` counting them.
+ * without opening the sheet again (`run` reads the sheet once). Widths, hidden columns and the
+ * columns' formats are known when the sheet is opened; `formats` grows as rows are read.
  */
 export interface SheetLayout {
   /** By header position. */
   columns: ColumnLayout[];
-  formatted: number;
+  /**
+   * Every distinct number format code of the sheet's number cells, once each: a cell's
+   * `format` is its index here. As many as the workbook has styles at most, however many rows.
+   */
+  formats: string[];
 }
 
 /** An opened sheet: its headers and a stream of its data rows. Knows nothing of payouts. */

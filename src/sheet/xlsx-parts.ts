@@ -247,7 +247,10 @@ export async function readDateStyles(zip: ZipArchive, path: string | undefined):
   return (await readCellFormats(zip, path)).map((format) => format.isDate);
 }
 
-/** The number format of a cell style: its code (`#,##0.00`; '' for General) and whether it is a date. */
+/**
+ * The number format of a cell style: its code (`#,##0.00`; '' for General, also when a workbook
+ * spells it out as a format of its own, as LibreOffice does) and whether it is a date.
+ */
 export interface CellFormat {
   code: string;
   isDate: boolean;
@@ -277,7 +280,7 @@ export async function readCellFormats(zip: ZipArchive, path: string | undefined)
     formats.push(
       custom === undefined
         ? { code: BUILT_IN_NUMBER_FORMATS.get(id) ?? '', isDate: BUILT_IN_DATE_FORMATS.has(id) }
-        : { code: custom, isDate: isDateFormatCode(custom) },
+        : { code: /^\s*general\s*$/i.test(custom) ? '' : custom, isDate: isDateFormatCode(custom) },
     );
   }
   return formats;

@@ -218,8 +218,10 @@ class WorksheetReader {
   private readonly decoder = new TextDecoder('utf-8');
   private readonly limit = new TextRunLimit();
   private batch: RawRow[] = [];
-  /** Widths and hidden columns from <cols>; number formats from the first formatted cells. */
-  readonly layout: SheetLayout = { columns: [], formatted: 0 };
+  /** Widths, hidden columns and column formats from <cols>; cell formats as rows are read. */
+  readonly layout: SheetLayout = { columns: [], formats: [] };
+  /** By style index (`s`), the index of its number format in `layout.formats`; -1 for none. */
+  private readonly formatOfStyle: number[] = [];
   private ended = false;
   private closed = false;
 
@@ -409,19 +411,29 @@ class WorksheetReader {
         ...(hidden ? { hidden } : {}),
         ...(numFmt !== undefined ? { numFmt } : {}),
       };
-      if (numFmt !== undefined) this.layout.formatted++;
     }
   }
 
-  // The first cell of a column with a number format (not a date: dates become ISO text) sets it.
-  private noteFormat(column: number): void {
-    const format = this.context.formats[this.cellStyle];
-    if (format === undefined || format.isDate || format.code === '') return;
-    const columns = this.layout.columns;
-    const layout = columns[column];
-    if (layout?.numFmt !== undefined) return;
-    columns[column] = { ...layout, numFmt: format.code };
-    this.layout.formatted++;
+  /**
+   * Where the number format of a cell style is in `layout.formats` (added when first seen), -1
+   * when it has none: General, a date (dates become ISO text) or a style the workbook lacks. Each
+   * cell keeps its own format, as the user set it cell by cell (`#,##0.00` here, `"$"#,##0.00`
+   * there), as a number: a million rows cost no more than the workbook's few formats.
+   */
+  private formatIndex(style: number): number {
+    const known = this.formatOfStyle[style];
+    if (known !== undefined) return known;
+    const format = this.context.formats[style];
+    // Not remembered for a style the workbook lacks: a hostile file could name millions.
+    if (format === undefined) return -1;
+    let index = -1;
+    if (!format.isDate && format.code !== '') {
+      const formats = this.layout.formats;
+      index = formats.indexOf(format.code);
+      if (index === -1) index = formats.push(format.code) - 1;
+    }
+    this.formatOfStyle[style] = index;
+    return index;
   }
 
   private closeTag(name: string): void {
@@ -474,7 +486,6 @@ class WorksheetReader {
     }
     if (!blank) this.rowHasValue = true;
     this.rowCells[column] = cell;
-    if (this.cellStyle !== 0 && cell.kind === 'number') this.noteFormat(column);
     if (cell.text.length > MAX_CELL_CHARS) this.problem(oversizedCell(this.headers, column));
   }
 
@@ -566,7 +577,10 @@ class WorksheetReader {
       const iso = isoOfSerial(number, this.context.date1904);
       if (iso !== undefined) return { text: iso, kind: 'date' };
     }
-    return { text: displayedNumber(number), kind: 'number' };
+    const format = this.formatIndex(this.cellStyle);
+    return format === -1
+      ? { text: displayedNumber(number), kind: 'number' }
+      : { text: displayedNumber(number), kind: 'number', format };
   }
 
   private problemInCell(what: string): void {

@@ -25,13 +25,14 @@ describe('the run snapshot', () => {
         { text: '', kind: 'empty' },
         { text: '', kind: 'string' },
         { text: '1250.5', kind: 'number' },
+        { text: '980.25', kind: 'number', format: 3 },
         { text: 'true', kind: 'boolean' },
         { text: '2026-11-26', kind: 'date' },
         { text: '', kind: 'empty', formula: true },
         { text: '3000.00', kind: 'number', formula: true, sum: true },
         { text: '0', kind: 'string', formula: true },
       ],
-      problems: ['the row has 9 fields, the header 10'],
+      problems: ['the row has 10 fields, the header 11'],
       strayQuote: true,
     };
     expect(decodeRow(encodeRow(row))).toEqual(row);
