@@ -9,6 +9,12 @@
  */
 import { type CsvError, type Options, Parser } from 'csv-parse';
 
+/**
+ * Every line ending a spreadsheet program accepts, for `record_delimiter`: CRLF first, so that it
+ * is one ending and not CR then LF.
+ */
+export const LINE_ENDINGS: readonly string[] = Object.freeze(['\r\n', '\n', '\r']);
+
 /** csv-parse's parser core. */
 export interface CsvCore {
   /**
