@@ -2,7 +2,7 @@
  * csv-parse's parser core as sheet/csv-core.ts uses it (not a documented API): these tests fail
  * when a csv-parse release changes what the CSV reader relies on.
  */
-import { CsvError } from 'csv-parse';
+import { CsvError, Parser } from 'csv-parse';
 import { describe, expect, it } from 'vitest';
 import { csvCore, LINE_ENDINGS } from '../../src/sheet/csv-core.js';
 
@@ -73,6 +73,27 @@ describe('csv-parse parser core (sheet/csv-core.ts)', () => {
         ).toEqual(expected);
         expect(steps.every((s) => s.error === undefined)).toBe(true);
       }
+    });
+
+    it("reads what csv-parse's own test of the list reads: the reader's quicker test is only a speed-up", () => {
+      // A copy of the list is not LINE_ENDINGS itself, so csv-parse tests it its own way.
+      const own = feed([text], { record_delimiter: [...LINE_ENDINGS] });
+      expect(own.flatMap((s) => s.records)).toEqual(expected);
+    });
+
+    it("replaces the core's record delimiter test, which csv-parse still has under its name", () => {
+      const name = '__isRecordDelimiter';
+      const stock = (new Parser({}) as unknown as { api: Record<string, unknown> }).api[name];
+      expect(typeof stock).toBe('function');
+      const core = csvCore({ record_delimiter: LINE_ENDINGS as string[] }) as unknown as Record<
+        string,
+        unknown
+      >;
+      expect(typeof core[name]).toBe('function');
+      // Each core has its own copy of csv-parse's methods: compare their code.
+      expect(String(core[name])).not.toBe(String(stock));
+      const other = csvCore({ record_delimiter: [...LINE_ENDINGS] }) as unknown as Record<string, unknown>;
+      expect(String(other[name])).toBe(String(stock));
     });
   });
 
