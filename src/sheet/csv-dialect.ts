@@ -25,12 +25,6 @@ export interface CsvDialect {
   encoding: 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252' | 'macintosh';
   bomLength: number;
   delimiter: string;
-  /**
-   * The file's line ending, when the first line ends in what was sniffed with no quote before
-   * it: the one csv-parse would discover, given so that it does not look for it byte by byte
-   * (seconds on a long first line). Undefined: csv-parse discovers it.
-   */
-  recordDelimiter?: '\r\n' | '\n' | '\r';
 }
 
 const SNIFF_CHUNK = 64 * 1024;
@@ -85,8 +79,7 @@ export async function sniffCsvDialect(file: string, encodingOption?: CsvEncoding
       const found = delimiterOfHeaderLine(text);
       if (found.complete || ended || head.length >= SNIFF_LIMIT) {
         if (!found.hasContent && ended) throw new SheetError(file, EMPTY_SHEET);
-        const recordDelimiter = lineEndingOf(text);
-        return { ...dialect, delimiter: found.delimiter, ...(recordDelimiter ? { recordDelimiter } : {}) };
+        return { ...dialect, delimiter: found.delimiter };
       }
     }
   } finally {
@@ -158,19 +151,6 @@ function refuseBinary(file: string, head: Buffer, option?: CsvEncoding): void {
     file,
     'does not look like a CSV or XLSX file (it holds binary data): save the sheet as "CSV UTF-8 (Comma delimited)" or as an Excel workbook (.xlsx)',
   );
-}
-
-/**
- * The line ending csv-parse discovers (the first one outside quotes, `\r\n` before `\r`), where
- * it is certain: the first line end of `text`, with no quote before it and not a lone `\r` at
- * the very end of what was read (the `\n` may follow). Undefined otherwise.
- */
-export function lineEndingOf(text: string): CsvDialect['recordDelimiter'] {
-  const end = text.search(/[\r\n]/);
-  if (end === -1 || text.lastIndexOf('"', end) !== -1) return undefined;
-  if (text[end] === '\n') return '\n';
-  if (end + 1 >= text.length) return undefined;
-  return text[end + 1] === '\n' ? '\r\n' : '\r';
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { CsvError } from 'csv-parse';
 import { SheetError } from '../errors.js';
-import { csvCore } from './csv-core.js';
+import { csvCore, LINE_ENDINGS } from './csv-core.js';
 import {
   type CsvDialect,
   type CsvEncoding,
@@ -142,7 +142,12 @@ async function* parsedBatches(
     relax_column_count: true,
     skip_empty_lines: false,
     max_record_size: MAX_RECORD_BYTES,
-    ...(dialect.recordDelimiter ? { record_delimiter: dialect.recordDelimiter } : {}),
+    // Every line ending ends a record wherever it appears outside quotes, in any mix, as Excel,
+    // LibreOffice and Python's csv module read a file: a header typed in Excel (CRLF) above rows
+    // a script appended (LF) happens. Left to itself, csv-parse takes the first ending it meets
+    // as the only one: LF rows under a CRLF header merged into one record, and CRLF rows under
+    // an LF header kept their CR in the last cell.
+    record_delimiter: LINE_ENDINGS as string[],
   });
   let batch: string[][] = [];
   const push = (record: string[]): void => {
