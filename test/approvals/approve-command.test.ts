@@ -66,11 +66,9 @@ describe('payouts approve --base-url', () => {
 
 describe.skipIf(!HAS_SSH_KEYGEN)(`payouts approve --key --out${SSH_KEYGEN_NOTE}`, () => {
   const alice = HAS_SSH_KEYGEN ? keys.key('out-alice', { type: 'ed25519' }) : undefined;
-
-  it('says in words that an --out in a missing folder cannot be written, signs nothing and records nothing (exit 2)', async () => {
-    const { dir, sheet, register } = await folder();
-    const out = path.join(dir, 'no-such-folder', 'alice.sig');
-    const result = await runCli(
+  /** Alice signs the sheet's statement, the signature written to `out`. */
+  const signInto = (sheet: string, register: string, out: string) =>
+    runCli(
       [
         'approve',
         sheet,
@@ -87,6 +85,11 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts approve --key --out${SSH_KEYGEN_NOTE}`
       ],
       { env: {} },
     );
+
+  it('says in words that an --out in a missing folder cannot be written, signs nothing and records nothing (exit 2)', async () => {
+    const { dir, sheet, register } = await folder();
+    const out = path.join(dir, 'no-such-folder', 'alice.sig');
+    const result = await signInto(sheet, register, out);
     expect(result.code).toBe(2);
     expect(result.stderr).not.toContain('internal error');
     expect(result.stderr).toContain(
@@ -104,23 +107,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts approve --key --out${SSH_KEYGEN_NOTE}`
     const { dir, sheet, register } = await folder();
     const out = path.join(dir, 'signatures');
     await mkdir(out);
-    const result = await runCli(
-      [
-        'approve',
-        sheet,
-        '--key',
-        alice!.path,
-        '--out',
-        out,
-        '--base-url',
-        SERVICE,
-        '--register',
-        register,
-        '--log-format',
-        'text',
-      ],
-      { env: {} },
-    );
+    const result = await signInto(sheet, register, out);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
       `payouts: cannot write the signature to ${out}: it is a directory (EISDIR) - give --out a file name, not a folder. Nothing was signed, and nothing was recorded in the register`,
@@ -131,23 +118,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts approve --key --out${SSH_KEYGEN_NOTE}`
   it('writes the signature to a writable --out, and leaves no temporary file beside it', async () => {
     const { dir, sheet, register } = await folder();
     const out = path.join(dir, 'alice.sig');
-    const result = await runCli(
-      [
-        'approve',
-        sheet,
-        '--key',
-        alice!.path,
-        '--out',
-        out,
-        '--base-url',
-        SERVICE,
-        '--register',
-        register,
-        '--log-format',
-        'text',
-      ],
-      { env: {} },
-    );
+    const result = await signInto(sheet, register, out);
     expect(result.code, result.stderr).toBe(0);
     expect(await readFile(out, 'utf8')).toMatch(
       /^-----BEGIN SSH SIGNATURE-----\n[\s\S]+-----END SSH SIGNATURE-----\n$/,
