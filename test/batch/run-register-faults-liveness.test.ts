@@ -14,6 +14,7 @@ import {
   spawnCli,
   testDir,
   testSandbox,
+  whenPaid,
 } from '../helpers/payouts.js';
 import { generateRows, writeSheet } from '../helpers/sheets.js';
 
@@ -41,9 +42,7 @@ describe('liveness of runs on one host', () => {
       const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'register.db') };
       const args = ['run', sheet, '--base-url', sb.url, '--concurrency', '1'];
       const live = spawnCli([...args, '--out', path.join(dir, 'a.csv')], env);
-      await expect
-        .poll(() => paymentsOf(sb).length, { timeout: 20_000, interval: 20 })
-        .toBeGreaterThanOrEqual(5);
+      await whenPaid(sb, live, 5);
       const shifted = spawnCli([...args, '--out', path.join(dir, 'b.csv')], env, UNSHARE_TIME);
       const [a, b] = await Promise.all([live.exited, shifted.exited]);
       // Before the lock, the shifted run read the live one's start time and lease as long past,

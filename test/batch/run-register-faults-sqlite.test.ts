@@ -20,6 +20,7 @@ import {
   spawnCli,
   testDir,
   testSandbox,
+  whenPaid,
 } from '../helpers/payouts.js';
 import { generateRows, readCsv, type SheetRow, writeSheet } from '../helpers/sheets.js';
 
@@ -66,12 +67,6 @@ function lock(register: string): () => void {
   return release;
 }
 
-async function paid(s: Setup, count: number): Promise<void> {
-  await expect
-    .poll(() => paymentsOf(s.sb).length, { timeout: 20_000, interval: 20 })
-    .toBeGreaterThanOrEqual(count);
-}
-
 /** Results true to the ledger: paid rows submitted (with their id) or unknown, unpaid rows never submitted. */
 async function expectTrueResults(s: Setup, exit: ChildExit): Promise<SheetRow[]> {
   const results = await readCsv(s.out);
@@ -95,7 +90,7 @@ describe('payouts run with an SQLite register another process locks', () => {
   it('waits through a lock of 3 s: exit 0, each paid once', { timeout: 60_000 }, async () => {
     const s = await setup(80, 'SHORT');
     const child = start(s);
-    await paid(s, 10);
+    await whenPaid(s.sb, child, 10);
     const release = lock(s.register);
     await sleep(3_000);
     release();
@@ -110,7 +105,7 @@ describe('payouts run with an SQLite register another process locks', () => {
   }, async () => {
     const s = await setup(120, 'HELD');
     const child = start(s, ['--max-outage', '4']);
-    await paid(s, 10);
+    await whenPaid(s.sb, child, 10);
     lock(s.register);
     const lockedAt = Date.now();
     const exit = await child.exited;
@@ -125,7 +120,7 @@ describe('payouts run with an SQLite register another process locks', () => {
   }, async () => {
     const s = await setup(120, 'SIG');
     const child = start(s);
-    await paid(s, 10);
+    await whenPaid(s.sb, child, 10);
     lock(s.register);
     await sleep(1_000);
     const stoppedAt = Date.now();

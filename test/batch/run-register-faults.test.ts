@@ -17,6 +17,7 @@ import {
   spawnCli,
   testDir,
   testSandbox,
+  whenPaid,
 } from '../helpers/payouts.js';
 import { asAdmin, testDatabase } from '../helpers/postgres.js';
 import { generateRows, readCsv, type SheetRow, writeSheet } from '../helpers/sheets.js';
@@ -49,13 +50,6 @@ function start(s: Setup, args: readonly string[] = []) {
     ['run', s.sheet, '--base-url', s.sb.url, '--out', s.out, '--json', '--concurrency', '4', ...args],
     { ...SANDBOX_ENV, PAYOUTS_REGISTER: s.url },
   );
-}
-
-/** Resolves once the ledger holds `count` payments. */
-async function paid(s: Setup, count: number): Promise<void> {
-  await expect
-    .poll(() => paymentsOf(s.sb).length, { timeout: 20_000, interval: 20 })
-    .toBeGreaterThanOrEqual(count);
 }
 
 /**
@@ -91,7 +85,7 @@ describe('payouts run with a PostgreSQL register that fails', () => {
   }, async () => {
     const s = await setup(80, 'CUT');
     const child = start(s);
-    await paid(s, 10);
+    await whenPaid(s.sb, child, 10);
     s.proxy.set('refuse');
     await sleep(6_000);
     s.proxy.set('pass');
@@ -108,7 +102,7 @@ describe('payouts run with a PostgreSQL register that fails', () => {
   }, async () => {
     const s = await setup(80, 'TERM');
     const child = start(s);
-    await paid(s, 10);
+    await whenPaid(s.sb, child, 10);
     const terminated = await asAdmin(
       s.url,
       `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
@@ -125,7 +119,7 @@ describe('payouts run with a PostgreSQL register that fails', () => {
   }, async () => {
     const s = await setup(120, 'LONG');
     const child = start(s, ['--max-outage', '4']);
-    await paid(s, 10);
+    await whenPaid(s.sb, child, 10);
     s.proxy.set('refuse');
     const cutAt = Date.now();
     const exit = await child.exited;
@@ -149,7 +143,7 @@ describe('payouts run with a PostgreSQL register that fails', () => {
   }, async () => {
     const s = await setup(120, 'STALL');
     const child = start(s, ['--max-outage', '4']);
-    await paid(s, 10);
+    await whenPaid(s.sb, child, 10);
     s.proxy.set('stall');
     const stalledAt = Date.now();
     const exit = await child.exited;
@@ -163,7 +157,7 @@ describe('payouts run with a PostgreSQL register that fails', () => {
   }, async () => {
     const s = await setup(120, 'STOP');
     const child = start(s);
-    await paid(s, 10);
+    await whenPaid(s.sb, child, 10);
     s.proxy.set('stall');
     await sleep(1_000);
     const stoppedAt = Date.now();

@@ -18,6 +18,7 @@ import {
   spawnCli,
   testDir,
   testSandbox,
+  whenPaid,
 } from '../helpers/payouts.js';
 import { asAdmin } from '../helpers/postgres.js';
 import { type PostgresServer, startPostgres } from '../helpers/postgres-server.js';
@@ -54,9 +55,7 @@ describe('payouts run while its PostgreSQL server restarts', () => {
       ['run', sheet, '--base-url', sb.url, '--out', out, '--json', '--concurrency', '4'],
       { ...SANDBOX_ENV, PAYOUTS_REGISTER: register },
     );
-    await expect
-      .poll(() => paymentsOf(sb).length, { timeout: 30_000, interval: 20 })
-      .toBeGreaterThanOrEqual(10);
+    await whenPaid(sb, child, 10);
     const paidBefore = paymentsOf(sb).length;
     try {
       await server.stop();

@@ -315,6 +315,34 @@ export function spawnCli(
   };
 }
 
+/**
+ * Resolves once the sandbox's ledger holds `count` payments while `run` is still going. A run
+ * that ends first, or never gets there, fails the test with what it printed: a slow start on a
+ * busy machine then reads differently from a run that broke.
+ */
+export async function whenPaid(
+  sb: SandboxHandle,
+  run: ChildRun,
+  count: number,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (paymentsOf(sb).length >= count) return;
+    if (run.child.exitCode !== null || run.child.signalCode !== null) {
+      const exit = await run.exited;
+      throw new Error(
+        `the run ended (${exit.code ?? exit.signal}) after ${paymentsOf(sb).length} of the ${count} payments waited for:\n${exit.stderr}`,
+      );
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `${paymentsOf(sb).length} of the ${count} payments waited for after ${timeoutMs} ms:\n${run.stderr()}`,
+      );
+    await sleep(20);
+  }
+}
+
 /** Resolves after `ms` milliseconds. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
