@@ -112,7 +112,7 @@ export class OutageDriver implements Driver {
           OUTAGE_DEFAULTS.maxWaitMs,
           OUTAGE_DEFAULTS.firstWaitMs * 2 ** Math.min(attempt, 10),
         );
-        await sleep(wait / 2 + Math.random() * (wait / 2), this.policy.abandon);
+        await pause(wait / 2 + Math.random() * (wait / 2), this.policy.abandon);
       }
     }
   }
@@ -186,14 +186,15 @@ function untilAbandoned<T>(work: Promise<T>, abandon: AbortSignal | undefined): 
   });
 }
 
-function sleep(ms: number, abandon: AbortSignal | undefined): Promise<void> {
+/** Resolves after `ms`, or at once when `stop` aborts. */
+export function pause(ms: number, stop: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
-      abandon?.removeEventListener('abort', done);
+      stop?.removeEventListener('abort', done);
       resolve();
     };
     const timer = setTimeout(done, ms);
-    abandon?.addEventListener('abort', done, { once: true });
+    stop?.addEventListener('abort', done, { once: true });
   });
 }

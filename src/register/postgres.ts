@@ -19,10 +19,10 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { systemClock } from '../clock.js';
-import { PayoutsError, RegisterError } from '../errors.js';
+import { InterruptedError, PayoutsError, RegisterError } from '../errors.js';
 import type { GroupCommit } from './group-commit.js';
 import { LEASE, type StoreTime } from './lease.js';
-import { OUTAGE_DEFAULTS, registerDeadlineMs } from './outage.js';
+import { OUTAGE_DEFAULTS, pause, registerDeadlineMs } from './outage.js';
 import { postgresConnection } from './pg-connection.js';
 import { pgFailureOf } from './pg-errors.js';
 import { pgpassWarningsAsProcessWarnings } from './pg-warnings.js';
@@ -49,10 +49,17 @@ export const POSTGRES_DEFAULTS = {
   closeWaitMs: 1_000,
   /** Attempts of a claim that met a deadlock or serialization failure. */
   claimAttempts: 5,
+  /**
+   * A step of the schema's migration, and the wait for another process's: an index built over a
+   * large register's payouts is work, not a stall, and may take far longer than a query.
+   */
+  migrationMs: 10 * 60_000,
+  /** How often a process waiting for another's migration asks whether it is done. */
+  migrationPollMs: 250,
 } as const;
 
 /** The advisory lock of the schema's migration: one number, the same in every payouts. */
-const MIGRATION_LOCK = 0x50594f54;
+export const MIGRATION_LOCK = 0x50594f54;
 
 /** SQLSTATEs after which a transaction is simply tried again. */
 const RETRYABLE = new Set(['40P01', '40001']);
@@ -102,17 +109,26 @@ export async function openPostgresRegister(
     options.leaseMs ?? LEASE.leaseMs,
     deadlineMs,
   );
+  // A stop past its grace cuts the opening too (a migration under way is rolled back).
+  const cut = () => dialect.cut();
+  options.abandon?.addEventListener('abort', cut, { once: true });
   try {
     const ready = readonly
       ? await dialect.checkReadable(options.missingOk ?? false)
-      : await dialect.prepare();
+      : await dialect.prepare(options.stop);
     if (!ready) {
       await dialect.close();
       return undefined;
     }
   } catch (error) {
     await dialect.close().catch(() => {});
+    if (options.stop?.aborted || options.abandon?.aborted)
+      throw new InterruptedError(
+        `stopped while the register ${connection.shown} was being opened, before anything was sent`,
+      );
     throw dialect.failure('cannot be opened', error);
+  } finally {
+    options.abandon?.removeEventListener('abort', cut);
   }
   return new SqlRegister(dialect, options);
 }
@@ -451,11 +467,19 @@ class PostgresDialect implements Dialect, Driver {
     return this.ended;
   }
 
-  /** Creates or migrates the schema (under the migration lock) and checks durability. */
-  async prepare(): Promise<boolean> {
+  /**
+   * Checks durability, then creates or migrates the schema under the migration lock. Every
+   * statement has the register's deadline but the migration's own steps, which have
+   * `migrationMs`: a register already at this version takes no lock at all, and one that
+   * another process is migrating is waited for (a stop ends the wait at once).
+   */
+  async prepare(stop?: AbortSignal): Promise<boolean> {
     const client = await this.checkOut();
+    let broken: Error | undefined;
+    const ask = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+      withDeadline(client, client.query<R>(text, values), this.deadlineMs);
     try {
-      const sync = (await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
+      const sync = (await ask<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
         .synchronous_commit;
       if (sync === 'off' || sync === 'local') {
         throw new RegisterError(
@@ -463,42 +487,88 @@ class PostgresDialect implements Dialect, Driver {
           { path: this.location },
         );
       }
-      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const found = await withDeadline(client, schemaVersion(client), this.deadlineMs);
+      this.refuseNewer(found);
+      if (found === PG_SCHEMA_VERSION) return true;
+      await this.migrationLock(client, stop);
       try {
-        const version = await schemaVersion(client);
+        // Read again under the lock: the process that held it may have migrated already.
+        const version = await withDeadline(client, schemaVersion(client), this.deadlineMs);
         this.refuseNewer(version);
         for (let v = version; v < PG_SCHEMA_VERSION; v += 1) {
-          await client.query('BEGIN');
+          await ask('BEGIN');
           try {
-            await client.query(PG_MIGRATIONS[v]!);
-            await client.query('UPDATE payouts.schema_version SET version = $1', [v + 1]);
-            await client.query('COMMIT');
+            await ask(`SET LOCAL statement_timeout = ${POSTGRES_DEFAULTS.migrationMs}`);
+            await withDeadline(client, client.query(PG_MIGRATIONS[v]!), POSTGRES_DEFAULTS.migrationMs);
+            await ask('UPDATE payouts.schema_version SET version = $1', [v + 1]);
+            await ask('COMMIT');
           } catch (error) {
-            await client.query('ROLLBACK');
+            await ask('ROLLBACK').catch(() => {});
             throw error;
           }
         }
       } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+        // A session that cannot say it is done ends with its connection, and the lock with it.
+        await ask('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch((error: unknown) => {
+          broken = error instanceof Error ? error : new Error(String(error));
+        });
       }
       return true;
+    } catch (error) {
+      broken ??= error instanceof Error ? error : new Error(String(error));
+      throw error;
     } finally {
       this.active.delete(client);
-      client.release();
+      client.release(broken);
+    }
+  }
+
+  /**
+   * Takes the migration lock, waiting while another process migrates (for up to
+   * `migrationMs`): asked again every `migrationPollMs`, so that a stop ends the wait at once.
+   */
+  private async migrationLock(client: pg.ClientBase, stop: AbortSignal | undefined): Promise<void> {
+    const since = performance.now();
+    for (;;) {
+      const taken = await withDeadline(
+        client,
+        client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1) AS taken', [MIGRATION_LOCK]),
+        this.deadlineMs,
+      );
+      if (taken.rows[0]?.taken) return;
+      if (stop?.aborted)
+        throw new InterruptedError('stopped while waiting for another process to migrate the register');
+      if (performance.now() - since >= POSTGRES_DEFAULTS.migrationMs) {
+        throw new RegisterError(
+          `the register ${this.location} has been migrated by another payouts process for more than ${POSTGRES_DEFAULTS.migrationMs / 60_000} minutes: run again once it is done`,
+          { path: this.location },
+        );
+      }
+      await pause(POSTGRES_DEFAULTS.migrationPollMs, stop);
     }
   }
 
   /** Whether there is a register to read; refuses one newer than this payouts. */
   async checkReadable(missingOk: boolean): Promise<boolean> {
-    const version = await schemaVersion(this.pool);
-    if (version === 0) {
-      if (missingOk) return false;
-      throw new RegisterError(`there is no payouts register in ${this.location} yet`, {
-        path: this.location,
-      });
+    const client = await this.checkOut();
+    let broken: Error | undefined;
+    try {
+      const version = await withDeadline(client, schemaVersion(client), this.deadlineMs);
+      if (version === 0) {
+        if (missingOk) return false;
+        throw new RegisterError(`there is no payouts register in ${this.location} yet`, {
+          path: this.location,
+        });
+      }
+      this.refuseNewer(version);
+      return true;
+    } catch (error) {
+      broken = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      this.active.delete(client);
+      client.release(broken);
     }
-    this.refuseNewer(version);
-    return true;
   }
 
   private refuseNewer(version: number): void {
@@ -586,7 +656,7 @@ class PostgresDialect implements Dialect, Driver {
   }
 }
 
-async function schemaVersion(client: pg.ClientBase | pg.Pool): Promise<number> {
+async function schemaVersion(client: pg.ClientBase): Promise<number> {
   const exists = await client.query(`SELECT to_regclass('payouts.schema_version') IS NOT NULL AS present`);
   if (!exists.rows[0].present) return 0;
   const row = (await client.query('SELECT version FROM payouts.schema_version')).rows[0] as

@@ -21,7 +21,7 @@ import { errnoOf, InterruptedError, RegisterError } from '../errors.js';
 import { makeFolderSync } from '../folders.js';
 import type { GroupCommit } from './group-commit.js';
 import { type BootClock, LEASE, leaseExpired, type StoreTime, systemBootClock } from './lease.js';
-import { OUTAGE_DEFAULTS } from './outage.js';
+import { OUTAGE_DEFAULTS, pause } from './outage.js';
 import {
   leaseOf,
   PAYOUT_COLUMNS,
@@ -105,19 +105,6 @@ function stoppedOpening(path: string): InterruptedError {
   return new InterruptedError(
     `stopped while the register ${path} was locked by another process, before anything was sent`,
   );
-}
-
-/** Resolves after `ms`, or at once when `stop` aborts. */
-function pause(ms: number, stop: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      stop?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    stop?.addEventListener('abort', done, { once: true });
-  });
 }
 
 /**

@@ -7,10 +7,12 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { RegisterError } from '../../src/errors.js';
+import { InterruptedError, RegisterError } from '../../src/errors.js';
 import { openRegister } from '../../src/register/open.js';
 import { postgresConnection } from '../../src/register/pg-connection.js';
+import { MIGRATION_LOCK } from '../../src/register/postgres.js';
 import { PG_SCHEMA_VERSION } from '../../src/register/schema.js';
 import { runCli } from '../helpers/cli.js';
 import {
@@ -18,6 +20,7 @@ import {
   registerRecords,
   runAgainst,
   SANDBOX_ENV,
+  sleep,
   summaryOf,
   testDir,
   testSandbox,
@@ -106,6 +109,68 @@ describe('a PostgreSQL register', () => {
       expect(version.rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
     } finally {
       await Promise.all(registers.map((r) => r.close()));
+    }
+  });
+
+  it('is migrated when a schema change takes longer than the register deadline', async () => {
+    const url = await testDatabase();
+    // Each CREATE SCHEMA takes 1.5 s, as building an index over a large register's payouts
+    // does: past the 1 s deadline of --max-outage 2, which bounds a query, not a migration.
+    await asAdmin(
+      url,
+      `CREATE FUNCTION public.slow_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1.5); END $$;
+       CREATE EVENT TRIGGER slow_ddl ON ddl_command_start WHEN TAG IN ('CREATE SCHEMA') EXECUTE FUNCTION public.slow_ddl()`,
+    );
+    const register = await openRegister(url, { maxOutageMs: 2_000 });
+    await register.close();
+    const version = await asAdmin(url, 'SELECT version FROM payouts.schema_version');
+    expect(version.rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
+  });
+
+  it('waits for another process migrating it, past the register deadline', async () => {
+    const url = await testDatabase();
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const started = performance.now();
+      const opening = openRegister(url, { maxOutageMs: 2_000 });
+      await sleep(2_500);
+      await other.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      const register = await opening;
+      await register.close();
+      expect(performance.now() - started).toBeGreaterThanOrEqual(2_400);
+      const version = await asAdmin(url, 'SELECT version FROM payouts.schema_version');
+      expect(version.rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('ends the wait for another process migrating it at a stop: interrupted, nothing created', async () => {
+    const url = await testDatabase();
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const stop = new AbortController();
+      const opening = openRegister(url, { stop: stop.signal }).catch((e: unknown) => e);
+      await sleep(500);
+      const stoppedAt = performance.now();
+      stop.abort();
+      const error = await opening;
+      expect(performance.now() - stoppedAt).toBeLessThan(1_000);
+      expect(error).toBeInstanceOf(InterruptedError);
+      expect((error as Error).message).toMatch(
+        /^stopped while the register .* was being opened, before anything was sent$/,
+      );
+      const schema = await asAdmin(
+        url,
+        `SELECT to_regclass('payouts.schema_version') IS NOT NULL AS present`,
+      );
+      expect(schema.rows).toEqual([{ present: false }]);
+    } finally {
+      await other.end();
     }
   });
 
