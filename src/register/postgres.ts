@@ -241,9 +241,16 @@ const STATEMENTS: Statements = {
     GROUP BY r.digest ORDER BY at DESC LIMIT :limit`,
   batchRun: `SELECT sheet, rows, started_at FROM payouts.runs WHERE scope_id = :scope AND digest = :digest
     ORDER BY started_at DESC LIMIT 1`,
+  batchRuns: 'SELECT id FROM payouts.runs WHERE scope_id = :scope AND digest = :digest ORDER BY id',
+  otherBatches: 'SELECT 1 FROM payouts.runs WHERE scope_id = :scope AND digest <> :digest LIMIT 1',
   batchPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts.payouts p
     WHERE p.scope_id = :scope AND p.reference > :after
     AND p.run_id IN (SELECT id FROM payouts.runs WHERE scope_id = :scope AND digest = :digest)
+    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
+  // No scope: a run is of one scope, and the planner, given the scope, walked the primary key
+  // (every batch's payouts) rather than the index by run and reference.
+  runPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts.payouts p
+    WHERE p.run_id = :run AND p.reference > :after
     AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
   origin: 'SELECT same_as FROM payouts.origins WHERE service = :service AND integrator_id = :integrator',
   declareOrigin: `INSERT INTO payouts.origins (service, integrator_id, same_as, declared_at)

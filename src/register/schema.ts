@@ -305,6 +305,13 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX run_approvals_by_scope ON payouts.run_approvals (scope_id);
   `,
+  // A batch's payouts are read run by run in reference order (the comparison with the previous
+  // batch): an index by run alone made each page sort what was left of the run. SQLite's index
+  // by run holds the primary key after it, so it reads them in that order already.
+  `
+  CREATE INDEX payouts_with_payee_by_run_reference ON payouts.payouts (run_id, reference) WHERE payee_key IS NOT NULL;
+  DROP INDEX payouts.payouts_with_payee_by_run;
+  `,
 ];
 
 /** The version of the PostgreSQL schema this payouts writes. */

@@ -35,7 +35,14 @@ import {
 import { type Fence, type FenceFacts, fenceAdmits } from './rules.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
-import { batchPayoutRows, type ClaimWrite, type Dialect, SqlRegister, type Statements } from './store.js';
+import {
+  type BatchStatement,
+  batchPayoutRows,
+  type ClaimWrite,
+  type Dialect,
+  SqlRegister,
+  type Statements,
+} from './store.js';
 import type { BatchPayout, OpenOptions, PayoutRecord, Register, RunRecord } from './types.js';
 
 type Db = InstanceType<typeof Database>;
@@ -292,9 +299,16 @@ const STATEMENTS: Statements = {
     GROUP BY r.digest ORDER BY at DESC LIMIT :limit`,
   batchRun: `SELECT sheet, rows, started_at FROM runs WHERE scope_id = :scope AND digest = :digest
     ORDER BY started_at DESC LIMIT 1`,
+  batchRuns: 'SELECT id FROM runs WHERE scope_id = :scope AND digest = :digest ORDER BY id',
+  otherBatches: 'SELECT 1 FROM runs WHERE scope_id = :scope AND digest <> :digest LIMIT 1',
   batchPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts p
     WHERE p.scope_id = :scope AND p.reference > :after
     AND p.run_id IN (SELECT id FROM runs WHERE scope_id = :scope AND digest = :digest)
+    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
+  // The index by run holds the primary key (scope, reference) after the run: given both, the
+  // page is read in reference order from it, without a sort.
+  runPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts p
+    WHERE p.run_id = :run AND p.scope_id = :scope AND p.reference > :after
     AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
   origin: 'SELECT same_as FROM origins WHERE service = :service AND integrator_id = :integrator',
   declareOrigin: `INSERT INTO origins (service, integrator_id, same_as, declared_at)
@@ -443,9 +457,15 @@ const LOOKUP = `SELECT count(*) AS n, ${PACKED_RECORDS} AS packed FROM payouts
  * A page of a paid batch's payouts (the batchPayouts statement) as one text, the way LOOKUP
  * reads records: a million payouts of the previous batch read in 1.2 s, against 2.9 s as rows.
  */
-const BATCH_PAGE_PACKED = `SELECT count(*) AS n, group_concat(payee_key || char(31) || coalesce(payee_name, '')
+const packedPage = (
+  statement: string,
+) => `SELECT count(*) AS n, group_concat(payee_key || char(31) || coalesce(payee_name, '')
   || char(31) || reference || char(31) || amount || char(31) || currency, char(30) ORDER BY reference) AS packed
-  FROM (${STATEMENTS.batchPayouts})`;
+  FROM (${statement})`;
+const BATCH_PAGE_PACKED = {
+  batchPayouts: packedPage(STATEMENTS.batchPayouts),
+  runPayouts: packedPage(STATEMENTS.runPayouts),
+};
 
 const LOOKUP_JSON = `SELECT json_group_array(json_array(${PAYOUT_COLUMNS})) AS json FROM payouts
   WHERE scope_id = :scope AND reference IN (SELECT value FROM json_each(:references))`;
@@ -557,8 +577,8 @@ class SqliteDialect implements Dialect, Driver {
    */
   readonly batchPageRows = 1000;
 
-  async batchPage(sql: Sql, values: Values): Promise<BatchPayout[]> {
-    const [{ n, packed }] = (await sql.rows(BATCH_PAGE_PACKED, values)) as [
+  async batchPage(sql: Sql, statement: BatchStatement, values: Values): Promise<BatchPayout[]> {
+    const [{ n, packed }] = (await sql.rows(BATCH_PAGE_PACKED[statement], values)) as [
       { n: number; packed: string | null },
     ];
     if (packed === null) return [];
@@ -571,7 +591,7 @@ class SqliteDialect implements Dialect, Driver {
         payouts.push({ payee: payee!, name: name!, reference: reference!, amount: amount!, currency });
       }
     }
-    return payouts.length === n ? payouts : batchPayoutRows(sql, STATEMENTS, values);
+    return payouts.length === n ? payouts : batchPayoutRows(sql, STATEMENTS[statement], values);
   }
 
   /**

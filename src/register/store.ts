@@ -136,11 +136,19 @@ export interface Statements extends TransferStatements {
   paidBatches: string;
   /** The latest run of a batch: :scope :digest. */
   batchRun: string;
+  /** The ids of every run of a batch: :scope :digest. */
+  batchRuns: string;
+  /** A row when :scope has runs of another batch than :digest. */
+  otherBatches: string;
   /**
-   * The submitted or completed payouts of a batch with their payees, by reference after :after:
-   * :scope :digest :after :limit.
+   * The submitted or completed payouts of a batch with their payees, by reference after :after,
+   * walking the scope's payouts: :scope :digest :after :limit.
    */
   batchPayouts: string;
+  /**
+   * The same of one run of a batch, through the index by run: :scope :run :after :limit.
+   */
+  runPayouts: string;
   /** An approval's columns (ApprovalRecord, `:principals` as JSON); added unless held. */
   recordApproval: string;
   /** :digest :sheet (null: none), oldest first. */
@@ -194,10 +202,10 @@ export interface Dialect {
   /** Runs the update `set` (its `WHERE` open for more) where `fence` admits it; rows changed. */
   fenced(sql: Sql, set: string, values: Values, fence: Fence): Promise<number>;
   /**
-   * A page of a paid batch's payouts (the `batchPayouts` statement's values), where the store
-   * reads them faster than as rows; by default, the statement's rows.
+   * A page of a paid batch's payouts (`statement` with its values), where the store reads them
+   * faster than as rows; by default, the statement's rows.
    */
-  batchPage?(sql: Sql, values: Values): Promise<BatchPayout[]>;
+  batchPage?(sql: Sql, statement: BatchStatement, values: Values): Promise<BatchPayout[]>;
   /** Payouts per page of a paid batch, where another size than BATCH_PAGE reads faster. */
   readonly batchPageRows?: number;
 }
@@ -208,12 +216,51 @@ export interface Dialect {
  */
 const BATCH_PAGE = 4000;
 
-/** A page of a paid batch's payouts as the `batchPayouts` statement gives them, by reference. */
-export async function batchPayoutRows(
-  sql: Sql,
-  statements: Statements,
-  values: Values,
-): Promise<BatchPayout[]> {
+/**
+ * Pages of several runs' payouts, each run in reference order, as one batch in reference order
+ * and in pages of `page`. A reference belongs to one run at most, so nothing is read twice.
+ */
+export async function* mergedByReference(
+  runs: readonly AsyncIterable<BatchPayout[]>[],
+  page: number,
+): AsyncIterable<BatchPayout[]> {
+  const heads = runs.map((run) => ({ pages: run[Symbol.asyncIterator](), page: [] as BatchPayout[], at: 0 }));
+  /** The head's next payout, reading its next page when the last is used up; undefined when it is done. */
+  const next = async (head: (typeof heads)[number]): Promise<BatchPayout | undefined> => {
+    if (head.at === head.page.length) {
+      const read = await head.pages.next();
+      head.page = read.done ? [] : read.value;
+      head.at = 0;
+    }
+    return head.page[head.at];
+  };
+  let out: BatchPayout[] = [];
+  for (;;) {
+    let first: (typeof heads)[number] | undefined;
+    let firstPayout: BatchPayout | undefined;
+    for (const head of heads) {
+      const payout = await next(head);
+      if (payout !== undefined && (firstPayout === undefined || payout.reference < firstPayout.reference)) {
+        first = head;
+        firstPayout = payout;
+      }
+    }
+    if (first === undefined || firstPayout === undefined) break;
+    first.at += 1;
+    out.push(firstPayout);
+    if (out.length === page) {
+      yield out;
+      out = [];
+    }
+  }
+  if (out.length > 0) yield out;
+}
+
+/** The statements that read a paid batch's payouts a page at a time. */
+export type BatchStatement = 'batchPayouts' | 'runPayouts';
+
+/** A page of a paid batch's payouts as `statement` gives them, by reference. */
+export async function batchPayoutRows(sql: Sql, statement: string, values: Values): Promise<BatchPayout[]> {
   type Row = {
     payee_key: string;
     payee_name: string | null;
@@ -221,7 +268,7 @@ export async function batchPayoutRows(
     amount: string;
     currency: string;
   };
-  const rows = await sql.rows<Row>(statements.batchPayouts, values);
+  const rows = await sql.rows<Row>(statement, values);
   return rows.map((p) => ({
     payee: p.payee_key,
     name: p.payee_name ?? '',
@@ -536,16 +583,43 @@ class SqlScope implements ScopeStore {
     });
   }
 
+  /**
+   * A paid batch's payouts, by reference. Where the scope holds no other batch (a first month,
+   * or a register of one batch), its payouts are walked in the primary key's order, which reads
+   * each page's rows together. Where it holds others, each run of the batch is read through the
+   * index by run, so that a register of twelve monthly batches is not walked whole for one: each
+   * row is then a seek of its own, which costs a register of one batch half as much again.
+   */
   async *batchPayouts(
     digest: string,
     page = this.dialect.batchPageRows ?? BATCH_PAGE,
   ): AsyncIterable<BatchPayout[]> {
-    const values = { scope: this.scope.id, digest, limit: page };
+    const s = this.dialect.sql;
+    const scope = this.scope.id;
+    const [runs, others] = await this.register.read(async (sql) => [
+      await sql.rows<{ id: string }>(s.batchRuns, { scope, digest }),
+      await sql.rows(s.otherBatches, { scope, digest }),
+    ]);
+    if (runs.length === 0) return;
+    if (others.length === 0) {
+      yield* this.pagesOf('batchPayouts', { scope, digest, limit: page }, page);
+      return;
+    }
+    const pages = runs.map((run) => this.pagesOf('runPayouts', { scope, run: run.id, limit: page }, page));
+    // A batch is one run as a rule; a resumed or shared one has several, each payout in one.
+    yield* pages.length === 1 ? pages[0]! : mergedByReference(pages, page);
+  }
+
+  /** The pages `statement` reads, by reference after the last one read (keyset). */
+  private async *pagesOf(
+    statement: BatchStatement,
+    values: Values,
+    page: number,
+  ): AsyncIterable<BatchPayout[]> {
     const read = (sql: Sql, after: string) =>
-      this.dialect.batchPage?.(sql, { ...values, after }) ??
-      batchPayoutRows(sql, this.dialect.sql, { ...values, after });
-    // By reference after the last one read (keyset): each statement reads its page alone, where
-    // an offset would read every earlier page again.
+      this.dialect.batchPage?.(sql, statement, { ...values, after }) ??
+      batchPayoutRows(sql, this.dialect.sql[statement], { ...values, after });
+    // Each statement reads its page alone, where an offset would read every earlier page again.
     for (let after = ''; ; ) {
       const payouts = await this.register.read((sql) => read(sql, after));
       if (payouts.length === 0) return;

@@ -660,6 +660,14 @@ describe.each(stores)('the $name register', (kind) => {
       await claimAs(store, remote('oct-2'), ['S-03', 'S-04']);
       await store.update('oct-2', 'S-04', { state: 'sending' });
       await store.update('oct-2', 'S-04', { state: 'submitted', transactionId: 'tx-S-04' });
+      // While October is the scope's only batch its payouts are walked by reference; once
+      // another exists each of its runs is read through the index by run: the same pages.
+      const alone: string[][] = [];
+      for await (const page of store.batchPayouts('october', 2)) alone.push(page.map((p) => p.reference));
+      expect(alone).toEqual([
+        ['S-01', 'S-02'],
+        ['S-05', 'S-09'],
+      ]);
       await run('nov-1', 'november', '2026-11-25T09:00:00.000Z', { 'S-10': 'ana' });
       await store.finishRun('nov-1', { rows: 1, statuses: { submitted: 1 }, exitCode: 0 });
 
