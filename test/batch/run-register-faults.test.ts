@@ -114,11 +114,11 @@ describe('payouts run with a PostgreSQL register that fails', () => {
     await expectOnePaymentPerRow(s.sb, s.rows);
   });
 
-  it('ends with exit 6 when refused past --max-outage 4, results true; a rerun pays the rest once', {
+  it('ends with exit 6 when refused past --max-outage 8, results true; a rerun pays the rest once', {
     timeout: 120_000,
   }, async () => {
     const s = await setup(120, 'LONG');
-    const child = start(s, ['--max-outage', '4']);
+    const child = start(s, ['--max-outage', '8']);
     await whenPaid(s.sb, child, 10);
     s.proxy.set('refuse');
     const cutAt = Date.now();
@@ -138,11 +138,11 @@ describe('payouts run with a PostgreSQL register that fails', () => {
     await expectOnePaymentPerRow(s.sb, s.rows);
   });
 
-  it('ends with exit 6 within 30 s when its connections stall past --max-outage 4', {
+  it('ends with exit 6 within 30 s when its connections stall past --max-outage 8', {
     timeout: 90_000,
   }, async () => {
     const s = await setup(120, 'STALL');
-    const child = start(s, ['--max-outage', '4']);
+    const child = start(s, ['--max-outage', '8']);
     await whenPaid(s.sb, child, 10);
     s.proxy.set('stall');
     const stalledAt = Date.now();
