@@ -58,17 +58,21 @@ export function injectedErrorMessage(status: InjectedErrorStatus, requestId: str
 
 /**
  * Token bucket of `--rate-limit N`: holds up to N tokens, refills N per second, and one request
- * takes one. A refused request takes none.
+ * takes one. A refused request takes none. The bucket holds at least one token: a limit under 1
+ * per second (0.5) means one request every 1/N seconds, and a smaller bucket could never hold
+ * the one token a request needs, so it would refuse everything for ever.
  */
 export class RateLimiter {
   private tokens: number;
   private last: number;
+  private readonly capacity: number;
 
   constructor(
     private readonly perSecond: number,
     now: number,
   ) {
-    this.tokens = perSecond;
+    this.capacity = Math.max(1, perSecond);
+    this.tokens = this.capacity;
     this.last = now;
   }
 
@@ -77,7 +81,7 @@ export class RateLimiter {
     if (this.perSecond <= 0) return 0;
     const elapsed = Math.max(0, now - this.last);
     this.last = now;
-    this.tokens = Math.min(this.perSecond, this.tokens + (elapsed * this.perSecond) / 1000);
+    this.tokens = Math.min(this.capacity, this.tokens + (elapsed * this.perSecond) / 1000);
     if (this.tokens >= 1) {
       this.tokens -= 1;
       return 0;

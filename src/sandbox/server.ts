@@ -100,7 +100,7 @@ export class RequestPipeline {
     const request: RouteRequest = {
       method,
       path,
-      query: new URLSearchParams((req.url ?? '').split('?')[1] ?? ''),
+      query: queryOf(req),
       params: plan.params!,
       headers: req.headers,
       rawBody: body.bytes,
@@ -299,6 +299,16 @@ function pathOf(req: IncomingMessage): string {
   const url = req.url ?? '/';
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
+}
+
+/**
+ * The query string's parameters: everything after the first '?', where a later '?' is an
+ * ordinary character of the query (RFC 3986 3.4), so `?reference=INV?7` looks for `INV?7`.
+ */
+function queryOf(req: IncomingMessage): URLSearchParams {
+  const url = req.url ?? '';
+  const start = url.indexOf('?');
+  return new URLSearchParams(start === -1 ? '' : url.slice(start + 1));
 }
 
 function serialize(reply: Reply): Answer {

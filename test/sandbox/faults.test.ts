@@ -119,6 +119,19 @@ describe('--rate-limit', () => {
     expect((await call(sb, 'GET', PATHS.integratorMe, { token: accessToken })).status).toBe(200);
     expect(sb.ledger().requests.injected.rateLimited).toBe(2);
   });
+
+  it('lets one request through every 1/N seconds when N is under 1', async () => {
+    // --rate-limit 0.5: one request every 2 s, not a bucket too small ever to hold a token.
+    let now = Date.parse('2026-11-21T03:00:00Z');
+    const sb = await sandbox({ rateLimit: 0.5, clock: { now: () => now } });
+    const accessToken = await token(sb);
+    const limited = await call(sb, 'GET', PATHS.integratorMe, { token: accessToken });
+    expectErrorBody(limited, 429, PATHS.integratorMe);
+    expect(limited.headers.get('retry-after')).toBe('2');
+    now += 2000;
+    expect((await call(sb, 'GET', PATHS.integratorMe, { token: accessToken })).status).toBe(200);
+    expect((await call(sb, 'GET', PATHS.integratorMe, { token: accessToken })).status).toBe(429);
+  });
 });
 
 describe('--reset-rate', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { MESSAGES, PATHS, SANDBOX_LEDGER_COUNTS_PATH } from '../../src/api/contract.js';
 import type { Rail } from '../../src/columns/rails.js';
-import { call, expectErrorBody, quoteFor, sandbox, token } from './helpers.js';
+import { call, expectErrorBody, OTHER, quoteFor, sandbox, token } from './helpers.js';
 
 describe('simulations (quotes)', () => {
   it('quotes USD at rate 1 with no fee, 200, and reads it back', async () => {
@@ -239,6 +239,35 @@ describe('transactions', () => {
       'The field simulationId is required',
       'The field reference must be a string of at most 255 characters',
     ]);
+  });
+});
+
+describe('GET /v1/transactions?reference=', () => {
+  it("finds the caller's transactions with the reference, newest first, and no one else's", async () => {
+    const sb = await sandbox();
+    const accessToken = await token(sb);
+    const otherToken = await token(sb, OTHER);
+    // A '?' inside the query is a plain character of the query (RFC 3986), not a second query.
+    const reference = 'INV?7';
+    const ids: string[] = [];
+    for (const at of [accessToken, accessToken, otherToken]) {
+      const { simulationId } = await quoteFor(sb, at);
+      const made = await call(sb, 'POST', PATHS.transactions, {
+        token: at,
+        body: { simulationId, reference },
+      });
+      ids.push(made.body.id);
+    }
+    for (const path of [PATHS.transactionsByReference(reference), `${PATHS.transactions}?reference=INV?7`]) {
+      const found = await call(sb, 'GET', path, { token: accessToken });
+      expect(found.status).toBe(200);
+      expect(found.body.data.map((t: { id: string }) => t.id)).toEqual([ids[1], ids[0]]);
+    }
+    const none = await call(sb, 'GET', PATHS.transactionsByReference('INV'), { token: accessToken });
+    expect(none.body).toEqual({ data: [] });
+    const missing = await call(sb, 'GET', PATHS.transactions, { token: accessToken });
+    expectErrorBody(missing, 400, PATHS.transactions);
+    expect(missing.body.errors).toEqual(['reference is required to list transactions']);
   });
 });
 
