@@ -15,12 +15,14 @@ import { postgresConnection } from '../../src/register/pg-connection.js';
 import { MIGRATION_LOCK } from '../../src/register/postgres.js';
 import { PG_SCHEMA_VERSION } from '../../src/register/schema.js';
 import { runCli } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 import {
   expectOnePaymentPerRow,
   registerRecords,
   runAgainst,
   SANDBOX_ENV,
   sleep,
+  spawnCli,
   summaryOf,
   testDir,
   testSandbox,
@@ -169,6 +171,44 @@ describe('a PostgreSQL register', () => {
         `SELECT to_regclass('payouts.schema_version') IS NOT NULL AS present`,
       );
       expect(schema.rows).toEqual([{ present: false }]);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('run: a stop while another process migrates the register ends it at once, exit 5, nothing sent', {
+    timeout: 60_000,
+  }, async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const url = await testDatabase();
+    const sheet = path.join(dir, 'december.csv');
+    const out = path.join(dir, 'results.csv');
+    await writeSheet(sheet, await readCsv(SAMPLE));
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const run = spawnCli(['run', sheet, '--base-url', sb.url, '--out', out, '--json'], {
+        ...SANDBOX_ENV,
+        PAYOUTS_REGISTER: url,
+      });
+      // Connected, and waiting for the migration the other session holds the lock of.
+      await eventually(async () => {
+        const waiting = await other.query(
+          "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'payouts'",
+        );
+        return waiting.rows.length > 0;
+      }, 20_000);
+      const stoppedAt = performance.now();
+      run.child.kill('SIGTERM');
+      const exit = await run.exited;
+      expect(performance.now() - stoppedAt).toBeLessThan(10_000);
+      expect(exit.code, exit.stderr).toBe(5);
+      expect(exit.stderr).toContain('was being opened, before anything was sent');
+      const results = await readCsv(out);
+      expect(results.map((r) => r['result.status'])).toEqual(Array(12).fill('skipped'));
+      expect(sb.ledger().transactions).toEqual([]);
     } finally {
       await other.end();
     }
