@@ -220,7 +220,7 @@ const BATCH_PAGE = 4000;
  * Pages of several runs' payouts, each run in reference order, as one batch in reference order
  * and in pages of `page`. A reference belongs to one run at most, so nothing is read twice.
  */
-export async function* mergedByReference(
+async function* mergedByReference(
   runs: readonly AsyncIterable<BatchPayout[]>[],
   page: number,
 ): AsyncIterable<BatchPayout[]> {
