@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import type ExcelJS from 'exceljs';
 import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../columns/columns.js';
-import { SheetError } from '../errors.js';
 import { AtomicFile } from './atomic-file.js';
 import { columnLetters } from './column-letters.js';
 import { CsvRecordEncoder } from './csv-record.js';
@@ -9,7 +8,7 @@ import { neutraliseFormula } from './formula.js';
 import { canonicalColumnOf, isResultHeader } from './headers.js';
 import { MAX_CELL_CHARS } from './limits.js';
 import { checkResultsPath } from './results-path.js';
-import type { Cell, OpenedSheet, SheetFormat, SheetLayout } from './types.js';
+import type { Cell, SheetFormat, SheetLayout } from './types.js';
 
 export { neutraliseFormula, restoreFormula } from './formula.js';
 
@@ -113,42 +112,57 @@ export async function openResultsWriter(opts: ResultsWriterOptions): Promise<Res
 }
 
 /**
- * Copies a worksheet of the input workbook into the results: its cells' values at their rows,
- * its column widths and hidden columns (formulas arrive as the values they last showed).
+ * Copies a worksheet of the input workbook into the results: every cell's value at its place,
+ * numbers and dates with their number formats, its column widths and hidden columns, hidden
+ * when it was (formulas
+ * arrive as the values they last showed). The sheet is read as it is, not as a payout sheet:
+ * its first row is no header that decides which columns are kept.
  */
 async function copyWorksheet(
   workbook: ExcelJS.stream.xlsx.WorkbookWriter,
   file: string,
   name: string,
 ): Promise<void> {
-  const target = workbook.addWorksheet(name);
-  let opened: OpenedSheet | undefined;
+  // The XLSX reader (and its zip and XML parsers) loads only when a workbook is copied.
+  const opened = await (await import('./xlsx.js')).openXlsx(file, { sheetName: name, everyCell: true });
+  const target = workbook.addWorksheet(name, opened.hidden === undefined ? {} : { state: opened.hidden });
   try {
-    // The XLSX reader (and its zip and XML parsers) loads only when a workbook is copied.
-    opened = await (await import('./xlsx.js')).openXlsx(file, { sheetName: name });
-  } catch (error) {
-    // An empty worksheet has no header row to open at: it stays empty.
-    if (!(error instanceof SheetError && /is empty/.test(error.message))) throw error;
-  }
-  if (opened !== undefined) {
-    try {
-      target.columns = (opened.layout?.columns ?? []).map((c) => ({
-        width: c?.width,
-        hidden: c?.hidden === true ? true : undefined,
-      }));
-      const header = target.getRow(opened.headerRowNumber ?? 1);
-      header.values = opened.headers.map((text) => (text === '' ? undefined : neutraliseFormula(text)));
-      header.commit();
-      for await (const raw of opened.rows) {
-        const row = target.getRow(raw.rowNumber);
-        row.values = raw.cells.map(xlsxValue);
-        row.commit();
-      }
-    } finally {
-      await opened.close?.();
+    const layout = opened.layout;
+    // Array.from, not map: the layout has holes where a column has no <col>, and exceljs would
+    // close them up, moving every later width one column to the left.
+    target.columns = Array.from(layout?.columns ?? [], (c) => ({
+      width: c?.width,
+      hidden: c?.hidden === true ? true : undefined,
+      style: c?.numFmt === undefined ? {} : { numFmt: c.numFmt },
+    }));
+    for await (const raw of opened.rows) {
+      const row = target.getRow(raw.rowNumber);
+      raw.cells.forEach((cell, i) => {
+        const value = copiedValue(cell);
+        if (value === undefined) return;
+        const copied = row.getCell(i + 1);
+        copied.value = value;
+        const numFmt = cell.format === undefined ? undefined : layout?.formats[cell.format];
+        if (numFmt !== undefined) copied.numFmt = numFmt;
+        else if (value instanceof Date)
+          copied.numFmt = cell.text.length > 10 ? 'yyyy-mm-dd hh:mm:ss' : 'yyyy-mm-dd';
+      });
+      row.commit();
     }
+  } finally {
+    await opened.close?.();
   }
   target.commit();
+}
+
+// A copied cell: dates stay dates (the reader gives them as ISO text, in UTC); the rest as in
+// the payout sheet's results.
+function copiedValue(cell: Cell): string | number | boolean | Date | undefined {
+  if (cell.kind === 'date') {
+    const date = new Date(cell.text.length > 10 ? `${cell.text}Z` : `${cell.text}T00:00:00Z`);
+    if (!Number.isNaN(date.getTime())) return date;
+  }
+  return xlsxValue(cell);
 }
 
 /** Where each column of the results file comes from. */

@@ -434,3 +434,58 @@ describe.each<SheetFormat>(['csv', 'xlsx'])('atomic %s results', (format) => {
     expect(await readdir(dir)).toEqual([]);
   });
 });
+
+describe('XLSX results of a workbook with other sheets', () => {
+  it('keeps every cell of the other sheets, beyond the first row too, with its type and number format', async () => {
+    const dir = await tempDir();
+    const input = path.join(dir, 'payouts.xlsx');
+    const book = new ExcelJS.Workbook();
+    const pay = book.addWorksheet('Pay');
+    pay.addRow(['reference', 'amount']);
+    pay.addRow(['A-1', 5]);
+    // A title in A1 alone, a table below it, and a number in the first row of another sheet:
+    // none of it is a payout sheet's header, and all of it is the user's.
+    const summary = book.addWorksheet('Summary');
+    summary.getCell('A1').value = 'Quarterly title';
+    summary.getCell('A3').value = 'name';
+    summary.getCell('B3').value = 'share';
+    summary.getCell('A4').value = 'x';
+    summary.getCell('B4').value = 0.125;
+    summary.getCell('B4').numFmt = '0.00%';
+    summary.getCell('C5').value = new Date(Date.UTC(2024, 0, 2));
+    summary.getCell('C5').numFmt = 'yyyy-mm-dd';
+    // Widths from column B on: column A has none of its own.
+    summary.getColumn(2).width = 30;
+    summary.getColumn(3).hidden = true;
+    const other = book.addWorksheet('Other', { state: 'hidden' });
+    other.getCell('B2').value = 42;
+    await book.xlsx.writeFile(input);
+
+    const out = path.join(dir, 'payouts.results.xlsx');
+    const writer = await openResultsWriter({
+      path: out,
+      format: 'xlsx',
+      inputHeaders: ['reference', 'amount'],
+      workbook: { path: input, sheet: 'Pay', sheets: ['Pay', 'Summary', 'Other'] },
+    });
+    await writeAll(writer, [record([str('A-1'), num('5')])]);
+
+    const back = new ExcelJS.Workbook();
+    await back.xlsx.readFile(out);
+    expect(back.worksheets.map((w) => w.name)).toEqual(['Pay', 'Summary', 'Other']);
+    const kept = back.getWorksheet('Summary')!;
+    expect(kept.getCell('A1').value).toBe('Quarterly title');
+    expect(kept.getCell('A3').value).toBe('name');
+    expect(kept.getCell('B3').value).toBe('share');
+    expect(kept.getCell('B4').value).toBe(0.125);
+    expect(kept.getCell('B4').numFmt).toBe('0.00%');
+    expect(kept.getCell('C5').value).toEqual(new Date(Date.UTC(2024, 0, 2)));
+    expect(kept.getColumn(2).width).toBe(30);
+    expect(kept.getColumn(1).width).not.toBe(30);
+    expect(kept.getColumn(3).hidden).toBe(true);
+    expect(kept.getColumn(2).hidden).toBe(false);
+    expect(back.getWorksheet('Other')!.getCell('B2').value).toBe(42);
+    expect(back.getWorksheet('Other')!.state).toBe('hidden');
+    expect(kept.state).toBe('visible');
+  });
+});
