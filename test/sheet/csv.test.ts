@@ -250,14 +250,14 @@ describe('openCsv rows', () => {
     ]);
   });
 
-  it('refuses broken quotes with the row and line, never a stack trace', async () => {
+  it('refuses broken quotes with the row, line and column, never a stack trace', async () => {
     const unclosed = await csvFile('reference,name\nA-1,ok\nA-2,"open\nA-3,x\n');
     await expect(readSheet(unclosed)).rejects.toThrow(
-      `${unclosed}: a quoted cell that starts in row 3 is never closed, so the rest of the file would be one cell: check the quotes (") in that row`,
+      `${unclosed}: a quoted cell that starts in row 3 is never closed, so the rest of the file would be one cell: check the quotes (") in column B of that row`,
     );
-    const trailing = await csvFile('reference,name\nA-1,"ab"c\n');
+    const trailing = await csvFile('reference,name,note\nA-1,"ab"c,x\n');
     await expect(readSheet(trailing)).rejects.toThrow(
-      /row 2 \(line 2\): a quoted cell is followed by more text/,
+      /row 2 \(line 2\): a quoted cell in column B is followed by more text/,
     );
   });
 
