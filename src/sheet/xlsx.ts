@@ -182,10 +182,10 @@ async function damagedIfThrows<T>(
   }
 }
 
-function damaged(file: string, part: string | undefined, error: unknown): SheetError {
+function damaged(file: string, part: string | undefined, error: unknown, where = ''): SheetError {
   if (error instanceof SheetError) return error;
   const reason = (error as Error)?.message?.split('\n')[0] ?? String(error);
-  return new SheetError(file, `the workbook is damaged (${part ?? 'zip'}: ${reason}) - ${DAMAGED}`, {
+  return new SheetError(file, `the workbook is damaged (${part ?? 'zip'}: ${reason})${where} - ${DAMAGED}`, {
     cause: error,
   });
 }
@@ -262,6 +262,8 @@ class WorksheetReader {
   private inPhonetic = false;
   private capturing = false;
   private value = '';
+  // Between <c> and </c>: for saying where a worksheet that stops parsing breaks off.
+  private inCell = false;
 
   constructor(
     private readonly file: string,
@@ -352,7 +354,7 @@ class WorksheetReader {
     } catch (error) {
       this.ended = true;
       await this.close();
-      throw damaged(this.file, this.context.partPath, error);
+      throw damaged(this.file, this.context.partPath, error, this.whereDamaged());
     }
     if (this.ended) await this.close();
     return !this.ended;
@@ -363,6 +365,7 @@ class WorksheetReader {
       case 'c': {
         const ref = a['r'];
         this.column = ref === undefined ? this.nextColumn : columnIndexOf(ref);
+        this.inCell = true;
         this.nextColumn = this.column + 1;
         this.cellType = a['t'] ?? 'n';
         const style = a['s'];
@@ -455,6 +458,7 @@ class WorksheetReader {
   private closeTag(name: string): void {
     switch (name) {
       case 'c':
+        this.inCell = false;
         if (this.inSheetData) this.finishCell();
         return;
       case 'v':
@@ -612,6 +616,17 @@ class WorksheetReader {
     return format === -1
       ? { text: displayedNumber(number), kind: 'number' }
       : { text: displayedNumber(number), kind: 'number', format };
+  }
+
+  /**
+   * Where a worksheet that stops parsing breaks off, as Excel names it (` in row 7, column C`,
+   * or ` in row 7, after column C` between cells); '' before the first row.
+   */
+  private whereDamaged(): string {
+    if (!this.inSheetData || this.rowNumber === 0) return '';
+    if (this.nextColumn === 0) return ` in row ${this.rowNumber}`;
+    const column = columnLetters(this.column);
+    return ` in row ${this.rowNumber}, ${this.inCell ? '' : 'after '}column ${column}`;
   }
 
   private problemInCell(what: string): void {
