@@ -4,8 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseCsv } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
+import JSZip from 'jszip';
 import { describe, expect, it } from 'vitest';
-import { StorageError } from '../../src/errors.js';
+import { SheetError, StorageError } from '../../src/errors.js';
 import {
   neutraliseFormula,
   openResultsWriter,
@@ -487,5 +488,35 @@ describe('XLSX results of a workbook with other sheets', () => {
     expect(back.getWorksheet('Other')!.getCell('B2').value).toBe(42);
     expect(back.getWorksheet('Other')!.state).toBe('hidden');
     expect(kept.state).toBe('visible');
+  });
+
+  it('refuses a damaged other sheet when opened, before any row, naming it, and leaves no file', async () => {
+    const dir = await tempDir();
+    const input = path.join(dir, 'payouts.xlsx');
+    const book = new ExcelJS.Workbook();
+    book.addWorksheet('Pay').addRow(['reference', 'amount']);
+    book.addWorksheet('Summary').getCell('A1').value = 'Quarterly title';
+    await book.xlsx.writeFile(input);
+    // Cut the Summary sheet's XML inside its first cell's tag, as a damaged file would have it.
+    const zip = await JSZip.loadAsync(await readFile(input));
+    const part = 'xl/worksheets/sheet2.xml';
+    const xml = await zip.file(part)!.async('string');
+    zip.file(part, xml.slice(0, xml.indexOf('<c r="A1"') + 12));
+    await writeFile(input, await zip.generateAsync({ type: 'nodebuffer' }));
+
+    const out = path.join(dir, 'payouts.results.xlsx');
+    const error = await rejection(
+      openResultsWriter({
+        path: out,
+        format: 'xlsx',
+        inputHeaders: ['reference', 'amount'],
+        workbook: { path: input, sheet: 'Pay', sheets: ['Pay', 'Summary'] },
+      }),
+    );
+    expect(error).toBeInstanceOf(SheetError);
+    expect(error.message).toBe(
+      `${input}: worksheet "Summary", which the results file keeps, cannot be read: the workbook is damaged (xl/worksheets/sheet2.xml: unclosed tag: row) in row 1 - open it in Excel (or LibreOffice) and save it again as .xlsx`,
+    );
+    expect(await readdir(dir)).toEqual(['payouts.xlsx']);
   });
 });
