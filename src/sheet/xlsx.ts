@@ -580,7 +580,11 @@ class WorksheetReader {
           break;
         case 'e':
           cell = { text: raw, kind: 'string' };
-          this.problemInCell(`holds the error value ${raw} - correct the formula or type the value`);
+          // Excel's own values as they are; any other text (a file made elsewhere) quoted, on one
+          // line and without "; ", which separates a row's messages.
+          this.problemInCell(
+            `holds the error value ${ERROR_VALUES.has(raw) ? raw : quoteCell(raw)} - correct the formula or type the value`,
+          );
           break;
         case 'd':
           cell = { text: isoOfDateText(raw), kind: 'date' };
