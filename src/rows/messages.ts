@@ -121,6 +121,8 @@ export const AMOUNT_MESSAGES = {
     `amount ${quoteCell(text)} is ambiguous: it is ${grouped} if the separator groups thousands, or ${decimal} if it marks the decimals. Write it without grouping (${grouped} or ${decimal})`,
   decimalComma: (text: string, reading: string) =>
     `amount ${quoteCell(text)} uses a decimal comma, which only a semicolon-delimited CSV makes certain: write it as ${reading} with a "." for the decimals`,
+  dotGrouping: (text: string, reading: string) =>
+    `amount ${quoteCell(text)} groups thousands with ".", which marks the decimals in this sheet: write it as ${reading}, without grouping`,
   notPositive: (text: string) =>
     `amount ${quoteCell(text)} is not greater than 0: enter the amount to pay, or remove the row`,
 } as const;

@@ -61,7 +61,12 @@ export function parseSheetAmount(text: string, numbers: SheetNumbers): SheetAmou
   if (commaDecimals !== null) {
     if (!numbers.decimalComma) {
       const reading = formatDecimal(commaDecimals[1]!.replace(/[^0-9]/g, ''), commaDecimals[2] ?? '');
-      return { ok: false, message: AMOUNT_MESSAGES.decimalComma(amount, reading) };
+      // "1.234.567" has no comma to speak of: its "." groups, where this sheet's "." marks decimals.
+      const message =
+        commaDecimals[2] === undefined
+          ? AMOUNT_MESSAGES.dotGrouping(amount, reading)
+          : AMOUNT_MESSAGES.decimalComma(amount, reading);
+      return { ok: false, message };
     }
     return groupedAmount(amount, commaDecimals[1]!, commaDecimals[2]);
   }

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { TextDecoder } from 'node:util';
 import { SheetError, UsageError } from '../errors.js';
+import { columnLetters } from './column-letters.js';
 
 /**
  * `--encoding` values; without one, UTF-8 (a BOM always wins). `latin1` is `windows-1252`
@@ -208,7 +209,7 @@ export interface ChunkDecoder {
 /** The decoder for a dialect: UTF-8 is checked and passed through, others are transcoded. */
 export function chunkDecoder(file: string, dialect: CsvDialect): ChunkDecoder {
   return dialect.encoding === 'utf-8'
-    ? new Utf8Check(file, dialect.bomLength)
+    ? new Utf8Check(file, dialect.bomLength, dialect.delimiter)
     : new Transcoder(file, dialect);
 }
 
@@ -221,6 +222,7 @@ class Utf8Check implements ChunkDecoder {
   constructor(
     private readonly file: string,
     private readonly start: number,
+    private readonly delimiter: string,
   ) {}
 
   async decode(chunk: Buffer): Promise<Buffer> {
@@ -239,7 +241,7 @@ class Utf8Check implements ChunkDecoder {
   }
 
   private async refuse(offset: number): Promise<never> {
-    const line = await lineAtOffset(this.file, this.start + offset);
+    const place = await placeAtOffset(this.file, this.start, this.start + offset, this.delimiter);
     // The hint names the encoding the bytes fit, never one that would garble them.
     const sample = await bytesAround(this.file, this.start + offset);
     const guess = guessSingleByte(sample);
@@ -247,7 +249,10 @@ class Utf8Check implements ChunkDecoder {
       guess === undefined
         ? 'Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding windows-1252 (Excel "CSV" on Windows) or --encoding macroman (classic Mac Excel "CSV") if you know which one it is'
         : `it looks like ${guess.name}. Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding ${guess.option}`;
-    throw new SheetError(this.file, `line ${line} is not valid UTF-8 text: ${hint}`);
+    throw new SheetError(
+      this.file,
+      `row ${place.row}, column ${columnLetters(place.column)} is not valid UTF-8 text: ${hint}`,
+    );
   }
 }
 
@@ -339,13 +344,75 @@ async function bytesAround(file: string, offset: number): Promise<Buffer> {
   }
 }
 
-// Only on the error path: count line feeds up to the bad byte, so the message can say where.
-async function lineAtOffset(file: string, offset: number): Promise<number> {
-  let line = 1;
-  if (offset === 0) return line;
-  for await (const chunk of createReadStream(file, { start: 0, end: offset - 1 })) {
-    const bytes = chunk as Buffer;
-    for (let i = bytes.indexOf(10); i !== -1; i = bytes.indexOf(10, i + 1)) line++;
+/** Where a byte of a CSV file is, as a spreadsheet shows it: row (1 is the first) and column (0 is A). */
+export interface CsvPlace {
+  row: number;
+  column: number;
+}
+
+const QUOTE = 0x22;
+const CR = 0x0d;
+const LF = 0x0a;
+
+/**
+ * Only on the error path: the row and column of the byte at `offset`, read the way the CSV
+ * reader reads the file from `start` (after a BOM): a row ends at CRLF, LF or CR outside
+ * quotes, a quote opens a quoted cell only at the start of a cell (elsewhere it is a
+ * character), and `""` inside one is a quote. A line count would be wrong after a cell with a
+ * line break, and says nothing of the column.
+ */
+export async function placeAtOffset(
+  file: string,
+  start: number,
+  offset: number,
+  delimiter: string,
+): Promise<CsvPlace> {
+  const place: CsvPlace = { row: 1, column: 0 };
+  if (offset <= start) return place;
+  const separator = Buffer.from(delimiter, 'utf8');
+  let cellStart = true;
+  let quoted = false;
+  // A byte that needs the next chunk to be read: a CR (CRLF?) or a quote in a quoted cell ("").
+  let pending: number | undefined;
+  for await (const chunk of createReadStream(file, { start, end: offset - 1 })) {
+    const bytes =
+      pending === undefined ? (chunk as Buffer) : Buffer.concat([Buffer.from([pending]), chunk as Buffer]);
+    pending = undefined;
+    for (let i = 0; i < bytes.length; i++) {
+      const byte = bytes[i]!;
+      if (quoted) {
+        if (byte !== QUOTE) continue;
+        if (i + 1 === bytes.length) {
+          pending = byte;
+          break;
+        }
+        if (bytes[i + 1] === QUOTE) i++;
+        else quoted = false;
+      } else if (byte === QUOTE && cellStart) {
+        quoted = true;
+        cellStart = false;
+      } else if (byte === CR || byte === LF) {
+        if (byte === CR && i + 1 === bytes.length) {
+          pending = byte;
+          break;
+        }
+        if (byte === CR && bytes[i + 1] === LF) i++;
+        place.row++;
+        place.column = 0;
+        cellStart = true;
+      } else if (byte === separator[0] && bytes.subarray(i, i + separator.length).equals(separator)) {
+        i += separator.length - 1;
+        place.column++;
+        cellStart = true;
+      } else {
+        cellStart = false;
+      }
+    }
   }
-  return line;
+  // A CR as the last byte before `offset` ends its row; a quote there closes its cell.
+  if (pending === CR) {
+    place.row++;
+    place.column = 0;
+  }
+  return place;
 }

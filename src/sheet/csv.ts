@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { CsvError } from 'csv-parse';
 import { SheetError } from '../errors.js';
+import { columnLetters } from './column-letters.js';
 import { csvCore, LINE_ENDINGS } from './csv-core.js';
 import {
   type CsvDialect,
@@ -303,23 +304,26 @@ function asSheetError(file: string, error: unknown, row: number): SheetError {
   if (error instanceof CsvError) {
     const line = (error as CsvError & { lines?: number }).lines;
     const where = `row ${row}${line === undefined ? '' : ` (line ${line})`}`;
+    // csv-parse counts the cells of the record before the one it stopped in: that cell's index.
+    const index = (error as CsvError & { column?: number }).column;
+    const column = typeof index === 'number' && index >= 0 ? `column ${columnLetters(index)}` : undefined;
     switch (error.code) {
       case 'CSV_QUOTE_NOT_CLOSED':
         return new SheetError(
           file,
-          `a quoted cell that starts in row ${row} is never closed, so the rest of the file would be one cell: check the quotes (") in that row`,
+          `a quoted cell that starts in row ${row} is never closed, so the rest of the file would be one cell: check the quotes (") in ${column === undefined ? 'that row' : `${column} of that row`}`,
           { cause: error },
         );
       case 'INVALID_OPENING_QUOTE':
         return new SheetError(
           file,
-          `${where}: a quote (") appears inside a cell that does not start with one - put the whole cell in quotes and double the quote (""), or remove it`,
+          `${where}: a quote (") appears inside a cell${column === undefined ? '' : ` in ${column}`} that does not start with one - put the whole cell in quotes and double the quote (""), or remove it`,
           { cause: error },
         );
       case 'CSV_INVALID_CLOSING_QUOTE':
         return new SheetError(
           file,
-          `${where}: a quoted cell is followed by more text before the next delimiter - put the whole cell in quotes and double any quote inside it ("")`,
+          `${where}: a quoted cell${column === undefined ? '' : ` in ${column}`} is followed by more text before the next delimiter - put the whole cell in quotes and double any quote inside it ("")`,
           { cause: error },
         );
       case 'CSV_MAX_RECORD_SIZE':

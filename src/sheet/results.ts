@@ -8,8 +8,9 @@ import { CsvRecordEncoder } from './csv-record.js';
 import { neutraliseFormula } from './formula.js';
 import { canonicalColumnOf, isResultHeader } from './headers.js';
 import { MAX_CELL_CHARS } from './limits.js';
+import { quoteCell } from './quote.js';
 import { checkResultsPath } from './results-path.js';
-import type { Cell, OpenedSheet, SheetFormat, SheetLayout } from './types.js';
+import type { Cell, OpenedSheet, RawRow, SheetFormat, SheetLayout } from './types.js';
 
 export { neutraliseFormula, restoreFormula } from './formula.js';
 
@@ -100,55 +101,111 @@ export async function openResultsWriter(opts: ResultsWriterOptions): Promise<Res
   });
   const source = opts.workbook;
   const at = source ? source.sheets.indexOf(source.sheet) : -1;
+  const after = source && at >= 0 ? source.sheets.slice(at + 1) : [];
   try {
     // The sheets before the payout sheet first: a streamed workbook writes its sheets in order.
     if (source && at > 0)
       for (const name of source.sheets.slice(0, at)) await copyWorksheet(workbook, source.path, name);
+    // The sheets after it are copied at commit, once every row is written, when a `run` has
+    // sent its payouts: one that cannot be read is found now, before anything is sent.
+    if (source) for (const name of after) await readWorksheet(source.path, name);
   } catch (error) {
+    const failure = file.failure;
     await file.abort();
-    throw error;
+    throw failure ?? error;
   }
-  const after = source && at >= 0 ? source.sheets.slice(at + 1) : [];
   return new XlsxResultsWriter(file, layout, opts, workbook, source?.sheet ?? 'Results', after);
 }
 
 /**
- * Copies a worksheet of the input workbook into the results: its cells' values at their rows,
- * its column widths and hidden columns (formulas arrive as the values they last showed).
+ * Copies a worksheet of the input workbook into the results: every cell's value at its place,
+ * numbers and dates with their number formats, its column widths and hidden columns, hidden
+ * when it was (formulas
+ * arrive as the values they last showed). The sheet is read as it is, not as a payout sheet:
+ * its first row is no header that decides which columns are kept.
  */
 async function copyWorksheet(
   workbook: ExcelJS.stream.xlsx.WorkbookWriter,
   file: string,
   name: string,
 ): Promise<void> {
-  const target = workbook.addWorksheet(name);
-  let opened: OpenedSheet | undefined;
+  const opened = await openOtherSheet(file, name);
+  const target = workbook.addWorksheet(name, opened.hidden === undefined ? {} : { state: opened.hidden });
   try {
-    // The XLSX reader (and its zip and XML parsers) loads only when a workbook is copied.
-    opened = await (await import('./xlsx.js')).openXlsx(file, { sheetName: name });
-  } catch (error) {
-    // An empty worksheet has no header row to open at: it stays empty.
-    if (!(error instanceof SheetError && /is empty/.test(error.message))) throw error;
-  }
-  if (opened !== undefined) {
-    try {
-      target.columns = (opened.layout?.columns ?? []).map((c) => ({
-        width: c?.width,
-        hidden: c?.hidden === true ? true : undefined,
-      }));
-      const header = target.getRow(opened.headerRowNumber ?? 1);
-      header.values = opened.headers.map((text) => (text === '' ? undefined : neutraliseFormula(text)));
-      header.commit();
-      for await (const raw of opened.rows) {
-        const row = target.getRow(raw.rowNumber);
-        row.values = raw.cells.map(xlsxValue);
-        row.commit();
-      }
-    } finally {
-      await opened.close?.();
+    const layout = opened.layout;
+    // Array.from, not map: the layout has holes where a column has no <col>, and exceljs would
+    // close them up, moving every later width one column to the left.
+    target.columns = Array.from(layout?.columns ?? [], (c) => ({
+      width: c?.width,
+      hidden: c?.hidden === true ? true : undefined,
+      style: c?.numFmt === undefined ? {} : { numFmt: c.numFmt },
+    }));
+    for await (const raw of otherRows(opened, name)) {
+      const row = target.getRow(raw.rowNumber);
+      raw.cells.forEach((cell, i) => {
+        const value = copiedValue(cell);
+        if (value === undefined) return;
+        const copied = row.getCell(i + 1);
+        copied.value = value;
+        const numFmt = cell.format === undefined ? undefined : layout?.formats[cell.format];
+        if (numFmt !== undefined) copied.numFmt = numFmt;
+        else if (value instanceof Date)
+          copied.numFmt = cell.text.length > 10 ? 'yyyy-mm-dd hh:mm:ss' : 'yyyy-mm-dd';
+      });
+      row.commit();
     }
+  } finally {
+    await opened.close?.();
   }
   target.commit();
+}
+
+/** Reads another worksheet of the workbook to its end: throws what copying it would. */
+async function readWorksheet(file: string, name: string): Promise<void> {
+  const opened = await openOtherSheet(file, name);
+  for await (const _row of otherRows(opened, name));
+}
+
+/** Another worksheet of the workbook, opened as it is (every cell, no header row). */
+async function openOtherSheet(file: string, name: string): Promise<OpenedSheet> {
+  try {
+    // The XLSX reader (and its zip and XML parsers) loads only when a workbook is copied.
+    return await (await import('./xlsx.js')).openXlsx(file, { sheetName: name, everyCell: true });
+  } catch (error) {
+    throw otherSheetError(file, name, error);
+  }
+}
+
+/** The rows of another worksheet; a read error names the worksheet. */
+async function* otherRows(opened: OpenedSheet, name: string): AsyncGenerator<RawRow> {
+  try {
+    yield* opened.rows;
+  } catch (error) {
+    throw otherSheetError(opened.path, name, error);
+  }
+}
+
+// The reader's message names the workbook's part (xl/worksheets/sheet2.xml); people know the
+// worksheet by its name, and need to know why a sheet they did not ask for was read at all.
+function otherSheetError(file: string, name: string, error: unknown): unknown {
+  if (!(error instanceof SheetError)) return error;
+  const prefix = `${file}: `;
+  const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  return new SheetError(
+    file,
+    `worksheet ${quoteCell(name)}, which the results file keeps, cannot be read: ${message}`,
+    { cause: error },
+  );
+}
+
+// A copied cell: dates stay dates (the reader gives them as ISO text, in UTC); the rest as in
+// the payout sheet's results.
+function copiedValue(cell: Cell): string | number | boolean | Date | undefined {
+  if (cell.kind === 'date') {
+    const date = new Date(cell.text.length > 10 ? `${cell.text}Z` : `${cell.text}T00:00:00Z`);
+    if (!Number.isNaN(date.getTime())) return date;
+  }
+  return xlsxValue(cell);
 }
 
 /** Where each column of the results file comes from. */
@@ -470,8 +527,11 @@ class XlsxResultsWriter implements ResultsWriter {
         for (const name of this.sheetsAfter) await copyWorksheet(this.workbook, this.source, name);
       await Promise.race([this.workbook.commit(), this.file.failed]);
     } catch (error) {
+      // A failure of the file itself before this wins; aborting destroys the stream, and what
+      // exceljs then says must not hide why the copy failed.
+      const failure = this.file.failure;
       await this.file.abort();
-      throw this.file.failure ?? error;
+      throw failure ?? error;
     }
     await this.file.commit();
   }

@@ -69,6 +69,8 @@ export interface OpenedSheet {
   headerRowNumber?: number;
   /** For CSV: encoding and delimiter found, and whether it began with a BOM; for XLSX: the worksheet name. */
   dialect: { encoding?: string; delimiter?: string; bom?: boolean; worksheet?: string };
+  /** XLSX: set when the worksheet is hidden in the workbook (a copy of it stays hidden). */
+  hidden?: 'hidden' | 'veryHidden';
   /** XLSX: every worksheet of the workbook, in its order, for messages that name the others. */
   worksheets?: string[];
   rows: AsyncIterable<RawRow>;

@@ -23,6 +23,12 @@ export interface XlsxOptions {
   sheetName?: string;
   /** Which row is the header row: the first of the first 10 non-empty rows it accepts. */
   isHeaderRow?: (cells: readonly string[]) => boolean;
+  /**
+   * Read the worksheet as it is rather than as a payout sheet: no header row, every non-empty
+   * row with all its cells, and dates with their number format. The results copy the
+   * workbook's other sheets this way: a title in A1 alone is no header that cuts off column B.
+   */
+  everyCell?: boolean;
 }
 
 const DAMAGED = 'open it in Excel (or LibreOffice) and save it again as .xlsx';
@@ -53,12 +59,12 @@ export async function openXlsx(file: string, opts: XlsxOptions = {}): Promise<Op
   const fallback = candidates[0] ?? worksheets[0]!;
   if (opts.isHeaderRow !== undefined) {
     for (const sheet of candidates) {
-      const opened = await openWorksheet(file, zip, parts, sheet, opts.isHeaderRow);
+      const opened = await openWorksheet(file, zip, parts, sheet, opts.isHeaderRow, false);
       if (opened !== undefined) return opened;
     }
   }
   // No sheet has the columns: the first one's first row, so matchHeaders says what is missing.
-  const opened = await openWorksheet(file, zip, parts, fallback, undefined);
+  const opened = await openWorksheet(file, zip, parts, fallback, undefined, opts.everyCell === true);
   if (opened === undefined) {
     const message = `the sheet is empty: the first row of worksheet ${quoteCell(fallback.name)} must hold the column headers`;
     throw new SheetError(file, message);
@@ -73,6 +79,7 @@ async function openWorksheet(
   parts: WorkbookParts,
   sheet: WorkbookSheet,
   isHeaderRow: ((cells: readonly string[]) => boolean) | undefined,
+  everyCell: boolean,
 ): Promise<OpenedSheet | undefined> {
   const entry = sheet.partPath === undefined ? undefined : zip.entry(sheet.partPath);
   if (entry === undefined) {
@@ -82,7 +89,7 @@ async function openWorksheet(
     );
   }
   const context: SheetContext = { ...parts.context, partPath: entry.path };
-  const reader = new WorksheetReader(file, entry, context, isHeaderRow);
+  const reader = new WorksheetReader(file, entry, context, isHeaderRow, everyCell);
   let headers: string[] | undefined;
   try {
     headers = await reader.readHeader();
@@ -100,6 +107,7 @@ async function openWorksheet(
     headers,
     headerRowNumber: reader.headerRowNumber,
     dialect: { worksheet: sheet.name },
+    ...(sheet.state === 'visible' ? {} : { hidden: sheet.state }),
     layout: reader.layout,
     worksheets: parts.sheets.filter((s) => s.partPath !== undefined).map((s) => s.name),
     rows: reader.rows(),
@@ -174,10 +182,10 @@ async function damagedIfThrows<T>(
   }
 }
 
-function damaged(file: string, part: string | undefined, error: unknown): SheetError {
+function damaged(file: string, part: string | undefined, error: unknown, where = ''): SheetError {
   if (error instanceof SheetError) return error;
   const reason = (error as Error)?.message?.split('\n')[0] ?? String(error);
-  return new SheetError(file, `the workbook is damaged (${part ?? 'zip'}: ${reason}) - ${DAMAGED}`, {
+  return new SheetError(file, `the workbook is damaged (${part ?? 'zip'}: ${reason})${where} - ${DAMAGED}`, {
     cause: error,
   });
 }
@@ -254,12 +262,15 @@ class WorksheetReader {
   private inPhonetic = false;
   private capturing = false;
   private value = '';
+  // Between <c> and </c>: for saying where a worksheet that stops parsing breaks off.
+  private inCell = false;
 
   constructor(
     private readonly file: string,
     entry: ZipEntry,
     private readonly context: SheetContext,
     private readonly isHeaderRow?: (cells: readonly string[]) => boolean,
+    private readonly everyCell = false,
   ) {
     this.stream = entry.stream();
     this.iterator = this.stream[Symbol.asyncIterator]();
@@ -279,6 +290,12 @@ class WorksheetReader {
    * an empty sheet or none accepted.
    */
   async readHeader(): Promise<string[] | undefined> {
+    if (this.everyCell) {
+      // No header: every row is data. Read on to the rows, so that <cols> (widths) is known.
+      this.headers = [];
+      while (!this.inSheetData && (await this.pump()));
+      return this.headers;
+    }
     while (this.headers === undefined && !this.noHeader && (await this.pump()));
     return this.headers;
   }
@@ -337,7 +354,7 @@ class WorksheetReader {
     } catch (error) {
       this.ended = true;
       await this.close();
-      throw damaged(this.file, this.context.partPath, error);
+      throw damaged(this.file, this.context.partPath, error, this.whereDamaged());
     }
     if (this.ended) await this.close();
     return !this.ended;
@@ -348,6 +365,7 @@ class WorksheetReader {
       case 'c': {
         const ref = a['r'];
         this.column = ref === undefined ? this.nextColumn : columnIndexOf(ref);
+        this.inCell = true;
         this.nextColumn = this.column + 1;
         this.cellType = a['t'] ?? 'n';
         const style = a['s'];
@@ -374,7 +392,7 @@ class WorksheetReader {
         this.rowProblems = undefined;
         this.rowHasValue = false;
         if (this.headers === undefined) this.headerCells = [];
-        else this.rowCells = new Array<Cell>(this.width).fill(EMPTY_CELL);
+        else this.rowCells = this.everyCell ? [] : new Array<Cell>(this.width).fill(EMPTY_CELL);
         return;
       }
       case 'is':
@@ -416,18 +434,19 @@ class WorksheetReader {
 
   /**
    * Where the number format of a cell style is in `layout.formats` (added when first seen), -1
-   * when it has none: General, a date (dates become ISO text) or a style the workbook lacks. Each
+   * when it has none: General, a date (dates become ISO text; `date` asks for a date's format
+   * instead) or a style the workbook lacks. Each
    * cell keeps its own format, as the user set it cell by cell (`#,##0.00` here, `"$"#,##0.00`
    * there), as a number: a million rows cost no more than the workbook's few formats.
    */
-  private formatIndex(style: number): number {
+  private formatIndex(style: number, date = false): number {
     const known = this.formatOfStyle[style];
     if (known !== undefined) return known;
     const format = this.context.formats[style];
     // Not remembered for a style the workbook lacks: a hostile file could name millions.
     if (format === undefined) return -1;
     let index = -1;
-    if (!format.isDate && format.code !== '') {
+    if (format.isDate === date && format.code !== '') {
       const formats = this.layout.formats;
       index = formats.indexOf(format.code);
       if (index === -1) index = formats.push(format.code) - 1;
@@ -439,6 +458,7 @@ class WorksheetReader {
   private closeTag(name: string): void {
     switch (name) {
       case 'c':
+        this.inCell = false;
         if (this.inSheetData) this.finishCell();
         return;
       case 'v':
@@ -476,6 +496,13 @@ class WorksheetReader {
       this.headerCells[column] = cell;
       return;
     }
+    if (this.everyCell) {
+      // Excel's last column is XFD; a reference past it is no cell of a sheet anyone saw.
+      if (blank || column >= EXCEL_COLUMNS) return;
+      this.rowHasValue = true;
+      this.rowCells[column] = cell;
+      return;
+    }
     if (column >= this.width) {
       if (blank) return;
       this.rowHasValue = true;
@@ -498,6 +525,10 @@ class WorksheetReader {
       else if (++this.headerCandidates >= HEADER_SEARCH_ROWS) this.noHeader = true;
       else this.headerCells = [];
       return;
+    }
+    if (this.everyCell) {
+      const cells = this.rowCells;
+      for (let i = 0; i < cells.length; i++) cells[i] ??= EMPTY_CELL;
     }
     this.batch.push({ rowNumber: this.rowNumber, cells: this.rowCells, problems: this.rowProblems ?? [] });
   }
@@ -549,7 +580,11 @@ class WorksheetReader {
           break;
         case 'e':
           cell = { text: raw, kind: 'string' };
-          this.problemInCell(`holds the error value ${raw} - correct the formula or type the value`);
+          // Excel's own values as they are; any other text (a file made elsewhere) quoted, on one
+          // line and without "; ", which separates a row's messages.
+          this.problemInCell(
+            `holds the error value ${ERROR_VALUES.has(raw) ? raw : quoteCell(raw)} - correct the formula or type the value`,
+          );
           break;
         case 'd':
           cell = { text: isoOfDateText(raw), kind: 'date' };
@@ -575,12 +610,27 @@ class WorksheetReader {
     if (!Number.isFinite(number)) return { text: raw, kind: 'string' };
     if (this.context.dateStyles[this.cellStyle] === true) {
       const iso = isoOfSerial(number, this.context.date1904);
-      if (iso !== undefined) return { text: iso, kind: 'date' };
+      if (iso !== undefined) {
+        // A copied sheet keeps the date's own format (a payout sheet reads dates as ISO text).
+        const format = this.everyCell ? this.formatIndex(this.cellStyle, true) : -1;
+        return format === -1 ? { text: iso, kind: 'date' } : { text: iso, kind: 'date', format };
+      }
     }
     const format = this.formatIndex(this.cellStyle);
     return format === -1
       ? { text: displayedNumber(number), kind: 'number' }
       : { text: displayedNumber(number), kind: 'number', format };
+  }
+
+  /**
+   * Where a worksheet that stops parsing breaks off, as Excel names it (` in row 7, column C`,
+   * or ` in row 7, after column C` between cells); '' before the first row.
+   */
+  private whereDamaged(): string {
+    if (!this.inSheetData || this.rowNumber === 0) return '';
+    if (this.nextColumn === 0) return ` in row ${this.rowNumber}`;
+    const column = columnLetters(this.column);
+    return ` in row ${this.rowNumber}, ${this.inCell ? '' : 'after '}column ${column}`;
   }
 
   private problemInCell(what: string): void {
@@ -594,6 +644,9 @@ class WorksheetReader {
     else this.rowProblems.push(message);
   }
 }
+
+/** Columns A to XFD: as many as an Excel worksheet has. */
+const EXCEL_COLUMNS = 16_384;
 
 // Excel shows (and its CSV export writes) 15 significant digits; anything beyond is binary noise
 // of a computed value (a formula result 300.29999999999995 is 300.3 on screen).

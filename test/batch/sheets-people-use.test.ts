@@ -160,7 +160,7 @@ describe('CSV saved as plain "CSV" by Mac or Windows Excel', () => {
     const error = await readingError(sheetPath);
     expect(error).toBeInstanceOf(SheetError);
     expect(error?.message).toBe(
-      `${sheetPath}: line 2 is not valid UTF-8 text: it looks like Mac Roman (classic Mac Excel "CSV"). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding macroman`,
+      `${sheetPath}: row 2, column F is not valid UTF-8 text: it looks like Mac Roman (classic Mac Excel "CSV"). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding macroman`,
     );
     expect(await beneficiaryNames(sheetPath, 'macroman')).toEqual([
       'José Muñoz',

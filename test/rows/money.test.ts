@@ -168,6 +168,12 @@ describe('parseSheetAmount (amounts as spreadsheets export them)', () => {
       'amount "1.250,00" uses a decimal comma, which only a semicolon-delimited CSV makes certain: write it as 1250.00 with a "." for the decimals',
     ],
     [
+      // No comma in it: what it has is "." grouping, which a dot-decimal sheet cannot have.
+      '1.234.567',
+      DOT,
+      'amount "1.234.567" groups thousands with ".", which marks the decimals in this sheet: write it as 1234567.00, without grouping',
+    ],
+    [
       '1,250.005',
       DOT,
       'amount "1,250.005" has more than 2 decimals: give the amount in cents at most (e.g. 1250.05)',

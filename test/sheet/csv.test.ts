@@ -52,7 +52,26 @@ describe('openCsv encodings', () => {
     const error = await rejection(readSheet(file));
     expect(error).toBeInstanceOf(SheetError);
     expect(error.message).toBe(
-      `${file}: line 2 is not valid UTF-8 text: it looks like Windows-1252 (Excel "CSV" on Windows). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding windows-1252`,
+      `${file}: row 2, column B is not valid UTF-8 text: it looks like Windows-1252 (Excel "CSV" on Windows). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding windows-1252`,
+    );
+  });
+
+  it('names the row and column of a byte that is not UTF-8 as a spreadsheet shows them, not the line', async () => {
+    // Row 2 spans three lines (a quoted cell with line breaks and a "" inside) and ends in a
+    // lone CR; row 3 has a quote inside an unquoted cell: the bad byte is in row 3, column D,
+    // on line 5 of the file.
+    const head =
+      'reference;amount;note;name\r\nA-1;5.00;"two\nlines, ""quoted""\r\nthree";x\rB-2;6.00;12" pipe;Jos';
+    const file = await csvFile(Buffer.concat([Buffer.from(head), Buffer.from('\xe9\n', 'latin1')]));
+    const error = await rejection(readSheet(file));
+    // The reader numbers that row 3 as well.
+    const fixed = await readSheet(await csvFile(`${head}é\n`, 'fixed.csv'));
+    expect(texts(fixed.rows).map(([row, , , , name]) => [row, name])).toEqual([
+      [2, 'x'],
+      [3, 'José'],
+    ]);
+    expect(error.message).toBe(
+      `${file}: row 3, column D is not valid UTF-8 text: it looks like Windows-1252 (Excel "CSV" on Windows). Save it as "CSV UTF-8 (Comma delimited)", or pass --encoding windows-1252`,
     );
   });
 
@@ -73,7 +92,7 @@ describe('openCsv encodings', () => {
 
   it('refuses a file that ends inside a character', async () => {
     const file = await csvFile(Buffer.concat([Buffer.from('reference\nA-1\nB'), Buffer.from([0xc3])]));
-    await expect(readSheet(file)).rejects.toThrow(/line 3 is not valid UTF-8/);
+    await expect(readSheet(file)).rejects.toThrow(/row 3, column A is not valid UTF-8/);
   });
 
   it('locates the first invalid UTF-8 byte', () => {
@@ -231,14 +250,14 @@ describe('openCsv rows', () => {
     ]);
   });
 
-  it('refuses broken quotes with the row and line, never a stack trace', async () => {
+  it('refuses broken quotes with the row, line and column, never a stack trace', async () => {
     const unclosed = await csvFile('reference,name\nA-1,ok\nA-2,"open\nA-3,x\n');
     await expect(readSheet(unclosed)).rejects.toThrow(
-      `${unclosed}: a quoted cell that starts in row 3 is never closed, so the rest of the file would be one cell: check the quotes (") in that row`,
+      `${unclosed}: a quoted cell that starts in row 3 is never closed, so the rest of the file would be one cell: check the quotes (") in column B of that row`,
     );
-    const trailing = await csvFile('reference,name\nA-1,"ab"c\n');
+    const trailing = await csvFile('reference,name,note\nA-1,"ab"c,x\n');
     await expect(readSheet(trailing)).rejects.toThrow(
-      /row 2 \(line 2\): a quoted cell is followed by more text/,
+      /row 2 \(line 2\): a quoted cell in column B is followed by more text/,
     );
   });
 

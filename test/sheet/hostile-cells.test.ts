@@ -86,3 +86,34 @@ describe('XLSX cells over the limit', () => {
     expect(rows[2]!.cells.map((c) => c.text)).toEqual(['OK-1', '3']);
   });
 });
+
+describe('XLSX error values', () => {
+  it('are shown on one line, short, and without the "; " that separates a row\'s messages', async () => {
+    const file = path.join(await tempDir(), 'errors.xlsx');
+    const zip = new JSZip();
+    zip.file(
+      '[Content_Types].xml',
+      '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
+    );
+    zip.file(
+      'xl/workbook.xml',
+      '<workbook xmlns:r="r"><sheets><sheet name="Payouts" sheetId="1" r:id="rId1"/></sheets></workbook>',
+    );
+    zip.file(
+      'xl/_rels/workbook.xml.rels',
+      '<Relationships><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
+    );
+    // Excel writes only its own error values; a file made elsewhere can hold any text there.
+    zip.file(
+      'xl/worksheets/sheet1.xml',
+      `<worksheet><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>reference</t></is></c></row><row r="2"><c r="A2" t="e"><v>#N/A; x&#10;${'y'.repeat(200)}</v></c></row></sheetData></worksheet>`,
+    );
+    await writeFile(file, await zip.generateAsync({ type: 'nodebuffer' }));
+    const { rows } = await readSheet(file);
+    expect(rows.map((r) => r.problems)).toEqual([
+      [
+        `cell A2 ("reference") holds the error value "#N/A;\u00a0x\\n${'y'.repeat(72)}…" - correct the formula or type the value`,
+      ],
+    ]);
+  });
+});

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseCsv } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
+import JSZip from 'jszip';
 import { describe, expect, it } from 'vitest';
-import { StorageError } from '../../src/errors.js';
+import { SheetError, StorageError } from '../../src/errors.js';
 import {
   neutraliseFormula,
   openResultsWriter,
@@ -432,5 +433,90 @@ describe.each<SheetFormat>(['csv', 'xlsx'])('atomic %s results', (format) => {
     );
     expect([(error as StorageError).exitCode, (error as StorageError).sent().exitCode]).toEqual([2, 6]);
     expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe('XLSX results of a workbook with other sheets', () => {
+  it('keeps every cell of the other sheets, beyond the first row too, with its type and number format', async () => {
+    const dir = await tempDir();
+    const input = path.join(dir, 'payouts.xlsx');
+    const book = new ExcelJS.Workbook();
+    const pay = book.addWorksheet('Pay');
+    pay.addRow(['reference', 'amount']);
+    pay.addRow(['A-1', 5]);
+    // A title in A1 alone, a table below it, and a number in the first row of another sheet:
+    // none of it is a payout sheet's header, and all of it is the user's.
+    const summary = book.addWorksheet('Summary');
+    summary.getCell('A1').value = 'Quarterly title';
+    summary.getCell('A3').value = 'name';
+    summary.getCell('B3').value = 'share';
+    summary.getCell('A4').value = 'x';
+    summary.getCell('B4').value = 0.125;
+    summary.getCell('B4').numFmt = '0.00%';
+    summary.getCell('C5').value = new Date(Date.UTC(2024, 0, 2));
+    summary.getCell('C5').numFmt = 'yyyy-mm-dd';
+    // Widths from column B on: column A has none of its own.
+    summary.getColumn(2).width = 30;
+    summary.getColumn(3).hidden = true;
+    const other = book.addWorksheet('Other', { state: 'hidden' });
+    other.getCell('B2').value = 42;
+    await book.xlsx.writeFile(input);
+
+    const out = path.join(dir, 'payouts.results.xlsx');
+    const writer = await openResultsWriter({
+      path: out,
+      format: 'xlsx',
+      inputHeaders: ['reference', 'amount'],
+      workbook: { path: input, sheet: 'Pay', sheets: ['Pay', 'Summary', 'Other'] },
+    });
+    await writeAll(writer, [record([str('A-1'), num('5')])]);
+
+    const back = new ExcelJS.Workbook();
+    await back.xlsx.readFile(out);
+    expect(back.worksheets.map((w) => w.name)).toEqual(['Pay', 'Summary', 'Other']);
+    const kept = back.getWorksheet('Summary')!;
+    expect(kept.getCell('A1').value).toBe('Quarterly title');
+    expect(kept.getCell('A3').value).toBe('name');
+    expect(kept.getCell('B3').value).toBe('share');
+    expect(kept.getCell('B4').value).toBe(0.125);
+    expect(kept.getCell('B4').numFmt).toBe('0.00%');
+    expect(kept.getCell('C5').value).toEqual(new Date(Date.UTC(2024, 0, 2)));
+    expect(kept.getColumn(2).width).toBe(30);
+    expect(kept.getColumn(1).width).not.toBe(30);
+    expect(kept.getColumn(3).hidden).toBe(true);
+    expect(kept.getColumn(2).hidden).toBe(false);
+    expect(back.getWorksheet('Other')!.getCell('B2').value).toBe(42);
+    expect(back.getWorksheet('Other')!.state).toBe('hidden');
+    expect(kept.state).toBe('visible');
+  });
+
+  it('refuses a damaged other sheet when opened, before any row, naming it, and leaves no file', async () => {
+    const dir = await tempDir();
+    const input = path.join(dir, 'payouts.xlsx');
+    const book = new ExcelJS.Workbook();
+    book.addWorksheet('Pay').addRow(['reference', 'amount']);
+    book.addWorksheet('Summary').getCell('A1').value = 'Quarterly title';
+    await book.xlsx.writeFile(input);
+    // Cut the Summary sheet's XML inside its first cell's tag, as a damaged file would have it.
+    const zip = await JSZip.loadAsync(await readFile(input));
+    const part = 'xl/worksheets/sheet2.xml';
+    const xml = await zip.file(part)!.async('string');
+    zip.file(part, xml.slice(0, xml.indexOf('<c r="A1"') + 12));
+    await writeFile(input, await zip.generateAsync({ type: 'nodebuffer' }));
+
+    const out = path.join(dir, 'payouts.results.xlsx');
+    const error = await rejection(
+      openResultsWriter({
+        path: out,
+        format: 'xlsx',
+        inputHeaders: ['reference', 'amount'],
+        workbook: { path: input, sheet: 'Pay', sheets: ['Pay', 'Summary'] },
+      }),
+    );
+    expect(error).toBeInstanceOf(SheetError);
+    expect(error.message).toBe(
+      `${input}: worksheet "Summary", which the results file keeps, cannot be read: the workbook is damaged (xl/worksheets/sheet2.xml: unclosed tag: row) in row 1 - open it in Excel (or LibreOffice) and save it again as .xlsx`,
+    );
+    expect(await readdir(dir)).toEqual(['payouts.xlsx']);
   });
 });

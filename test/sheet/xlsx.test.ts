@@ -312,8 +312,14 @@ describe('XLSX helpers', () => {
   });
 
   it('throws SheetError, never a raw exception, for a damaged workbook', async () => {
-    const error = await rejection(openXlsx(path.join(FIXTURES, '..', 'malformed', 'damaged-xml.xlsx')));
+    const file = path.join(FIXTURES, '..', 'malformed', 'damaged-xml.xlsx');
+    const error = await rejection(openXlsx(file));
     expect(error).toBeInstanceOf(SheetError);
+    // The worksheet breaks off in the tag that would open cell E1: the message says where, as
+    // Excel names it.
+    expect(error.message).toBe(
+      `${file}: the workbook is damaged (xl/worksheets/sheet1.xml: unclosed tag: row) in row 1, after column D - open it in Excel (or LibreOffice) and save it again as .xlsx`,
+    );
   });
 });
 
