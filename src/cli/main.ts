@@ -21,6 +21,7 @@ import {
   logSettingsOf,
   jsonOnStderr as logsAreJsonOnStderr,
 } from './logging.js';
+import { checkOptionValues, type OptionKinds } from './option-values.js';
 import {
   routeProcessWarnings,
   type WarningSink,
@@ -156,6 +157,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .middleware((args) => {
       context = errorContextOf(args, io);
       warningsFallback(warningSink(io, context));
+      // The command's options are known only now, once its builder ran.
+      checkOptionValues(argv, optionKinds(parser));
     }, true)
     .demandCommand(
       1,
@@ -205,6 +208,12 @@ function optionNames(parser: unknown): string[] {
   const instance = parser as { getOptions?: () => { key?: Record<string, unknown> } };
   const keys = Object.keys(instance.getOptions?.().key ?? {});
   return keys.filter((name) => name.length > 1 && !/[A-Z]/.test(name));
+}
+
+/** Which of the command's options take a value; `getOptions` is on yargs' instance, not in its types. */
+function optionKinds(instance: unknown): OptionKinds {
+  const options = (instance as { getOptions?: () => OptionKinds }).getOptions?.();
+  return options ?? {};
 }
 
 /** How the top-level handler reports an error: as the command's logs and --json would. */
