@@ -105,13 +105,25 @@ export async function reconcileCommand(
   }
 }
 
-/** `--since DATE` as an ISO 8601 time: a day is its start, UTC. */
+/**
+ * `--since DATE` as an ISO 8601 time: a day is its start, UTC. Only the ISO shapes are taken,
+ * and the day must exist: Date.parse alone reads "12" as a year and 2026-02-30 as 2 March.
+ */
 function sinceOf(text: string): string {
-  const value = /^\d{4}-\d{2}-\d{2}$/.test(text.trim()) ? `${text.trim()}T00:00:00.000Z` : text.trim();
+  const trimmed = text.trim();
+  const shape =
+    /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})?)?$/.exec(trimmed);
+  const value = /^\d{4}-\d{2}-\d{2}$/.test(trimmed) ? `${trimmed}T00:00:00.000Z` : trimmed;
   const time = Date.parse(value);
-  if (Number.isNaN(time))
+  if (shape === null || Number.isNaN(time) || !isCalendarDay(shape[1]!, shape[2]!, shape[3]!))
     throw new UsageError(`--since ${text} is not a date: use YYYY-MM-DD (or an ISO 8601 time)`);
   return new Date(time).toISOString();
+}
+
+/** Whether the year, month and day name a day of the calendar (not 30 February). */
+function isCalendarDay(year: string, month: string, day: string): boolean {
+  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  return date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day);
 }
 
 /** reconcile's options: the service's, the register's, which payouts, the pace's, the logs'. */
