@@ -30,6 +30,7 @@ import {
 } from './process-warnings.js';
 import { exitWhenIdle, tolerateClosedOutput } from './signals.js';
 import { withSuggestions } from './suggest.js';
+import { type Needs, usageInWords } from './usage-words.js';
 
 /** One line of the command table: what `payouts --help` shows, and where the command lives. */
 interface CommandEntry {
@@ -185,15 +186,29 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   }
 }
 
+/** What the subcommands' positionals are, as `needs` is for the commands. */
+const SUBCOMMAND_NEEDS: Readonly<Record<string, Needs>> = {
+  'webhooks verify': {
+    what: 'the file holding the raw request body',
+    usage: 'payouts webhooks verify <body-file> --signature SIGNATURE [options]',
+  },
+};
+
+/** The subcommands a command's second word may name. */
+const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  webhooks: ['listen', 'set-url', 'show-url', 'secret', 'rotate-secret', 'fetch-secret', 'verify'],
+  register: ['copy'],
+};
+
 /** yargs' complaint in the words a new user needs: what is missing, what was meant. */
 function usageMessage(message: string, argv: readonly string[], parser: Argv): string {
-  if (/^Not enough non-option arguments/.test(message)) {
-    const words = Parser(argv as string[])._.map(String);
-    const entry = COMMANDS.find((c) => c.name === words[0]);
-    if (entry?.needs) return `payouts ${entry.name} needs ${entry.needs.what}: ${entry.needs.usage}`;
-  }
+  const words = Parser(argv as string[])._.map(String);
+  const entry = COMMANDS.find((c) => c.name === words[0]);
+  const sub = entry && words[1] !== undefined && SUBCOMMANDS[entry.name]?.includes(words[1]) ? words[1] : '';
+  const command = entry ? `${entry.name}${sub ? ` ${sub}` : ''}` : '';
+  const needs = sub ? SUBCOMMAND_NEEDS[command] : entry?.needs;
   return withSuggestions(
-    message,
+    entry ? usageInWords(message, argv, command, needs) : message,
     COMMANDS.map((c) => c.name),
     optionNames(parser),
     argv,
