@@ -42,6 +42,18 @@ export async function validateCommand(
       options.report === false
         ? undefined
         : (options.report ?? reportPathFor(report.sheetPath, report.resultsPath));
+    // Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown"),
+    // for the service whose scope was read (the declared one under an alias URL): the report
+    // and the JSON summary both name them.
+    const service = report.service ?? options.register?.service;
+    const approvals =
+      (reportPath || options.json) && options.register && service !== undefined
+        ? await (await import('./approve.js')).recordedApprovals(
+            options.register.location,
+            report.digest,
+            service,
+          )
+        : undefined;
     const facts: SummaryFacts = {
       command: 'validate',
       sheetPath: report.sheetPath,
@@ -55,21 +67,12 @@ export async function validateCommand(
       samples: report.invalidSamples,
       warnings: report.warnings,
       sincePrevious: report.sincePrevious,
+      // Always a list in --json, as run's: empty without a register or a signature.
+      approvals: approvals ?? [],
       ...(reportPath ? { reportPath } : {}),
       error: report.guardError,
     };
     if (reportPath) {
-      // Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown"),
-      // for the service whose scope was read (the declared one under an alias URL).
-      const service = report.service ?? options.register?.service;
-      const approvals =
-        options.register && service !== undefined
-          ? await (await import('./approve.js')).recordedApprovals(
-              options.register.location,
-              report.digest,
-              service,
-            )
-          : undefined;
       await writeReport(reportPath, {
         ...(approvals === undefined ? {} : { approvals }),
         command: 'validate',
