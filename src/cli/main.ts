@@ -235,9 +235,12 @@ function optionKinds(instance: unknown): OptionKinds {
 export interface ErrorContext {
   /** The command's logs are JSON lines on stderr: the error is one more record there. */
   jsonLogs?: boolean;
-  /** `validate` or `run` with --json: stdout still gets one JSON object, with the exit code. */
-  jsonSummaryOf?: 'validate' | 'run';
+  /** A command given --json: stdout still gets one JSON object, with the exit code. */
+  jsonSummaryOf?: string;
 }
+
+/** The commands whose --json prints one object: on an error, `{command, exitCode, error}`. */
+const JSON_COMMANDS = ['validate', 'run', 'reconcile', 'register copy', 'status'] as const;
 
 /**
  * The error context of parsed options: JSON logs when `--log-format json` was asked for, or by
@@ -254,9 +257,12 @@ function errorContextOf(args: { _: readonly unknown[]; [key: string]: unknown },
     io,
   );
   const jsonLogs = (asked !== undefined || takesLogOptions(args._)) && logsAreJsonOnStderr(settings);
-  const command = String(args._[0] ?? '');
+  // `register copy`: the action is a positional of register, not in `_`.
+  const command = [String(args._[0] ?? ''), String(args._[1] ?? args['action'] ?? '')];
   const jsonSummaryOf =
-    args['json'] === true && (command === 'validate' || command === 'run') ? command : undefined;
+    args['json'] === true
+      ? JSON_COMMANDS.find((c) => c === command.join(' ') || c === command[0])
+      : undefined;
   return { jsonLogs, ...(jsonSummaryOf ? { jsonSummaryOf } : {}) };
 }
 
