@@ -50,10 +50,13 @@ export function checkOptionValues(argv: readonly string[], kinds: OptionKinds): 
           ? `--${name} needs ${NEEDS[name]}`
           : `--${name} needs a value after it (--${name} VALUE), or leave the option out`,
       );
-    if (numbers.has(name) && (value.trim() === '' || Number.isNaN(Number(value))))
+    if (numbers.has(name) && !DECIMAL.test(value.trim()))
       throw new UsageError(`--${name} must be a number, got "${value}"`);
   }
 }
+
+/** A number as people write it: JavaScript would also take 0x10 for 16 and 0b11 for 3. */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i;
 
 /** `--name` or `-x`, not `-1` or `-`. */
 function isOption(token: string): boolean {

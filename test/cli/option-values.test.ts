@@ -60,6 +60,7 @@ describe('a number option given something else', () => {
     [['reconcile', '--max-outage', 'soon'], '--max-outage', 'soon'],
     [['status', '--limit', 'ten'], '--limit', 'ten'],
     [['webhooks', 'listen', '--port=http'], '--port', 'http'],
+    [['reconcile', '--concurrency', '0x10'], '--concurrency', '0x10'],
   ])('%j is exit 2 quoting what was typed, never NaN', async (args, option, typed) => {
     const result = await runCli([...args, '--log-format', 'text'], {
       env: { PAYOUTS_WEBHOOK_SECRET: 'whsec-option-values-test' },
