@@ -5,7 +5,7 @@
  */
 import type { Argv } from 'yargs';
 import { BREAKER_DEFAULTS } from '../../api/breaker.js';
-import { runExitCode } from '../../batch/exit-code.js';
+import { exitCodeOfError, runExitCode } from '../../batch/exit-code.js';
 import { type Outcome, type ReconcileOptions, reconcile } from '../../batch/reconcile.js';
 import { BatchSummary, formatAmountForPeople } from '../../batch/summary.js';
 import { UsageError } from '../../errors.js';
@@ -45,7 +45,7 @@ export async function reconcileCommand(
   try {
     const report = await reconcile({ ...options, logger: log.logger, signal: stop.signal });
     // Reconcile sends no payment: only the look-ups' outcome decides, through the one function.
-    const exitCode = runExitCode({
+    let exitCode = runExitCode({
       sent: false,
       interrupted: report.interrupted,
       unavailable: report.unavailable,
@@ -74,8 +74,20 @@ export async function reconcileCommand(
     if (report.unavailable)
       lines.push('payouts: the service stayed unavailable past --max-outage: run reconcile again later');
     if (report.interrupted) lines.push('payouts: interrupted: run reconcile again to finish');
-    log.tell(lines);
-    log.logger.info({ exitCode, counts: report.counts }, 'reconcile finished');
+    if (log.jsonOnStderr) {
+      log.tell(lines);
+      log.logger.info({ exitCode, counts: report.counts }, 'reconcile finished');
+    } else {
+      // The summary goes to stderr: the log (a --log-file) ends first, and what failed in
+      // writing it (disk full) is said there and in the exit code, never lost.
+      log.logger.info({ exitCode, counts: report.counts }, 'reconcile finished');
+      const logFailure = await closedLogFailure(log);
+      if (logFailure) {
+        exitCode = Math.max(exitCode, exitCodeOfError(logFailure));
+        lines.push(`payouts: ${logFailure.message}`);
+      }
+      log.tell(lines);
+    }
     if (options.json) {
       const totals = Object.fromEntries(
         Object.entries(report.totals).map(([outcome, map]) => [outcome, BatchSummary.formatTotals(map)]),
@@ -103,6 +115,12 @@ export async function reconcileCommand(
     stop.dispose();
     await log.close();
   }
+}
+
+/** What went wrong writing --log-file (disk full), known only once the file is closed. */
+async function closedLogFailure(log: CommandLog) {
+  await log.close();
+  return log.failure();
 }
 
 /**
