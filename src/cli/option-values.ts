@@ -19,6 +19,8 @@ export interface OptionKinds {
 /** What an option needs, where saying "a value" would not help: run's own words. */
 const NEEDS: Readonly<Record<string, string>> = {
   approve: 'the batch digest that payouts validate printed for this sheet (--approve DIGEST)',
+  report: 'a file path (--report PATH), or use --no-report',
+  'same-service-as': 'the URL the register knows the service by',
 };
 
 /**

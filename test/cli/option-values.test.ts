@@ -37,6 +37,19 @@ describe('an option without its value', () => {
     });
   });
 
+  it('says what --report and --same-service-as need, in their own words', async () => {
+    const report = await runCli(['validate', 'sheet.csv', '--report', '--log-format', 'text'], { env: {} });
+    expect(report.code).toBe(2);
+    expect(report.stderr).toContain(
+      'payouts: --report needs a file path (--report PATH), or use --no-report',
+    );
+    const same = await runCli(['run', 'sheet.csv', '--same-service-as', '--log-format', 'text'], { env: {} });
+    expect(same.code).toBe(2);
+    expect(same.stderr).toContain(
+      'payouts: --same-service-as needs the URL the register knows the service by',
+    );
+  });
+
   it('takes a negative number or "-" as a value, not as a missing one', async () => {
     const result = await runCli(['reconcile', '--rate', '-1', '--log-format', 'text'], { env: {} });
     expect(result.code).toBe(2);
