@@ -1,12 +1,13 @@
 /**
  * A --log-file that opens but cannot be written (a full disk: /dev/full) is not a silent
  * success: `validate` and `reconcile` end with exit 2 (nothing was sent) and say which file, on
- * stderr and in the --json summary, as `run` does with its exit 6.
+ * stderr and in the --json summary, as `run` does with its exit 6; so does `register copy`.
  */
 import { existsSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openRegister } from '../../src/register/open.js';
 import { runCli, withTempDir } from '../helpers/cli.js';
 import { SANDBOX_ENV, testSandbox } from '../helpers/payouts.js';
 
@@ -42,6 +43,19 @@ describe.skipIf(!existsSync(FULL))('a --log-file on a full disk', () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`payouts: cannot write the log file ${FULL}`);
       expect(JSON.parse(result.stdout)).toMatchObject({ command: 'reconcile', exitCode: 2 });
+    });
+  });
+
+  it('ends register copy with exit 2, the file named', async () => {
+    await withTempDir(async (dir) => {
+      const from = path.join(dir, 'from.db');
+      await (await openRegister(from)).close();
+      const result = await runCli(
+        ['register', 'copy', '--from', from, '--to', path.join(dir, 'to.db'), '--log-file', FULL],
+        { env: {} },
+      );
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`payouts: cannot write the log file ${FULL}`);
     });
   });
 });
