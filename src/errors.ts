@@ -358,6 +358,13 @@ const ERRNO_WORDS: Record<string, string> = {
   PG_08006: 'the connection to the database broke',
 };
 
+/** A file's system error as the messages say it: "no such file or directory (ENOENT)". */
+export function systemErrorInWords(error: unknown): string {
+  const errno = errnoOf(error);
+  if (errno === undefined) return error instanceof Error ? error.message : String(error);
+  return `${errnoInWords(errno)} (${errno})`;
+}
+
 /** An errno (or SQLite code) in words a finance person can act on. */
 export function errnoInWords(errno: string): string {
   return ERRNO_WORDS[errno] ?? ERRNO_WORDS[errno.replace(/_.*$/, '')] ?? `system error ${errno}`;

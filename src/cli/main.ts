@@ -21,6 +21,7 @@ import {
   logSettingsOf,
   jsonOnStderr as logsAreJsonOnStderr,
 } from './logging.js';
+import { checkOptionValues, type OptionKinds } from './option-values.js';
 import {
   routeProcessWarnings,
   type WarningSink,
@@ -29,6 +30,7 @@ import {
 } from './process-warnings.js';
 import { exitWhenIdle, tolerateClosedOutput } from './signals.js';
 import { withSuggestions } from './suggest.js';
+import { type Needs, usageInWords } from './usage-words.js';
 
 /** One line of the command table: what `payouts --help` shows, and where the command lives. */
 interface CommandEntry {
@@ -156,6 +158,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     .middleware((args) => {
       context = errorContextOf(args, io);
       warningsFallback(warningSink(io, context));
+      // The command's options are known only now, once its builder ran.
+      checkOptionValues(argv, optionKinds(parser));
     }, true)
     .demandCommand(
       1,
@@ -182,15 +186,29 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   }
 }
 
+/** What the subcommands' positionals are, as `needs` is for the commands. */
+const SUBCOMMAND_NEEDS: Readonly<Record<string, Needs>> = {
+  'webhooks verify': {
+    what: 'the file holding the raw request body',
+    usage: 'payouts webhooks verify <body-file> --signature SIGNATURE [options]',
+  },
+};
+
+/** The subcommands a command's second word may name. */
+const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  webhooks: ['listen', 'set-url', 'show-url', 'secret', 'rotate-secret', 'fetch-secret', 'verify'],
+  register: ['copy'],
+};
+
 /** yargs' complaint in the words a new user needs: what is missing, what was meant. */
 function usageMessage(message: string, argv: readonly string[], parser: Argv): string {
-  if (/^Not enough non-option arguments/.test(message)) {
-    const words = Parser(argv as string[])._.map(String);
-    const entry = COMMANDS.find((c) => c.name === words[0]);
-    if (entry?.needs) return `payouts ${entry.name} needs ${entry.needs.what}: ${entry.needs.usage}`;
-  }
+  const words = Parser(argv as string[])._.map(String);
+  const entry = COMMANDS.find((c) => c.name === words[0]);
+  const sub = entry && words[1] !== undefined && SUBCOMMANDS[entry.name]?.includes(words[1]) ? words[1] : '';
+  const command = entry ? `${entry.name}${sub ? ` ${sub}` : ''}` : '';
+  const needs = sub ? SUBCOMMAND_NEEDS[command] : entry?.needs;
   return withSuggestions(
-    message,
+    entry ? usageInWords(message, argv, command, needs) : message,
     COMMANDS.map((c) => c.name),
     optionNames(parser),
     argv,
@@ -207,13 +225,22 @@ function optionNames(parser: unknown): string[] {
   return keys.filter((name) => name.length > 1 && !/[A-Z]/.test(name));
 }
 
+/** Which of the command's options take a value; `getOptions` is on yargs' instance, not in its types. */
+function optionKinds(instance: unknown): OptionKinds {
+  const options = (instance as { getOptions?: () => OptionKinds }).getOptions?.();
+  return options ?? {};
+}
+
 /** How the top-level handler reports an error: as the command's logs and --json would. */
 export interface ErrorContext {
   /** The command's logs are JSON lines on stderr: the error is one more record there. */
   jsonLogs?: boolean;
-  /** `validate` or `run` with --json: stdout still gets one JSON object, with the exit code. */
-  jsonSummaryOf?: 'validate' | 'run';
+  /** A command given --json: stdout still gets one JSON object, with the exit code. */
+  jsonSummaryOf?: string;
 }
+
+/** The commands whose --json prints one object: on an error, `{command, exitCode, error}`. */
+const JSON_COMMANDS = ['validate', 'run', 'reconcile', 'register copy', 'status'] as const;
 
 /**
  * The error context of parsed options: JSON logs when `--log-format json` was asked for, or by
@@ -230,9 +257,12 @@ function errorContextOf(args: { _: readonly unknown[]; [key: string]: unknown },
     io,
   );
   const jsonLogs = (asked !== undefined || takesLogOptions(args._)) && logsAreJsonOnStderr(settings);
-  const command = String(args._[0] ?? '');
+  // `register copy`: the action is a positional of register, not in `_`.
+  const command = [String(args._[0] ?? ''), String(args._[1] ?? args['action'] ?? '')];
   const jsonSummaryOf =
-    args['json'] === true && (command === 'validate' || command === 'run') ? command : undefined;
+    args['json'] === true
+      ? JSON_COMMANDS.find((c) => c === command.join(' ') || c === command[0])
+      : undefined;
   return { jsonLogs, ...(jsonSummaryOf ? { jsonSummaryOf } : {}) };
 }
 

@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { type FileHandle, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError, systemErrorInWords } from '../errors.js';
 
 /** Shorter secrets show no characters at all when masked. */
 const MIN_LENGTH_TO_SHOW_TAIL = 16;
@@ -57,12 +57,9 @@ export async function readSecretFile(file: string): Promise<string> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(
-      `cannot read the webhook secret file ${file}: ${(error as NodeJS.ErrnoException).code}`,
-      {
-        cause: error,
-      },
-    );
+    throw new ConfigError(`cannot read the webhook secret file ${file}: ${systemErrorInWords(error)}`, {
+      cause: error,
+    });
   }
   const secret = (text.split(/\r?\n/, 1)[0] ?? '').trim();
   if (secret === '') throw new ConfigError(`the webhook secret file ${file} is empty`);

@@ -99,4 +99,24 @@ describe('payouts template', () => {
       );
     });
   });
+
+  it('says a --dir that is a file, or lies under one, in words (exit 2), not as a bug', async () => {
+    await withTempDir(async (dir) => {
+      const file = path.join(dir, 'notes.txt');
+      await writeFile(file, 'not a folder\n');
+      const onFile = await runCli(['template', 'ach', '--dir', file]);
+      expect(onFile.code).toBe(2);
+      expect(onFile.stderr).toContain(
+        `payouts: --dir ${file} is a file, not a folder: choose a folder for the templates`,
+      );
+      const under = path.join(file, 'templates');
+      const forced = await runCli(['template', 'ach', '--dir', under, '--force']);
+      expect(forced.code).toBe(2);
+      expect(forced.stderr).toContain(
+        `payouts: cannot write the templates to ${under}: a part of the path is not a directory (ENOTDIR) - choose another --dir`,
+      );
+      expect(forced.stderr).not.toContain('internal error');
+      expect(await readdir(dir)).toEqual(['notes.txt']);
+    });
+  });
 });

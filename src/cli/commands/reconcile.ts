@@ -5,7 +5,7 @@
  */
 import type { Argv } from 'yargs';
 import { BREAKER_DEFAULTS } from '../../api/breaker.js';
-import { runExitCode } from '../../batch/exit-code.js';
+import { exitCodeOfError, runExitCode } from '../../batch/exit-code.js';
 import { type Outcome, type ReconcileOptions, reconcile } from '../../batch/reconcile.js';
 import { BatchSummary, formatAmountForPeople } from '../../batch/summary.js';
 import { UsageError } from '../../errors.js';
@@ -45,7 +45,7 @@ export async function reconcileCommand(
   try {
     const report = await reconcile({ ...options, logger: log.logger, signal: stop.signal });
     // Reconcile sends no payment: only the look-ups' outcome decides, through the one function.
-    const exitCode = runExitCode({
+    let exitCode = runExitCode({
       sent: false,
       interrupted: report.interrupted,
       unavailable: report.unavailable,
@@ -74,8 +74,20 @@ export async function reconcileCommand(
     if (report.unavailable)
       lines.push('payouts: the service stayed unavailable past --max-outage: run reconcile again later');
     if (report.interrupted) lines.push('payouts: interrupted: run reconcile again to finish');
-    log.tell(lines);
-    log.logger.info({ exitCode, counts: report.counts }, 'reconcile finished');
+    if (log.jsonOnStderr) {
+      log.tell(lines);
+      log.logger.info({ exitCode, counts: report.counts }, 'reconcile finished');
+    } else {
+      // The summary goes to stderr: the log (a --log-file) ends first, and what failed in
+      // writing it (disk full) is said there and in the exit code, never lost.
+      log.logger.info({ exitCode, counts: report.counts }, 'reconcile finished');
+      const logFailure = await closedLogFailure(log);
+      if (logFailure) {
+        exitCode = Math.max(exitCode, exitCodeOfError(logFailure));
+        lines.push(`payouts: ${logFailure.message}`);
+      }
+      log.tell(lines);
+    }
     if (options.json) {
       const totals = Object.fromEntries(
         Object.entries(report.totals).map(([outcome, map]) => [outcome, BatchSummary.formatTotals(map)]),
@@ -105,13 +117,31 @@ export async function reconcileCommand(
   }
 }
 
-/** `--since DATE` as an ISO 8601 time: a day is its start, UTC. */
+/** What went wrong writing --log-file (disk full), known only once the file is closed. */
+async function closedLogFailure(log: CommandLog) {
+  await log.close();
+  return log.failure();
+}
+
+/**
+ * `--since DATE` as an ISO 8601 time: a day is its start, UTC. Only the ISO shapes are taken,
+ * and the day must exist: Date.parse alone reads "12" as a year and 2026-02-30 as 2 March.
+ */
 function sinceOf(text: string): string {
-  const value = /^\d{4}-\d{2}-\d{2}$/.test(text.trim()) ? `${text.trim()}T00:00:00.000Z` : text.trim();
+  const trimmed = text.trim();
+  const shape =
+    /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})?)?$/.exec(trimmed);
+  const value = /^\d{4}-\d{2}-\d{2}$/.test(trimmed) ? `${trimmed}T00:00:00.000Z` : trimmed;
   const time = Date.parse(value);
-  if (Number.isNaN(time))
+  if (shape === null || Number.isNaN(time) || !isCalendarDay(shape[1]!, shape[2]!, shape[3]!))
     throw new UsageError(`--since ${text} is not a date: use YYYY-MM-DD (or an ISO 8601 time)`);
   return new Date(time).toISOString();
+}
+
+/** Whether the year, month and day name a day of the calendar (not 30 February). */
+function isCalendarDay(year: string, month: string, day: string): boolean {
+  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  return date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day);
 }
 
 /** reconcile's options: the service's, the register's, which payouts, the pace's, the logs'. */

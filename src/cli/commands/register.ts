@@ -5,7 +5,7 @@
  * some. Its warnings and its last record are logs (stderr, or --log-file).
  */
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
+import { exitCodeOfError, outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import { copyRegister } from '../../register/copy.js';
 import { registerLocationText, shownLocation } from '../../register/location.js';
@@ -72,7 +72,14 @@ export async function registerCopyCommand(
           { from, to, added: report.added, conflicts: report.conflicts.length, exitCode },
           'register copied',
         );
-        return exitCode;
+        if (log.jsonOnStderr) return exitCode;
+        // A --log-file that could not be written (disk full) is known once it is closed: said
+        // on stderr and in the exit code (2: the copy sends nothing), never lost.
+        await log.close();
+        const logFailure = log.failure();
+        if (logFailure === undefined) return exitCode;
+        io.stderr.write(`payouts: ${logFailure.message}\n`);
+        return Math.max(exitCode, exitCodeOfError(logFailure));
       } finally {
         await target.close();
       }

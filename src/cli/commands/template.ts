@@ -1,8 +1,9 @@
 /** `payouts template [rail...]` (README "Commands"): blank CSV and XLSX sheet templates. */
+import { stat } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
 import { parseRail, RAILS, type Rail } from '../../columns/rails.js';
-import { UsageError } from '../../errors.js';
+import { ConfigError, errnoOf, systemErrorInWords, UsageError } from '../../errors.js';
 import { existingPaths, templatePaths, templateSpecs, writeTemplates } from '../../rows/templates.js';
 import type { ArgsOf } from '../command.js';
 import { type CliIo, println } from '../io.js';
@@ -24,6 +25,7 @@ export async function templateCommand(options: TemplateCommandOptions, io: CliIo
     if (!rails.includes(rail)) rails.push(rail);
   }
   const specs = templateSpecs(rails);
+  await checkFolder(options.dir);
   if (!options.force) {
     // Nothing is written when any target exists: a half-written set is as confusing as a lost sheet.
     const existing = await existingPaths(templatePaths(options.dir, specs));
@@ -37,9 +39,36 @@ export async function templateCommand(options: TemplateCommandOptions, io: CliIo
       );
     }
   }
-  const written = await writeTemplates(options.dir, specs);
+  const written = await writeTemplates(options.dir, specs).catch((error: unknown) => {
+    // A folder the system refuses is the user's to fix (exit 2), not a bug of payouts (70).
+    if (errnoOf(error) === undefined) throw error;
+    throw cannotWrite(options.dir, error);
+  });
   for (const file of written) println(io.stderr, `wrote ${file}`);
   return outcomeCode(true);
+}
+
+/**
+ * `--dir` is a folder, or nothing yet (it is made): a file there would otherwise read as
+ * "templates already exist", and a path under a file as a bug.
+ */
+async function checkFolder(dir: string): Promise<void> {
+  let isFolder: boolean;
+  try {
+    isFolder = (await stat(dir)).isDirectory();
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return;
+    throw cannotWrite(dir, error);
+  }
+  if (!isFolder)
+    throw new ConfigError(`--dir ${dir} is a file, not a folder: choose a folder for the templates`);
+}
+
+function cannotWrite(dir: string, error: unknown): ConfigError {
+  return new ConfigError(
+    `cannot write the templates to ${dir}: ${systemErrorInWords(error)} - choose another --dir`,
+    { cause: error },
+  );
 }
 
 /** template's options: which rails, where, and whether to overwrite. */

@@ -8,7 +8,14 @@ import { writeReport } from '../../report/html.js';
 import { reportPathFor } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
+import {
+  type CommandLog,
+  type LogArgs,
+  logOptions,
+  logSettingsOf,
+  openCommandLog,
+  runFinishedFields,
+} from '../logging.js';
 import { registerHint, registerOption, type SheetArgs, sheetOptions, sheetOptionsOf } from '../options.js';
 import { RowCounter } from '../progress.js';
 import { exitCodeOf, humanSummary, type SummaryFacts, writeSummaryJson } from '../summary.js';
@@ -29,6 +36,7 @@ export async function validateCommand(
   io: CliIo,
   log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
 ): Promise<number> {
+  const started = systemClock.now();
   try {
     // The counter draws on a terminal only, and never among JSON lines.
     const counter = log.jsonOnStderr ? undefined : new RowCounter(io.stderr, 'Validating');
@@ -42,6 +50,18 @@ export async function validateCommand(
       options.report === false
         ? undefined
         : (options.report ?? reportPathFor(report.sheetPath, report.resultsPath));
+    // Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown"),
+    // for the service whose scope was read (the declared one under an alias URL): the report
+    // and the JSON summary both name them.
+    const service = report.service ?? options.register?.service;
+    const approvals =
+      (reportPath || options.json) && options.register && service !== undefined
+        ? await (await import('./approve.js')).recordedApprovals(
+            options.register.location,
+            report.digest,
+            service,
+          )
+        : undefined;
     const facts: SummaryFacts = {
       command: 'validate',
       sheetPath: report.sheetPath,
@@ -55,21 +75,12 @@ export async function validateCommand(
       samples: report.invalidSamples,
       warnings: report.warnings,
       sincePrevious: report.sincePrevious,
+      // Always a list in --json, as run's: empty without a register or a signature.
+      approvals: approvals ?? [],
       ...(reportPath ? { reportPath } : {}),
       error: report.guardError,
     };
     if (reportPath) {
-      // Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown"),
-      // for the service whose scope was read (the declared one under an alias URL).
-      const service = report.service ?? options.register?.service;
-      const approvals =
-        options.register && service !== undefined
-          ? await (await import('./approve.js')).recordedApprovals(
-              options.register.location,
-              report.digest,
-              service,
-            )
-          : undefined;
       await writeReport(reportPath, {
         ...(approvals === undefined ? {} : { approvals }),
         command: 'validate',
@@ -89,6 +100,25 @@ export async function validateCommand(
     // On a terminal the summary's first lines say it; a log record says it to a log reader.
     if (report.registerNote && !log.textOnStderr)
       log.logger.warn({ registerNotChecked: report.registerNote }, 'register not checked');
+    if (!log.jsonOnStderr) {
+      // The summary is text on stderr: a --log-file still ends with what the dry run found.
+      if (!log.textOnStderr)
+        log.logger.info(
+          runFinishedFields({
+            exitCode: exitCodeOf(facts),
+            durationMs: systemClock.now() - started,
+            summary: report.summary,
+            resultsPath: report.resultsPath,
+            registerPath: report.register ?? null,
+          }),
+          'validate finished',
+        );
+      // A --log-file that could not be written (disk full) is known once it is closed: exit 2,
+      // said on stderr and in the summary, never a success with the logs lost.
+      await log.close();
+      const logFailure = log.failure();
+      if (logFailure) facts.error = logFailure;
+    }
     log.tell(humanSummary(facts));
     if (options.json) await writeSummaryJson(io.stdout, facts);
     return exitCodeOf(facts);

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
-import { UsageError } from '../../errors.js';
+import { systemErrorInWords, UsageError } from '../../errors.js';
 import { secretFingerprint } from '../../webhooks/secret.js';
 import { verifySignature } from '../../webhooks/signature.js';
 import { type CliIo, println } from '../io.js';
@@ -23,7 +23,7 @@ export async function webhooksVerifyCommand(options: WebhooksVerifyOptions, io: 
     body = await readFile(options.bodyFile);
   } catch (error) {
     throw new UsageError(
-      `verify: cannot read the body file ${options.bodyFile}: ${(error as NodeJS.ErrnoException).code}`,
+      `verify: cannot read the body file ${options.bodyFile}: ${systemErrorInWords(error)}`,
     );
   }
   if (verifySignature(body, options.signature, options.secrets)) {
