@@ -178,12 +178,23 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     // A command's handler sets the code; --help and --version end here with none: 0.
     return exitCode ?? outcomeCode(true);
   } catch (error) {
-    return reportError(error, io, context ?? fallbackContext(argv, io));
+    // yargs throws its parser's complaints (an option left without its value) as a YError:
+    // the user's mistake, a usage error, not a bug in payouts.
+    const failure =
+      error instanceof Error && error.name === 'YError'
+        ? new UsageError(usageMessage(error.message, argv, parser))
+        : error;
+    return reportError(failure, io, context ?? fallbackContext(argv, io));
   }
 }
 
 /** yargs' complaint in the words a new user needs: what is missing, what was meant. */
 function usageMessage(message: string, argv: readonly string[], parser: Argv): string {
+  const bare = /^Not enough arguments following: (\S+)$/.exec(message);
+  if (bare) {
+    const flag = `--${bare[1]}`;
+    return `${flag} was given without a value: give it one (${flag} VALUE) or leave the option out`;
+  }
   if (/^Not enough non-option arguments/.test(message)) {
     const words = Parser(argv as string[])._.map(String);
     const entry = COMMANDS.find((c) => c.name === words[0]);
