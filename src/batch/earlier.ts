@@ -42,13 +42,7 @@ export function earlierResult(verdict: RegisterVerdict, details: PayoutDetails):
         ...ids,
       };
     case 'unknown':
-      return {
-        status: 'unknown',
-        errors: [
-          `the transaction request was being sent when an earlier run of sheet ${record.sheet} stopped (${when(record)}), so its outcome is unknown: check the payments dashboard, or run again with --retry-unknown to re-send it with the same Idempotency-Key (the service then answers with the existing transaction instead of paying twice)`,
-        ],
-        ...ids,
-      };
+      return { status: 'unknown', errors: [unknownText(record)], ...ids };
     case 'busy': {
       const run = record.run;
       const who = run
@@ -63,6 +57,18 @@ export function earlierResult(verdict: RegisterVerdict, details: PayoutDetails):
       };
     }
   }
+}
+
+/**
+ * Why the outcome is unknown. A run that recorded its answer (a cut connection, a 5xx, a key the
+ * service had bound to another request) said why, and its advice fits that cause: "the run
+ * stopped" is only true of a request left in flight (`sending`) by a run that died.
+ */
+function unknownText(record: PayoutRecord): string {
+  if (record.state === 'unknown' && record.error) {
+    return `an earlier run of sheet ${record.sheet} sent the transaction request on ${when(record)} and its outcome is unknown: ${record.error}`;
+  }
+  return `the transaction request was being sent when an earlier run of sheet ${record.sheet} stopped (${when(record)}), so its outcome is unknown: check the payments dashboard, or run again with --retry-unknown to re-send it with the same Idempotency-Key (the service then answers with the existing transaction instead of paying twice)`;
 }
 
 /** Which run paid it, where the register still has that run: its host and start. */

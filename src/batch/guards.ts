@@ -31,8 +31,10 @@ function parseCurrencyAmounts(flag: string, values: readonly string[], example: 
     // Read as a sheet's amount is: digit grouping where it is certain (USD=36,957.34).
     const amount = match ? parseSheetAmount(match[2]!, { decimalComma: false }) : undefined;
     if (!match || !amount?.ok) {
+      // The amount's own reason where there is one: an ambiguous "1,250" shows both readings.
+      const why = amount && !amount.ok ? ` - ${amount.message}` : '';
       throw new UsageError(
-        `${flag} "${quoted(value)}" is not CUR=AMOUNT with a 3-letter currency and a decimal amount, e.g. ${flag} ${example}`,
+        `${flag} "${quoted(value)}" is not CUR=AMOUNT with a 3-letter currency and a decimal amount, e.g. ${flag} ${example}${why}`,
       );
     }
     const currency = match[1]!.toUpperCase();

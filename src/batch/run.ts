@@ -180,18 +180,7 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     if (options.approve !== undefined || gate !== undefined) {
       // Before any request: the scope `validate` read for the same service and user, offline.
       // Checked again below against the scope the service names (the same one, as a rule).
-      // Under a URL declared the same service as another (now or before), the other's scope.
-      const reached = serviceOf(options.connection.baseUrl);
-      const login = options.connection.credentials.username;
-      const service =
-        options.origin === undefined
-          ? await declaredService(register, reached, login)
-          : 'sameAs' in options.origin
-            ? options.origin.sameAs
-            : reached;
-      const guess = chooseScope(await register.scopes(), { service, login });
-      const seen = guess.scope ? await register.scopeStore(guess.scope) : undefined;
-      const { digest } = await judgeBatch(options, read, seen, asOf);
+      const { service, digest } = await judgeOffline(options, read, register, asOf);
       if (options.approve !== undefined) checkApproval(options.approve, digest);
       if (gate !== undefined) await approvedBy(register, gate, options, service, digest, clock.now());
     }
@@ -223,8 +212,33 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
         unavailableReason: breaker.gaveUpBecause,
         sent: false,
       };
-      const written = await writeResults(options, read, undefined, how);
-      return report(options, written, { ...how, digest: read.digest, approvals: [] });
+      if (how.interrupted) {
+        // A stop keeps to its grace: no pass over the sheet for the warnings first.
+        const written = await writeResults(options, read, undefined, how);
+        return report(options, written, { ...how, digest: read.digest, approvals: [] });
+      }
+      // The summary still gives the batch digest, warnings and totals to send that `validate`
+      // gave: judged offline, against the scope `validate` reads for this service and user.
+      // A register that fails here leaves the summary the rows' digest: the results come first.
+      const offline = await judgeOffline(
+        options,
+        read,
+        register,
+        asOf,
+        read.snapshot.sidecar('warnings.jsonl'),
+      ).catch((error: unknown) => {
+        logger.warn({ err: error }, 'the batch could not be judged against the register');
+        return undefined;
+      });
+      const written = await writeResults(options, read, undefined, how, offline?.judged);
+      for (const [currency, minor] of offline?.sendTotals ?? [])
+        BatchSummary.add(written.summary.sendTotals, currency, minor);
+      return report(options, written, {
+        ...how,
+        digest: offline?.digest ?? read.digest,
+        sincePrevious: offline?.sincePrevious ?? null,
+        approvals: [],
+      });
     }
     const scope = await scopeOf(
       register,
@@ -464,6 +478,31 @@ function checkApproval(approved: string, digest: string): void {
   throw new GuardError(
     `--approve ${approved.trim()} does not match this sheet's batch digest ${digest}: the sheet (or what the register knows of its payees) changed since it was approved, or another sheet was approved, so validate it again and approve the new digest. Nothing was sent.`,
   );
+}
+
+/**
+ * The batch judged before the service names the scope: against the scope `validate` reads for
+ * the same service and user, offline; under a URL declared the same service as another (now or
+ * before), the other's. `service` is the service of that scope.
+ */
+async function judgeOffline(
+  options: RunOptions,
+  read: ReadSheet,
+  register: Register,
+  asOf: number,
+  keep?: string,
+): Promise<Awaited<ReturnType<typeof judgeBatch>> & { service: string }> {
+  const reached = serviceOf(options.connection.baseUrl);
+  const login = options.connection.credentials.username;
+  const service =
+    options.origin === undefined
+      ? await declaredService(register, reached, login)
+      : 'sameAs' in options.origin
+        ? options.origin.sameAs
+        : reached;
+  const guess = chooseScope(await register.scopes(), { service, login });
+  const seen = guess.scope ? await register.scopeStore(guess.scope) : undefined;
+  return { ...(await judgeBatch(options, read, seen, asOf, keep)), service };
 }
 
 /**

@@ -182,7 +182,13 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     // A command's handler sets the code; --help and --version end here with none: 0.
     return exitCode ?? outcomeCode(true);
   } catch (error) {
-    return reportError(error, io, context ?? fallbackContext(argv, io));
+    // yargs throws its parser's complaints (an option left without its value) as a YError:
+    // the user's mistake, a usage error, not a bug in payouts.
+    const failure =
+      error instanceof Error && error.name === 'YError'
+        ? new UsageError(usageMessage(error.message, argv, parser))
+        : error;
+    return reportError(failure, io, context ?? fallbackContext(argv, io));
   }
 }
 
@@ -202,6 +208,10 @@ const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
 
 /** yargs' complaint in the words a new user needs: what is missing, what was meant. */
 function usageMessage(message: string, argv: readonly string[], parser: Argv): string {
+  // An option declared to need its value (requiresArg) and given none, where the check of the
+  // values typed (option-values.ts) did not see it first: the same words.
+  const bare = /^Not enough arguments following: (\S+)$/.exec(message);
+  if (bare) return `--${bare[1]} needs a value after it (--${bare[1]} VALUE), or leave the option out`;
   const words = Parser(argv as string[])._.map(String);
   const entry = COMMANDS.find((c) => c.name === words[0]);
   const sub = entry && words[1] !== undefined && SUBCOMMANDS[entry.name]?.includes(words[1]) ? words[1] : '';

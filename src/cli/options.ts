@@ -18,57 +18,72 @@ import type { CliIo } from './io.js';
 
 /** Options every sheet command shares (README "Options"). */
 export function sheetOptions<T>(y: Argv<T>) {
-  return y
-    .positional('file', { type: 'string', demandOption: true, describe: 'the payout sheet (.csv or .xlsx)' })
-    .option('out', {
-      type: 'string',
-      describe: 'results file (default <sheet dir>/<sheet name>.results.<ext>)',
-    })
-    .option('json', { type: 'boolean', default: false, describe: 'print one JSON summary object on stdout' })
-    .option('sheet', {
-      type: 'string',
-      describe: 'XLSX worksheet name (default: the first visible one with the required headers)',
-    })
-    .option('delimiter', {
-      type: 'string',
-      describe: 'CSV delimiter - detected (comma or semicolon) when omitted',
-    })
-    .option('encoding', {
-      choices: CSV_ENCODINGS,
-      describe:
-        'CSV encoding (latin1 is windows-1252, macroman is the classic Mac Excel CSV) - UTF-8 or UTF-16 with BOM are detected',
-    })
-    .option('columns', {
-      type: 'string',
-      describe: 'JSON or CSV file mapping your headers to canonical columns',
-    })
-    .option('expect-count', {
-      type: 'number',
-      describe: 'control total: the number of rows the sheet must have',
-    })
-    .option('expect-total', {
-      type: 'string',
-      array: true,
-      default: [] as string[],
-      describe: 'control total CUR=AMOUNT, repeatable (e.g. --expect-total USD=1234.50)',
-    })
-    .option('max-amount', {
-      type: 'string',
-      array: true,
-      default: [] as string[],
-      describe: 'largest amount one row may pay, CUR=AMOUNT, repeatable (e.g. --max-amount USD=25000)',
-    })
-    .option('hold-changed-payees', {
-      type: 'boolean',
-      default: false,
-      describe:
-        'do not send rows whose payee has other bank details than when last paid (skipped, reason on the row)',
-    })
-    .option('report', {
-      type: 'string',
-      describe:
-        "the approver's HTML report (validate: <sheet name>.report.html beside the results by default, --no-report to skip - run: only when given)",
-    });
+  return (
+    y
+      .positional('file', {
+        type: 'string',
+        demandOption: true,
+        describe: 'the payout sheet (.csv or .xlsx)',
+      })
+      .option('out', {
+        type: 'string',
+        describe: 'results file (default <sheet dir>/<sheet name>.results.<ext>)',
+      })
+      .option('json', {
+        type: 'boolean',
+        default: false,
+        describe: 'print one JSON summary object on stdout',
+      })
+      .option('sheet', {
+        type: 'string',
+        describe: 'XLSX worksheet name (default: the first visible one with the required headers)',
+      })
+      .option('delimiter', {
+        type: 'string',
+        describe: 'CSV delimiter - detected (comma or semicolon) when omitted',
+      })
+      .option('encoding', {
+        choices: CSV_ENCODINGS,
+        describe:
+          'CSV encoding (latin1 is windows-1252, macroman is the classic Mac Excel CSV) - UTF-8 or UTF-16 with BOM are detected',
+      })
+      .option('columns', {
+        type: 'string',
+        describe: 'JSON or CSV file mapping your headers to canonical columns',
+      })
+      // The guards require their value: one left without it (a commented-out line in a job's
+      // arguments, an empty variable) would otherwise run the batch unguarded.
+      .option('expect-count', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'control total: the number of rows the sheet must have',
+      })
+      .option('expect-total', {
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        default: [] as string[],
+        describe: 'control total CUR=AMOUNT, repeatable (e.g. --expect-total USD=1234.50)',
+      })
+      .option('max-amount', {
+        type: 'string',
+        array: true,
+        requiresArg: true,
+        default: [] as string[],
+        describe: 'largest amount one row may pay, CUR=AMOUNT, repeatable (e.g. --max-amount USD=25000)',
+      })
+      .option('hold-changed-payees', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'do not send rows whose payee has other bank details than when last paid (skipped, reason on the row)',
+      })
+      .option('report', {
+        type: 'string',
+        describe:
+          "the approver's HTML report (validate: <sheet name>.report.html beside the results by default, --no-report to skip - run: only when given)",
+      })
+  );
 }
 
 /**
@@ -122,7 +137,7 @@ export interface SheetArgs {
   delimiter?: string;
   encoding?: CsvEncoding;
   columns?: string;
-  'expect-count'?: number;
+  'expect-count'?: string;
   'expect-total': string[];
   'max-amount': string[];
   'hold-changed-payees': boolean;
@@ -132,10 +147,7 @@ export interface SheetArgs {
 
 /** The sheet options of validate and run, checked before anything is read or sent. */
 export function sheetOptionsOf(args: SheetArgs, io: CliIo, rehearsal = false) {
-  const expectCount = args['expect-count'];
-  if (expectCount !== undefined && (!Number.isInteger(expectCount) || expectCount < 0)) {
-    throw new UsageError(`--expect-count must be a whole number of rows, got ${String(expectCount)}`);
-  }
+  const expectCount = expectCountOf(args['expect-count']);
   if (args.delimiter !== undefined && [...args.delimiter.replace('\\t', '\t')].length !== 1) {
     throw new UsageError(`--delimiter must be one character (use "\\t" for tab), got "${args.delimiter}"`);
   }
@@ -172,6 +184,22 @@ export function sheetOptionsOf(args: SheetArgs, io: CliIo, rehearsal = false) {
       maxAmounts: parseMaxAmounts(args['max-amount']),
     },
   };
+}
+
+/**
+ * `--expect-count N` as a whole number of rows, read as written: digits only, so that neither
+ * "abc", "" nor a number in another notation ("0x0c", "1e1") becomes a count nobody typed.
+ */
+function expectCountOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (!/^\d{1,15}$/.test(text)) {
+    const got = text === '' ? 'nothing' : text.length > 40 ? `${text.slice(0, 40)}…` : text;
+    throw new UsageError(
+      `--expect-count must be a whole number of rows, such as --expect-count 120, got ${got}`,
+    );
+  }
+  return Number(text);
 }
 
 /** `--report PATH`, `--no-report` (false), or nothing (undefined): the command picks its default. */
@@ -228,14 +256,17 @@ export function approvalGateOptions<T>(y: Argv<T>) {
   return y
     .option('require-approvals', {
       type: 'number',
+      requiresArg: true,
       describe: `refuse to send (exit 4) unless N distinct approvers of --allowed-signers signed this sheet's approval statement (or ${APPROVAL_ENV.required})`,
     })
     .option('allowed-signers', {
       type: 'string',
+      requiresArg: true,
       describe: `who may approve: an OpenSSH allowed-signers file (or ${APPROVAL_ENV.allowedSigners})`,
     })
     .option('approval-max-age', {
       type: 'number',
+      requiresArg: true,
       default: DEFAULT_APPROVAL_MAX_AGE_DAYS,
       describe: 'an approval statement made more days ago than this does not count',
     });
@@ -317,7 +348,9 @@ export function checkPace(concurrency: number, rate: number): void {
     ['--rate', rate],
   ] as const) {
     if (!Number.isFinite(value) || value <= 0)
-      throw new UsageError(`${name} must be a positive number, got ${value}`);
+      throw new UsageError(
+        `${name} must be a positive number, got ${Number.isNaN(value) ? 'something that is not a number' : value}`,
+      );
   }
   if (!Number.isInteger(concurrency)) throw new UsageError('--concurrency must be a whole number');
 }

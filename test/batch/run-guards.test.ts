@@ -60,6 +60,39 @@ describe('payouts run guards', () => {
     expect(paymentsOf(sb)).toHaveLength(12);
   });
 
+  it('refuses a guard given without its value or with a value that is not a number (exit 2), sending nothing', async () => {
+    const sb = await testSandbox();
+    const sheet = await sampleSheet(await testDir());
+    // A guard left without its value (a commented-out line in a job's arguments, an empty
+    // variable) must not quietly run the batch unguarded.
+    for (const flag of ['--expect-count', '--expect-total', '--max-amount', '--require-approvals']) {
+      const bare = await runAgainst(sb, sheet, ['--rate', '200', flag]);
+      expect(bare.code, `${flag}: ${bare.stderr}`).toBe(2);
+      expect(bare.stderr).toContain(`${flag} needs a value after it`);
+      const followed = await runAgainst(sb, sheet, [flag, '--rate', '200']);
+      expect(followed.code, `${flag} --rate: ${followed.stderr}`).toBe(2);
+    }
+    for (const [value, shown] of [
+      ['abc', 'abc'],
+      [' ', 'nothing'],
+      ['12.5', '12.5'],
+      ['-1', '-1'],
+      ['0x0c', '0x0c'],
+      ['1e1', '1e1'],
+    ] as const) {
+      const refused = await runAgainst(sb, sheet, [`--expect-count=${value}`]);
+      expect(refused.code, `${value}: ${refused.stderr}`).toBe(2);
+      expect(refused.stderr).toContain(
+        `--expect-count must be a whole number of rows, such as --expect-count 120, got ${shown}`,
+      );
+    }
+    expectNothingSent(sb);
+
+    const spaced = await runAgainst(sb, sheet, ['--json', '--rate', '200', '--expect-count', ' 12 ']);
+    expect(spaced.code, spaced.stderr).toBe(0);
+    expect(paymentsOf(sb)).toHaveLength(12);
+  });
+
   it('refuses a wrong --approve digest (exit 4) and runs with the digest validate printed', async () => {
     const sb = await testSandbox();
     const sheet = await sampleSheet(await testDir());

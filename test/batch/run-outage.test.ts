@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/errors.js';
+import { runCli } from '../helpers/cli.js';
 import { removableService } from '../helpers/outage.js';
 import {
   expectOnePaymentPerRow,
@@ -146,5 +147,19 @@ describe('slow: the service goes away mid-run', { timeout: 120_000 }, () => {
       rows.map((r) => [r['reference'], 'skipped', notSentFor(1)]),
     );
     expect(paymentsOf(sb)).toEqual([]);
+    // The summary's batch digest, warnings and totals to send are the ones validate gave for the
+    // same sheet and register, not a digest of the rows alone that nobody approved.
+    const validated = await runCli(['validate', sheet, '--base-url', service.url, '--json', '--no-report']);
+    expect(validated.code, validated.stderr).toBe(EXIT.ok);
+    const offline = JSON.parse(validated.stdout) as {
+      digest: string;
+      warnings: Record<string, string[]>;
+      sendTotals: Record<string, string>;
+    };
+    const summary = JSON.parse(result.stdout) as typeof offline;
+    expect(summary.digest).toBe(offline.digest);
+    expect(summary.warnings).toEqual(offline.warnings);
+    expect(summary.warnings['newPayee']).toHaveLength(rows.length);
+    expect(summary.sendTotals).toEqual(offline.sendTotals);
   });
 });

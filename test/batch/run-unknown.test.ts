@@ -53,7 +53,12 @@ describe('payouts run with a transaction whose answer is lost', () => {
     const plain = await runAgainst(proxy, sheet, ['--json', '--rate', '200']);
     expect(plain.code, plain.stderr).toBe(1);
     expect(summaryOf(plain).statuses).toMatchObject({ skipped: 11, unknown: 1 });
-    expect(row(await readCsv(summaryOf(plain).results))['result.status']).toBe('unknown');
+    const stillLost = row(await readCsv(summaryOf(plain).results));
+    expect(stillLost['result.status']).toBe('unknown');
+    // The earlier run did not stop: it lost this one answer, and the row says so, with its advice.
+    expect(stillLost['result.errors']).toMatch(
+      /^an earlier run of sheet payouts\.csv sent the transaction request on \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ and its outcome is unknown: the connection was lost while the transaction was being sent \(.+\), so it may have been paid - run again with --retry-unknown/,
+    );
     expect(transactionPosts()).toBe(postsBefore);
 
     cut = false;

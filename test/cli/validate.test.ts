@@ -308,6 +308,12 @@ describe('--expect-total with digit grouping', () => {
       const ambiguous = await runCli(['validate', sheet, '--expect-total', 'USD=1,250', ...TEXT_LOGS]);
       expect(ambiguous.code).toBe(2);
       expect(ambiguous.stderr).toContain('--expect-total "USD=1,250" is not CUR=AMOUNT');
+      expect(ambiguous.stderr).toContain(
+        'amount "1,250" is ambiguous: it is 1250.00 if the separator groups thousands, or 1.25 if it marks the decimals',
+      );
+      const zero = await runCli(['validate', sheet, '--expect-total', 'USD=0', ...TEXT_LOGS]);
+      expect(zero.code).toBe(2);
+      expect(zero.stderr).toContain('amount "0" is not greater than 0');
     });
   });
 });

@@ -285,9 +285,15 @@ function options(y: Argv) {
         'declare the service this run reaches another one than those the register holds for this integrator (a staging copy), remembered',
     })
     .conflicts('same-service-as', 'separate-service')
-    .option('concurrency', { type: 'number', default: 4, describe: 'rows in flight at once' })
+    .option('concurrency', {
+      type: 'number',
+      default: 4,
+      requiresArg: true,
+      describe: 'rows in flight at once',
+    })
     .option('rate', {
       type: 'number',
+      requiresArg: true,
       default: 20,
       describe: 'requests per second, all endpoints together',
     })
@@ -298,6 +304,7 @@ function options(y: Argv) {
     })
     .option('max-outage', {
       type: 'number',
+      requiresArg: true,
       default: BREAKER_DEFAULTS.maxOutageMs / 1000,
       describe:
         'seconds an outage of the service (no answer, 5xx, 429 on every request) is waited through before the run stops with exit 6',
