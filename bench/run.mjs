@@ -174,6 +174,7 @@ async function fillRegisters(csv, service, names, prefix) {
   const { BatchDigest } = await import(path.join(root, 'dist', 'batch', 'digest.js'));
   const { detailsOf } = await import(path.join(root, 'dist', 'register', 'details.js'));
   const { withPayment } = await import(path.join(root, 'dist', 'register', 'rules.js'));
+  const { PayeeWarnings, encodeWarnings } = await import(path.join(root, 'dist', 'batch', 'warnings.js'));
   const { default: Database } = await import('libsql');
   const now = Date.now();
   const iso = (ms) => new Date(ms).toISOString();
@@ -204,8 +205,8 @@ async function fillRegisters(csv, service, names, prefix) {
     db.exec('BEGIN');
     const insert = db.prepare(
       `INSERT INTO payouts (scope_id, reference, amount, currency, rail, payee, payee_hint, state,
-         idempotency_key, transaction_id, run_id, sheet, paid_at, updated_at, payee_key, payee_name)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', ?, ?, 'bench-run', ?, ?, ?, ?, ?)`,
+         idempotency_key, transaction_id, run_id, sheet, paid_at, updated_at, payee_key, payee_name, warnings)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'submitted', ?, ?, 'bench-run', ?, ?, ?, ?, ?, ?)`,
     );
     const insertHistory = db.prepare(
       'INSERT INTO payee_history (scope_id, payee, history, updated_at) VALUES (?, ?, ?, ?)',
@@ -227,9 +228,12 @@ async function fillRegisters(csv, service, names, prefix) {
     });
   }
   const prepared = await prepareSheet({ sheetPath: csv });
+  // Each payout keeps the warnings its run judged: this sheet's first month, every payee new.
+  const judged = new PayeeWarnings(undefined, now);
   let i = 0;
   for await (const batch of prepared.batches) {
     for (const row of batch) {
+      const kept = encodeWarnings(judged.of(row));
       for (const target of targets) {
         const { kind, insert, store, scopeId, paidAt } = target;
         const d = detailsOf(row.payout, (canonical) => store.fingerprint(canonical));
@@ -257,6 +261,7 @@ async function fillRegisters(csv, service, names, prefix) {
           paidAt,
           payee ?? null,
           row.payee?.name ?? null,
+          kept,
         );
         if (payee === undefined) continue;
         const held = target.histories.get(payee);

@@ -7,13 +7,10 @@
  * warnings in memory.
  */
 import { type FileHandle, open } from 'node:fs/promises';
-import { NEW_PAYEE_ONLY, NO_WARNINGS, type RowWarning, type Signal } from './warnings.js';
+import { decodeWarnings, encodeWarnings, type RowWarning } from './warnings.js';
 
 /** Text gathered before a write. */
 const WRITE_CHARS = 256 * 1024;
-
-/** The line of a row whose one warning is NEW_PAYEE_ONLY (a first month: most rows). */
-const NEW_PAYEE_LINE = '1';
 
 /** Writes each row's warnings, in sheet order. */
 export class JudgedWarningsWriter {
@@ -31,12 +28,7 @@ export class JudgedWarningsWriter {
 
   /** The next row's warnings; a promise to wait on only when a write is due. */
   add(warnings: readonly RowWarning[]): Promise<void> | undefined {
-    this.pending +=
-      warnings.length === 0
-        ? '\n'
-        : warnings === NEW_PAYEE_ONLY
-          ? `${NEW_PAYEE_LINE}\n`
-          : `${JSON.stringify(warnings.map((w) => [w.signal, w.message]))}\n`;
+    this.pending += `${encodeWarnings(warnings)}\n`;
     return this.pending.length >= WRITE_CHARS ? this.flush() : undefined;
   }
 
@@ -68,11 +60,7 @@ export class JudgedWarnings {
   async *rows(): AsyncGenerator<readonly RowWarning[]> {
     const handle = await open(this.file, 'r');
     try {
-      for await (const line of handle.readLines({ encoding: 'utf8' })) {
-        if (line === '') yield NO_WARNINGS;
-        else if (line === NEW_PAYEE_LINE) yield NEW_PAYEE_ONLY;
-        else yield (JSON.parse(line) as [Signal, string][]).map(([signal, message]) => ({ signal, message }));
-      }
+      for await (const line of handle.readLines({ encoding: 'utf8' })) yield decodeWarnings(line);
     } finally {
       await handle.close();
     }

@@ -37,10 +37,22 @@ export class RegisterCheck {
 
   /** The register's result for each row (undefined: nothing known, or the row is invalid). */
   async results(rows: readonly PreparedRow[]): Promise<(EarlierResult | undefined)[]> {
+    return (await this.heldRows(rows)).earlier;
+  }
+
+  /**
+   * The register's result for each row, and the warnings it was sent with where the register
+   * kept them (RegisterLookup.storedOf), in one look-up.
+   */
+  async heldRows(rows: readonly PreparedRow[]): Promise<HeldRows> {
     const found = await this.lookup(
       rows.filter((row) => row.issues.length === 0).map((row) => row.payout.reference),
     );
-    return Promise.all(rows.map((row) => found.resultOf(row)));
+    const earlier = await Promise.all(rows.map((row) => found.resultOf(row)));
+    return {
+      earlier,
+      stored: rows.map((row, i) => (earlier[i] === undefined ? undefined : found.storedOf(row))),
+    };
   }
 
   private async lookup(references: readonly string[]): Promise<RegisterLookup> {
@@ -58,6 +70,12 @@ export class RegisterCheck {
     });
     return earlierResult(verdict, details);
   }
+}
+
+/** A batch's rows as the register holds them (RegisterCheck.heldRows), by the rows' places. */
+export interface HeldRows {
+  earlier: (EarlierResult | undefined)[];
+  stored: (string | undefined)[];
 }
 
 /** The records of one batch's references, and the results they give its rows. */
@@ -78,5 +96,13 @@ export class RegisterLookup {
     const reference = row.payout.reference;
     if (this.asked.has(reference)) return this.check.judge(row, this.records.get(reference));
     return this.check.results([row]).then((results) => results[0]);
+  }
+
+  /**
+   * The warnings the run that sent this row's reference judged (PayoutRecord.warnings), when it
+   * kept them: a row the register holds is then counted as it was approved.
+   */
+  storedOf(row: PreparedRow): string | undefined {
+    return this.records.get(row.payout.reference)?.warnings;
   }
 }

@@ -81,6 +81,13 @@ export interface PayeeOfRow {
   name: string;
 }
 
+/** What the register keeps of a row with its intent to send, beyond the payout itself. */
+export interface RowSending {
+  payee?: PayeeOfRow | undefined;
+  /** The row's warnings as judged before sending (judged.ts encodeWarnings). */
+  warnings?: string | undefined;
+}
+
 export interface RowStepsOptions {
   client: PayoutsClient;
   /** The register of this service and integrator. */
@@ -126,7 +133,7 @@ export class RowSteps {
    * settles). Row-level failures become its result; only errors that end the whole run
    * (refused credentials, the register failing, a bug) are thrown.
    */
-  async process(payout: PayoutRow, resend?: PayoutRecord, payee?: PayeeOfRow): Promise<RowResult> {
+  async process(payout: PayoutRow, resend?: PayoutRecord, kept: RowSending = {}): Promise<RowResult> {
     const result: RowResult = { status: 'failed', errors: [] };
     // Payee ids the service no longer knows, each replaced once in this row (never a loop).
     const replacing: Replacing = {};
@@ -140,7 +147,7 @@ export class RowSteps {
         result.recipientId = await this.recipient(payout, result.beneficiaryId, replacing.recipient);
         this.stopIfInterrupted();
         sending = true;
-        await this.transaction(payout, result, resend?.simulationId, payee);
+        await this.transaction(payout, result, resend?.simulationId, kept);
         return notes.length > 0 ? { ...result, errors: [...notes, ...result.errors] } : result;
       } catch (error) {
         if (error instanceof PayeeGone && this.renew(payout, error, replacing)) {
@@ -264,7 +271,7 @@ export class RowSteps {
     payout: PayoutRow,
     result: RowResult,
     resendSimulationId?: string,
-    payee?: PayeeOfRow,
+    { payee, warnings }: RowSending = {},
   ) {
     const { client } = this.options;
     const key = this.keyOf(payout);
@@ -282,6 +289,7 @@ export class RowSteps {
         recipientId: result.recipientId,
         // Who it pays, so that an outcome learnt later joins the right payee history.
         ...(payee === undefined ? {} : { payeeKey: payee.key, payeeName: payee.name }),
+        ...(warnings === undefined ? {} : { warnings }),
       });
       let created: Awaited<ReturnType<PayoutsClient['transactions']['create']>>;
       try {

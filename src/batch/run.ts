@@ -48,7 +48,7 @@ import { STOP_GRACE_MS, StopGrace } from './stop-grace.js';
 import { BatchSummary } from './summary.js';
 import type { RowSample } from './validate.js';
 import { applyWebhookOutcomes, awaitOutcomes, type Settle } from './wait.js';
-import { heldReason, NO_WARNINGS, PayeeWarnings, type WarningTally } from './warnings.js';
+import { encodeWarnings, heldReason, NO_WARNINGS, PayeeWarnings, type WarningTally } from './warnings.js';
 
 /** Where the service is and who we are to it (README "Options": `--base-url`, `--auth-url`, env). */
 export interface Connection {
@@ -534,13 +534,14 @@ async function judgeBatch(
   const writer = keep === undefined ? undefined : await JudgedWarningsWriter.create(keep);
   try {
     for await (const batch of replayBatches(options, read)) {
-      await warnings.load(batch);
-      const earlier = check === undefined ? undefined : await check.results(batch);
+      // A held row's warnings as it was sent with them, where the register kept them.
+      const { earlier, stored } = (await check?.heldRows(batch)) ?? {};
+      await warnings.load(batch, earlier, stored);
       for (let i = 0; i < batch.length; i++) {
         const row = batch[i]!;
         const known = earlier?.[i];
         const valid = row.issues.length === 0 && row.totals === undefined;
-        const found = valid && known?.status !== 'invalid' ? warnings.of(row) : NO_WARNINGS;
+        const found = valid && known?.status !== 'invalid' ? warnings.of(row, stored?.[i]) : NO_WARNINGS;
         if (valid) digest.add(row, found);
         const { amount, currency } = row.payout;
         if (comparisons.length > 0 && valid && known?.status !== 'invalid' && amount && currency) {
@@ -672,7 +673,10 @@ async function sendRows(
             row.payee === undefined
               ? undefined
               : { key: run.store.fingerprint(`payee:${row.payee.key}`), name: row.payee.name };
-          const result = await steps.process(row.payout, resend, payee);
+          const result = await steps.process(row.payout, resend, {
+            payee,
+            warnings: encodeWarnings(entry.warnings),
+          });
           // The register failed after the service answered: the row keeps that answer, the run ends.
           if (result.runError !== undefined) fatal ??= { error: result.runError };
           else if (result.status === 'submitted' || result.status === 'completed') {

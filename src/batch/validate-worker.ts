@@ -120,8 +120,11 @@ try {
     const earlier = looked.some((result) => result instanceof Promise)
       ? await Promise.all(looked)
       : (looked as (EarlierResult | undefined)[]);
+    // The warnings a held row was sent with, where the register kept them.
+    const stored =
+      found && checked.map((row, i) => (earlier[i] === undefined ? undefined : found.storedOf(row)));
     // One look-up of the payees' history for the whole batch too.
-    await warnings.load(checked, found ? earlier : undefined);
+    await warnings.load(checked, found ? earlier : undefined, stored);
     for (let i = 0; i < checked.length; i++) {
       const row = checked[i]!;
       const judged = earlier[i];
@@ -129,7 +132,7 @@ try {
       const verdict = tally.add(
         row,
         judged,
-        judged?.status === 'invalid' ? NO_WARNINGS : warnings.of(row),
+        judged?.status === 'invalid' ? NO_WARNINGS : warnings.of(row, stored?.[i]),
         payee,
       );
       const full = take(row.raw.rowNumber, verdict);

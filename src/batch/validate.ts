@@ -239,8 +239,9 @@ async function checkHere(
   const warnings = new PayeeWarnings(store, asOf, batch);
   tally.compareWith(await sinceCandidates(store));
   for await (const batch of prepared.batches) {
-    const earlier = check ? await check.results(batch) : undefined;
-    await warnings.load(batch, earlier);
+    // A held row's warnings as it was sent with them, where the register kept them.
+    const { earlier, stored } = (await check?.heldRows(batch)) ?? {};
+    await warnings.load(batch, earlier, stored);
     // write() returns a promise only when the output asks us to wait (backpressure); a batch
     // is small, so the wait comes after it.
     let pending: Promise<void> | undefined;
@@ -254,7 +255,7 @@ async function checkHere(
             tally.add(
               row,
               earlier?.[i],
-              earlier?.[i]?.status === 'invalid' ? NO_WARNINGS : warnings.of(row),
+              earlier?.[i]?.status === 'invalid' ? NO_WARNINGS : warnings.of(row, stored?.[i]),
               payee,
             ),
           ),

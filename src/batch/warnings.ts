@@ -99,11 +99,15 @@ export class PayeeWarnings {
 
   /**
    * Reads the history of these rows' payees, but for rows the register refuses (`earlier`, the
-   * register's result of each row, when there is one), which carry no warnings.
+   * register's result of each row, when there is one), which carry no warnings, and rows whose
+   * warnings the register kept when it sent them (`stored`), which `of` is given instead; while
+   * this sheet's own batch is still to be guessed, those are read too, since the guess needs a
+   * history that names a batch.
    */
   async load(
     rows: readonly PreparedRow[],
     earlier?: readonly ({ status: string } | undefined)[],
+    stored?: readonly (string | undefined)[],
   ): Promise<void> {
     if (this.register === undefined) return;
     // A register from before the approver's warnings, or a first month: every payee is new,
@@ -114,6 +118,7 @@ export class PayeeWarnings {
     for (let i = 0; i < rows.length; i++) {
       const key = rows[i]!.payee?.key;
       if (key === undefined || hashed.has(key) || earlier?.[i]?.status === 'invalid') continue;
+      if (stored?.[i] !== undefined && !this.guessing) continue;
       hashed.set(key, this.register.fingerprint(`payee:${key}`));
     }
     this.hashed = hashed;
@@ -150,10 +155,15 @@ export class PayeeWarnings {
     return this.hashed.get(key) ?? this.register.fingerprint(`payee:${key}`);
   }
 
-  /** The warnings of a row of the batch loaded last (none for an invalid row or a totals row). */
-  of(row: PreparedRow): readonly RowWarning[] {
+  /**
+   * The warnings of a row of the batch loaded last (none for an invalid row or a totals row):
+   * `stored`, those its payout was sent with (judged.ts encodeWarnings), when the register kept
+   * them, so a resumed or re-read batch hashes as the run that sent it did.
+   */
+  of(row: PreparedRow, stored?: string): readonly RowWarning[] {
     const { payee, payout } = row;
     if (payee === undefined || row.issues.length > 0 || row.totals !== undefined) return NO_WARNINGS;
+    if (stored !== undefined) return decodeWarnings(stored);
     // No history loaded (none in the register): no payee needs its keyed hash.
     const hash = this.histories.size === 0 ? undefined : this.payeeHash(row);
     const full = hash === undefined ? undefined : this.histories.get(hash);
@@ -438,4 +448,28 @@ export class WarningTally {
   static from(data: WarningTally): WarningTally {
     return Object.assign(new WarningTally(), data);
   }
+}
+
+/** The text of a row without warnings. */
+const NONE_TEXT = '0';
+/** The text of a row whose one warning is NEW_PAYEE_ONLY (a first month: most rows). */
+const NEW_PAYEE_TEXT = '1';
+
+/**
+ * A row's warnings as one short text, kept in a run's judged warnings (judged.ts) and in the
+ * register with each payout sent
+ * (`warnings`): "0" none, "1" the shared new-payee warning, else JSON. Read back, the shared
+ * lists are the same objects again, which the digest tells apart from the warnings spelt out.
+ */
+export function encodeWarnings(warnings: readonly RowWarning[]): string {
+  if (warnings.length === 0) return NONE_TEXT;
+  if (warnings === NEW_PAYEE_ONLY) return NEW_PAYEE_TEXT;
+  return JSON.stringify(warnings.map((w) => [w.signal, w.message]));
+}
+
+/** The warnings `encodeWarnings` wrote. */
+export function decodeWarnings(text: string): readonly RowWarning[] {
+  if (text === NONE_TEXT) return NO_WARNINGS;
+  if (text === NEW_PAYEE_TEXT) return NEW_PAYEE_ONLY;
+  return (JSON.parse(text) as [Signal, string][]).map(([signal, message]) => ({ signal, message }));
 }

@@ -39,6 +39,7 @@ export const PAYOUT_FIELDS = [
   ['updated_at', false],
   ['payee_key', true],
   ['payee_name', true],
+  ['warnings', true],
 ] as const;
 
 /** A stored payout as the cells of PAYOUT_FIELDS, in their order. */
@@ -63,6 +64,7 @@ export function payoutCells(p: StoredPayout): (string | null)[] {
     p.updatedAt,
     p.payeeKey ?? null,
     p.payeeName ?? null,
+    p.warnings ?? null,
   ];
 }
 
@@ -122,6 +124,7 @@ export function payoutOf(cells: PayoutCells, run: RunRecord | undefined): Payout
   if (cells[15] != null) record.paidAt = cells[15];
   if (cells[17] != null) record.payeeKey = cells[17];
   if (cells[18] != null) record.payeeName = cells[18];
+  if (cells[19] != null) record.warnings = cells[19];
   if (run !== undefined) record.run = run;
   return record;
 }

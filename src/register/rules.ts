@@ -114,6 +114,7 @@ export const CHANGE_FIELDS: Record<keyof PayoutChange, string> = {
   error: 'error',
   payeeKey: 'payee_key',
   payeeName: 'payee_name',
+  warnings: 'warnings',
 };
 
 /** A fenced write found the payout held by another run (or this run's lease ran out). */

@@ -167,6 +167,11 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE payee_history;
   ALTER TABLE payee_history_rows RENAME TO payee_history;
   `,
+  // The approver's warnings of each row sent, as its run judged them: a resumed or re-read
+  // batch hashes its paid rows as approved, without reading their payees' histories again.
+  `
+  ALTER TABLE payouts ADD COLUMN warnings TEXT;
+  `,
 ];
 
 /** The version this payouts writes. */
@@ -311,6 +316,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX payouts_with_payee_by_run_reference ON payouts.payouts (run_id, reference) WHERE payee_key IS NOT NULL;
   DROP INDEX payouts.payouts_with_payee_by_run;
+  `,
+  `
+  ALTER TABLE payouts.payouts ADD COLUMN warnings text;
   `,
 ];
 

@@ -79,6 +79,12 @@ export interface PayoutRecord {
   payeeKey?: string;
   /** The payee's name as the sheet gave it. */
   payeeName?: string;
+  /**
+   * The approver's warnings of its row as the run that sent it judged them (batch/judged.ts
+   * encodes them), set with the intent to send: a later reading of the same batch counts them
+   * as they were, whatever the payee's history has learnt since.
+   */
+  warnings?: string;
   /** The holding run, when it is still recorded. */
   run?: RunRecord;
 }
@@ -167,6 +173,8 @@ export interface PayoutChange {
   /** Who it pays: the payee history's key and the name the sheet gave (set with the intent to send). */
   payeeKey?: string;
   payeeName?: string;
+  /** The row's warnings as judged before sending (PayoutRecord.warnings). */
+  warnings?: string;
 }
 
 /** A webhook event (docs/service.md "Webhook payload") as the register keeps it. */

@@ -177,4 +177,46 @@ describe('the warnings for the approver, a month after the first', () => {
     expect(JSON.parse(after.stdout).statuses).toMatchObject({ skipped: 13 });
     expect(Object.values(JSON.parse(after.stdout).warnings).flat()).toEqual([]);
   });
+
+  it("keeps the warnings a paid batch was approved with, whatever its payees' histories learn later", async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const november = path.join(dir, 'november.csv');
+    const rows = sampleRows();
+    // Hans Weber's November transaction fails after it was submitted (the sandbox fails a
+    // recipient named FAIL...), which nobody knows until reconcile asks.
+    rows[3] = { ...rows[3]!, individualName: 'FAIL Hans Weber' };
+    await writeSheet(november, rows);
+    expect((await runAgainst(sb, november, ['--json', '--rate', '200'])).code).toBe(0);
+    await sb.whenIdle();
+
+    const sheet = path.join(dir, 'december.csv');
+    await writeSheet(
+      sheet,
+      sampleRows().map((row, i) => ({
+        ...row,
+        reference: row['reference']!.replace('2026-11', '2026-12'),
+        // More than 3 times the 3,200.00 November paid him, as far as the register knows now.
+        ...(i === 3 ? { amount: '10000.00' } : {}),
+      })),
+    );
+    const checked = await runCli(['validate', sheet, '--json', '--base-url', sb.url], { env: SANDBOX_ENV });
+    const approved = JSON.parse(checked.stdout) as { digest: string; warnings: Record<string, string[]> };
+    expect(approved.warnings.unusualAmount).toEqual(['PAY-2026-12-0004']);
+    const paid = await runAgainst(sb, sheet, ['--json', '--rate', '200', '--approve', approved.digest]);
+    expect(paid.code, paid.stderr).toBe(0);
+    await sb.whenIdle();
+
+    // Now the register learns November's payment to Hans failed: it leaves his history.
+    const settled = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: SANDBOX_ENV });
+    expect(settled.code, settled.stderr).toBe(1);
+
+    // December, paid, still hashes as it was approved: each row counts the warnings it was sent
+    // with, not what its payee's history would make of it today.
+    const again = await runCli(['validate', sheet, '--json', '--base-url', sb.url], { env: SANDBOX_ENV });
+    expect(again.code, again.stderr).toBe(0);
+    const now = JSON.parse(again.stdout) as { digest: string; statuses: Record<string, number> };
+    expect(now.statuses).toMatchObject({ skipped: 12 });
+    expect(now.digest).toBe(approved.digest);
+  });
 });

@@ -711,8 +711,9 @@ describe.each(stores)('the $name register', (kind) => {
         state: 'sending',
         payeeKey: 'ana',
         payeeName: 'Ana\u001fLopez\u001e',
+        warnings: '[["possibleDuplicate","possible duplicate: Ana; again"]]',
       });
-      await store.update('dec-1', 'D-2', { state: 'sending', payeeKey: 'bo' });
+      await store.update('dec-1', 'D-2', { state: 'sending', payeeKey: 'bo', warnings: '0' });
       for (const reference of ['D-1', 'D-2'])
         await store.update('dec-1', reference, { state: 'submitted', transactionId: `tx-${reference}` });
       const december: unknown[] = [];
@@ -721,6 +722,12 @@ describe.each(stores)('the $name register', (kind) => {
         { payee: 'ana', name: 'Ana\u001fLopez\u001e', reference: 'D-1', amount: '10.00', currency: 'USD' },
         { payee: 'bo', name: '', reference: 'D-2', amount: '10.00', currency: 'USD' },
       ]);
+      // The warnings each was sent with, as the run wrote them; none kept for a payout without.
+      const kept = await store.lookup(['D-1', 'D-2', 'S-01']);
+      expect(kept.get('D-1')?.warnings).toBe('[["possibleDuplicate","possible duplicate: Ana; again"]]');
+      expect(kept.get('D-2')?.warnings).toBe('0');
+      expect(kept.get('S-01')).toBeDefined();
+      expect(kept.get('S-01')?.warnings).toBeUndefined();
     } finally {
       await register.close();
     }
