@@ -33,8 +33,8 @@ describe('TextRunLimit', () => {
 
 const tempDir = useTempDirs();
 
-async function workbookWithHugeCells(file: string, chars: number): Promise<void> {
-  const huge = `${'A'.repeat(chars - 4)}&amp;`;
+/** A workbook of one worksheet, "Payouts" (xl/worksheets/sheet1.xml, for the test to add), and its shared strings when asked. */
+function payoutsWorkbook(sharedStrings: boolean): JSZip {
   const zip = new JSZip();
   zip.file(
     '[Content_Types].xml',
@@ -44,10 +44,19 @@ async function workbookWithHugeCells(file: string, chars: number): Promise<void>
     'xl/workbook.xml',
     '<workbook xmlns:r="r"><sheets><sheet name="Payouts" sheetId="1" r:id="rId1"/></sheets></workbook>',
   );
+  const strings = sharedStrings
+    ? '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/>'
+    : '';
   zip.file(
     'xl/_rels/workbook.xml.rels',
-    '<Relationships><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/></Relationships>',
+    `<Relationships><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/>${strings}</Relationships>`,
   );
+  return zip;
+}
+
+async function workbookWithHugeCells(file: string, chars: number): Promise<void> {
+  const huge = `${'A'.repeat(chars - 4)}&amp;`;
+  const zip = payoutsWorkbook(true);
   zip.file(
     'xl/sharedStrings.xml',
     `<sst><si><t>reference</t></si><si><t>${huge}</t></si><si><t>amount</t></si></sst>`,
@@ -90,19 +99,7 @@ describe('XLSX cells over the limit', () => {
 describe('XLSX error values', () => {
   it('are shown on one line, short, and without the "; " that separates a row\'s messages', async () => {
     const file = path.join(await tempDir(), 'errors.xlsx');
-    const zip = new JSZip();
-    zip.file(
-      '[Content_Types].xml',
-      '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
-    );
-    zip.file(
-      'xl/workbook.xml',
-      '<workbook xmlns:r="r"><sheets><sheet name="Payouts" sheetId="1" r:id="rId1"/></sheets></workbook>',
-    );
-    zip.file(
-      'xl/_rels/workbook.xml.rels',
-      '<Relationships><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
-    );
+    const zip = payoutsWorkbook(false);
     // Excel writes only its own error values; a file made elsewhere can hold any text there.
     zip.file(
       'xl/worksheets/sheet1.xml',
