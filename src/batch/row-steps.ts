@@ -84,7 +84,7 @@ export interface PayeeOfRow {
 /** What the register keeps of a row with its intent to send, beyond the payout itself. */
 export interface RowSending {
   payee?: PayeeOfRow | undefined;
-  /** The row's warnings as judged before sending (judged.ts encodeWarnings). */
+  /** The row's warnings as judged before sending (encodeWarnings). */
   warnings?: string | undefined;
 }
 

@@ -157,7 +157,7 @@ export class PayeeWarnings {
 
   /**
    * The warnings of a row of the batch loaded last (none for an invalid row or a totals row):
-   * `stored`, those its payout was sent with (judged.ts encodeWarnings), when the register kept
+   * `stored`, those its payout was sent with (encodeWarnings), when the register kept
    * them, so a resumed or re-read batch hashes as the run that sent it did.
    */
   of(row: PreparedRow, stored?: string): readonly RowWarning[] {

@@ -80,8 +80,8 @@ export interface PayoutRecord {
   /** The payee's name as the sheet gave it. */
   payeeName?: string;
   /**
-   * The approver's warnings of its row as the run that sent it judged them (batch/judged.ts
-   * encodes them), set with the intent to send: a later reading of the same batch counts them
+   * The approver's warnings of its row as the run that sent it judged them (encodeWarnings in
+   * batch/warnings.ts), set with the intent to send: a later reading of the same batch counts them
    * as they were, whatever the payee's history has learnt since.
    */
   warnings?: string;
