@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { InterruptedError, RegisterError } from '../../src/errors.js';
 import { openRegister } from '../../src/register/open.js';
 import { postgresConnection } from '../../src/register/pg-connection.js';
@@ -33,6 +33,15 @@ import { readCsv, writeSheet } from '../helpers/sheets.js';
 const SAMPLE = path.resolve(import.meta.dirname, '../../samples/payouts-clean.csv');
 /** The test server's password (postgres-server.ts): it must appear nowhere. */
 const PASSWORD = 'payouts-test';
+
+/** Another session holding the migration lock of `url`'s register, as a process migrating it would; ended with the test. */
+async function migratingElsewhere(url: string): Promise<pg.Client> {
+  const other = new pg.Client({ connectionString: url });
+  await other.connect();
+  onTestFinished(() => other.end());
+  await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  return other;
+}
 
 describe('a PostgreSQL register', () => {
   it('pays a sheet, then skips it on the next run, and never shows the password', async () => {
@@ -131,49 +140,34 @@ describe('a PostgreSQL register', () => {
 
   it('waits for another process migrating it, past the register deadline', async () => {
     const url = await testDatabase();
-    const other = new pg.Client({ connectionString: url });
-    await other.connect();
-    try {
-      await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-      const started = performance.now();
-      const opening = openRegister(url, { maxOutageMs: 2_000 });
-      await sleep(2_500);
-      await other.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
-      const register = await opening;
-      await register.close();
-      expect(performance.now() - started).toBeGreaterThanOrEqual(2_400);
-      const version = await asAdmin(url, 'SELECT version FROM payouts.schema_version');
-      expect(version.rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
-    } finally {
-      await other.end();
-    }
+    const other = await migratingElsewhere(url);
+    const started = performance.now();
+    const opening = openRegister(url, { maxOutageMs: 2_000 });
+    await sleep(2_500);
+    await other.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    const register = await opening;
+    await register.close();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(2_400);
+    const version = await asAdmin(url, 'SELECT version FROM payouts.schema_version');
+    expect(version.rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
   });
 
   it('ends the wait for another process migrating it at a stop: interrupted, nothing created', async () => {
     const url = await testDatabase();
-    const other = new pg.Client({ connectionString: url });
-    await other.connect();
-    try {
-      await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-      const stop = new AbortController();
-      const opening = openRegister(url, { stop: stop.signal }).catch((e: unknown) => e);
-      await sleep(500);
-      const stoppedAt = performance.now();
-      stop.abort();
-      const error = await opening;
-      expect(performance.now() - stoppedAt).toBeLessThan(1_000);
-      expect(error).toBeInstanceOf(InterruptedError);
-      expect((error as Error).message).toMatch(
-        /^stopped while the register .* was being opened, before anything was sent$/,
-      );
-      const schema = await asAdmin(
-        url,
-        `SELECT to_regclass('payouts.schema_version') IS NOT NULL AS present`,
-      );
-      expect(schema.rows).toEqual([{ present: false }]);
-    } finally {
-      await other.end();
-    }
+    await migratingElsewhere(url);
+    const stop = new AbortController();
+    const opening = openRegister(url, { stop: stop.signal }).catch((e: unknown) => e);
+    await sleep(500);
+    const stoppedAt = performance.now();
+    stop.abort();
+    const error = await opening;
+    expect(performance.now() - stoppedAt).toBeLessThan(1_000);
+    expect(error).toBeInstanceOf(InterruptedError);
+    expect((error as Error).message).toMatch(
+      /^stopped while the register .* was being opened, before anything was sent$/,
+    );
+    const schema = await asAdmin(url, `SELECT to_regclass('payouts.schema_version') IS NOT NULL AS present`);
+    expect(schema.rows).toEqual([{ present: false }]);
   });
 
   it('run: a stop while another process migrates the register ends it at once, exit 5, nothing sent', {
@@ -185,33 +179,27 @@ describe('a PostgreSQL register', () => {
     const sheet = path.join(dir, 'december.csv');
     const out = path.join(dir, 'results.csv');
     await writeSheet(sheet, await readCsv(SAMPLE));
-    const other = new pg.Client({ connectionString: url });
-    await other.connect();
-    try {
-      await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-      const run = spawnCli(['run', sheet, '--base-url', sb.url, '--out', out, '--json'], {
-        ...SANDBOX_ENV,
-        PAYOUTS_REGISTER: url,
-      });
-      // Connected, and waiting for the migration the other session holds the lock of.
-      await eventually(async () => {
-        const waiting = await other.query(
-          "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'payouts'",
-        );
-        return waiting.rows.length > 0;
-      }, 20_000);
-      const stoppedAt = performance.now();
-      run.child.kill('SIGTERM');
-      const exit = await run.exited;
-      expect(performance.now() - stoppedAt).toBeLessThan(10_000);
-      expect(exit.code, exit.stderr).toBe(5);
-      expect(exit.stderr).toContain('was being opened, before anything was sent');
-      const results = await readCsv(out);
-      expect(results.map((r) => r['result.status'])).toEqual(Array(12).fill('skipped'));
-      expect(sb.ledger().transactions).toEqual([]);
-    } finally {
-      await other.end();
-    }
+    const other = await migratingElsewhere(url);
+    const run = spawnCli(['run', sheet, '--base-url', sb.url, '--out', out, '--json'], {
+      ...SANDBOX_ENV,
+      PAYOUTS_REGISTER: url,
+    });
+    // Connected, and waiting for the migration the other session holds the lock of.
+    await eventually(async () => {
+      const waiting = await other.query(
+        "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'payouts'",
+      );
+      return waiting.rows.length > 0;
+    }, 20_000);
+    const stoppedAt = performance.now();
+    run.child.kill('SIGTERM');
+    const exit = await run.exited;
+    expect(performance.now() - stoppedAt).toBeLessThan(10_000);
+    expect(exit.code, exit.stderr).toBe(5);
+    expect(exit.stderr).toContain('was being opened, before anything was sent');
+    const results = await readCsv(out);
+    expect(results.map((r) => r['result.status'])).toEqual(Array(12).fill('skipped'));
+    expect(sb.ledger().transactions).toEqual([]);
   });
 
   it.each([
