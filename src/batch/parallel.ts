@@ -42,22 +42,32 @@ export const WINDOW = 8;
 export const IN_FLIGHT = 1;
 
 /**
- * The worker's young generation (megabytes), when it reads the sheet itself. V8's default
- * (semi-spaces of 16 MB, ~32 MB resident once grown) would add as much again as the main
- * thread's to the peak RSS; the worker keeps one message of rows alive at a time, so a smaller
- * one costs it little.
+ * The worker's young generation (megabytes): semi-spaces of 8 MB. V8's default (16 MB, ~32 MB
+ * resident once grown) would add as much again as the main thread's to the peak RSS. Judging
+ * rows against a register allocates several times more than checking them (the payees'
+ * histories as parsed, the records, the messages), and more of it outlives a smaller young
+ * generation, to be promoted and collected with the old generation; bounded as that is
+ * (WORKER_OLD_GENERATION_MB), a million rows judged against a register took the same CPU time
+ * at 16 MB as at 32 (41 to 47 s) and peaked at 222 to 242 MB of RSS instead of 238 to 257.
  */
-const YOUNG_READING = 16;
+const YOUNG_GENERATION_MB = 16;
 
 /**
- * The same with a register. Judging a batch of rows allocates several times more (the payees'
- * histories as parsed, the records, the messages), and at 16 MB about a third of it outlived a
- * collection: 4 MB promoted every 30 ms, to be marked and compacted soon after, 5 s of a
- * million rows' 25. At 32 MB, a million rows of a sheet paid yesterday took 27 s instead of
- * 31 to 33, at a peak RSS of 260 to 265 MB instead of 297 to 307: what is promoted less costs
- * less than the larger young generation.
+ * The worker's old generation at most (megabytes). V8 lets an old generation grow to a multiple
+ * of what outlived its last collection before it collects again: up to 4 times under a limit of
+ * 2 GB or more (a worker's default here), 1.3 to 2 times under a smaller one. A million rows
+ * judged against a register keep 14 to 25 MB alive, yet at the default the worker's heap reached
+ * 89 to 108 MB in one run of two, and the peak RSS 275 to 304 MB; at 512 it stayed at 60 to 66 MB
+ * (242 to 256 MB RSS) in every run. A sheet whose rows the worker must keep more of than this
+ * ends the worker (ERR_WORKER_OUT_OF_MEMORY), and validate checks the sheet again on its main
+ * thread, which has no such limit (validate.ts).
  */
-const YOUNG_JUDGING = 32;
+export const WORKER_OLD_GENERATION_MB = 512;
+
+/** The error of a worker that reached its memory limit (Node's code). */
+export function workerOutOfMemory(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+}
 
 /** What the worker needs to know: the sheet's columns and numbers, how many samples to keep. */
 export interface WorkerInput {
@@ -86,6 +96,8 @@ export interface WorkerInput {
   warnedReferences: boolean;
   /** `--hold-changed-payees`: rows whose payee's bank details changed are shown held. */
   holdChangedPayees: boolean;
+  /** The worker's old generation limit (WORKER_OLD_GENERATION_MB unless a test sets another). */
+  oldGenerationMb?: number;
 }
 
 /** Messages from the worker, in order: verdicts, then `done` or `failed`. */
@@ -133,8 +145,11 @@ export class CheckingWorker {
     url: URL,
     private readonly input: WorkerInput,
   ) {
-    const young = input.sheet ? YOUNG_READING : YOUNG_JUDGING;
-    this.worker = new Worker(url, { workerData: input, resourceLimits: { maxYoungGenerationSizeMb: young } });
+    const resourceLimits = {
+      maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
+      maxOldGenerationSizeMb: input.oldGenerationMb ?? WORKER_OLD_GENERATION_MB,
+    };
+    this.worker = new Worker(url, { workerData: input, resourceLimits });
     this.worker.on('message', (message: WorkerMessage) => this.arrive(message));
     this.worker.on('error', (error) => this.fail(error));
     this.worker.on('exit', () => {

@@ -11,7 +11,7 @@ import type { Register, ScopeInfo, ScopeStore } from '../register/types.js';
 import type { ResultRecord, ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow, SheetFormat } from '../sheet/types.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
-import { CheckingWorker, IN_FLIGHT } from './parallel.js';
+import { CheckingWorker, IN_FLIGHT, WORKER_OLD_GENERATION_MB, workerOutOfMemory } from './parallel.js';
 import {
   expectedRowsOf,
   type KnownRepeats,
@@ -45,6 +45,10 @@ export interface ValidateOptions extends SheetOptions {
    * Default: for CSV sheets of 8 MB or more, on a machine with two cores or more.
    */
   worker?: boolean;
+  /** The worker's old generation limit in MB (parallel.ts WORKER_OLD_GENERATION_MB by default). */
+  workerOldGenerationMb?: number;
+  /** Called when the worker reached that limit, before the rows are checked again on this thread. */
+  onWorkerOutOfMemory?: (limitMb: number) => void;
   /**
    * The register to read (docs/register.md "The rules": `validate` reads it too, read-only and
    * offline), and which of its scopes: a missing register is no error, the rows are then checked
@@ -106,13 +110,27 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     const store = registered.scope ? await registered.register!.scopeStore(registered.scope) : undefined;
     const asOf = options.asOf ?? systemClock.now();
     prepared = await prepareSheet(options);
-    ({ findings, resultsPath } = await checkAndWrite(options, prepared, (writer, sampleSize) =>
-      useWorker(options, prepared.sheet).then((worker) =>
-        worker
-          ? checkOnWorker(options, prepared, writer, sampleSize, asOf, registered.scope, store)
-          : checkHere(options, prepared, writer, sampleSize, asOf, store),
-      ),
-    ));
+    const first = prepared;
+    const here = (again: PreparedSheet) =>
+      checkAndWrite(options, again, (writer, sampleSize) =>
+        checkHere(options, again, writer, sampleSize, asOf, store),
+      );
+    if (await useWorker(options, first.sheet)) {
+      try {
+        ({ findings, resultsPath } = await checkAndWrite(options, first, (writer, sampleSize) =>
+          checkOnWorker(options, first, writer, sampleSize, asOf, registered.scope, store),
+        ));
+      } catch (error) {
+        // A sheet the worker cannot hold within its limit is checked here, from the start: the
+        // results written so far were thrown away with the failed reading.
+        if (!workerOutOfMemory(error)) throw error;
+        options.onWorkerOutOfMemory?.(options.workerOldGenerationMb ?? WORKER_OLD_GENERATION_MB);
+        prepared = await prepareSheet(options);
+        ({ findings, resultsPath } = await here(prepared));
+      }
+    } else {
+      ({ findings, resultsPath } = await here(first));
+    }
     // Every row sharing a reference is invalid, the first too, and none is in the digest; every
     // row of a repeated payment is a possible duplicate, the first too. The first was checked
     // before its repeat was met, so the sheet is read once more knowing them. A sheet a run
@@ -303,6 +321,9 @@ async function checkOnWorker(
     expectedRows: await expectedRowsOf(prepared.sheet),
     warnedReferences: options.warnedReferences ?? true,
     holdChangedPayees: options.holdChangedPayees ?? false,
+    ...(options.workerOldGenerationMb === undefined
+      ? {}
+      : { oldGenerationMb: options.workerOldGenerationMb }),
   });
   let verdicts = NO_VERDICTS;
   let at = 0;

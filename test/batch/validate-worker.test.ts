@@ -86,6 +86,47 @@ describe('validate on a worker thread', () => {
     });
   });
 
+  it('checks the sheet again on one thread when the worker reaches its memory limit', async () => {
+    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    await withTempDir(async (dir) => {
+      const sheetPath = path.join(dir, 'sheet.csv');
+      await mixedSheet(sheetPath, 6000);
+      const register = await emptyRegister(dir);
+      const limits: number[] = [];
+      const one = await validateSheet({
+        sheetPath,
+        register,
+        outPath: path.join(dir, 'one.csv'),
+        worker: false,
+      });
+      // 8 MB: less than a worker needs to start.
+      const two = await validateSheet({
+        sheetPath,
+        register,
+        outPath: path.join(dir, 'two.csv'),
+        worker: true,
+        workerOldGenerationMb: 8,
+        onWorkerOutOfMemory: (limit) => limits.push(limit),
+      });
+      expect(limits).toEqual([8]);
+      expect(await readFile(two.resultsPath, 'latin1')).toBe(await readFile(one.resultsPath, 'latin1'));
+      expect(two.digest).toBe(one.digest);
+      expect(totals(two.summary)).toEqual(totals(one.summary));
+      // Nothing of the worker's reading is left beside the results file.
+      expect((await readdir(dir)).sort()).toEqual(['one.csv', 'register', 'sheet.csv', 'two.csv']);
+      // At the default limit, the worker holds the same sheet.
+      const three = await validateSheet({
+        sheetPath,
+        register,
+        outPath: path.join(dir, 'three.csv'),
+        worker: true,
+        onWorkerOutOfMemory: (limit) => limits.push(limit),
+      });
+      expect(limits).toEqual([8]);
+      expect(three.digest).toBe(one.digest);
+    });
+  });
+
   it('reads a register as one thread does: paid, used for other details, in doubt, failed', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');

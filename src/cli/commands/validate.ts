@@ -44,6 +44,11 @@ export async function validateCommand(
       ...options,
       warnedReferences: options.json,
       onProgress: (n) => counter?.update(n),
+      onWorkerOutOfMemory: (limitMb) =>
+        log.logger.info(
+          { workerLimitMb: limitMb },
+          'the rows are checked again on one thread: the worker thread reached its memory limit',
+        ),
     });
     counter?.done();
     const reportPath =
