@@ -1,4 +1,4 @@
-import { formatMinor } from '../rows/money.js';
+import { formatMinor, parseAmount } from '../rows/money.js';
 
 /** The row statuses (README "The sheet and the results file"), defined once. */
 export const ROW_STATUSES = [
@@ -160,6 +160,13 @@ export class ErrorGroups {
   static from(data: ErrorGroups): ErrorGroups {
     return Object.assign(new ErrorGroups(), data);
   }
+}
+
+/** A decimal text as the summaries write it ("3150000.00", "+100.00"), grouped for people. */
+export function groupDecimalForPeople(text: string): string {
+  const sign = text.startsWith('-') || text.startsWith('+') ? text[0]! : '';
+  const parsed = parseAmount(text.slice(sign.length));
+  return parsed.ok ? `${sign}${formatAmountForPeople(parsed.minor)}` : text;
 }
 
 /** "1,234,567.89" for people; files and JSON keep the plain decimal string. */

@@ -1,6 +1,11 @@
 import { runExitCode } from '../batch/exit-code.js';
 import type { SincePrevious } from '../batch/since-previous.js';
-import { BatchSummary, formatAmountForPeople, ROW_STATUSES } from '../batch/summary.js';
+import {
+  BatchSummary,
+  formatAmountForPeople,
+  groupDecimalForPeople,
+  ROW_STATUSES,
+} from '../batch/summary.js';
 import type { RowSample } from '../batch/validate.js';
 import { SIGNALS, type WarningTally } from '../batch/warnings.js';
 import type { PayoutsError } from '../errors.js';
@@ -133,7 +138,9 @@ function sinceLines(since: SincePrevious | null): string[] {
     `Since the previous batch (${boundCell(batch.sheet)}, ${batch.at.slice(0, 10)}, ${countOf(batch.rows, 'row')}):`,
   ];
   for (const [currency, t] of Object.entries(since.totals))
-    lines.push(`  ${currency} ${t.previous} then, ${t.current} now (${t.change})`);
+    lines.push(
+      `  ${currency} ${groupDecimalForPeople(t.previous)} then, ${groupDecimalForPeople(t.current)} now (${groupDecimalForPeople(t.change)})`,
+    );
   const missing = since.missingPayees;
   if (missing.length > 0) {
     const names = missing.slice(0, 3).map((m) => boundCell(m.name));
@@ -145,7 +152,7 @@ function sinceLines(since: SincePrevious | null): string[] {
   const [first] = changed.slice(0, 1);
   if (first !== undefined) {
     lines.push(
-      `  ${countOf(changed.length, 'payee')} with another amount, the largest change: ${boundCell(first.name)} ${first.previous} -> ${first.current} ${first.currency}`,
+      `  ${countOf(changed.length, 'payee')} with another amount, the largest change: ${boundCell(first.name)} ${groupDecimalForPeople(first.previous)} -> ${groupDecimalForPeople(first.current)} ${first.currency}`,
     );
   }
   return lines;

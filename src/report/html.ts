@@ -7,10 +7,15 @@
  */
 import type { ControlTotals } from '../batch/guards.js';
 import { LISTED_SHOWN, type SincePrevious } from '../batch/since-previous.js';
-import { type BatchSummary, formatAmountForPeople, ROW_STATUSES, type RowStatus } from '../batch/summary.js';
+import {
+  type BatchSummary,
+  formatAmountForPeople,
+  groupDecimalForPeople,
+  ROW_STATUSES,
+  type RowStatus,
+} from '../batch/summary.js';
 import { SIGNALS, type Signal, type WarningTally } from '../batch/warnings.js';
 import type { PayoutsError } from '../errors.js';
-import { minorOf } from '../register/rules.js';
 import { AtomicFile } from '../sheet/atomic-file.js';
 
 /** What the report shows. */
@@ -153,12 +158,6 @@ function bars(items: readonly { label: string; value: number; colour: string }[]
   return `<svg role="img" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${rows}</svg>`;
 }
 
-/** A decimal text ("3150000.00", "+100.00") grouped as the report's other amounts are. */
-function grouped(text: string): string {
-  const sign = text.startsWith('-') || text.startsWith('+') ? text[0]! : '';
-  return `${sign}${formatAmountForPeople(minorOf(text.slice(sign.length)))}`;
-}
-
 /** Rows shown per list of the comparison (all the worker keeps without --json); the JSON summary has them all. */
 const SINCE_ROWS_SHOWN = LISTED_SHOWN;
 
@@ -172,7 +171,7 @@ function sinceSection(facts: ReportFacts): string {
   const totals = Object.entries(since.totals)
     .map(
       ([currency, t]) =>
-        `<tr><td>${esc(currency)}</td><td class="amount">${esc(grouped(t.previous))}</td><td class="amount">${esc(grouped(t.current))}</td><td class="amount">${esc(grouped(t.change))}</td></tr>`,
+        `<tr><td>${esc(currency)}</td><td class="amount">${esc(groupDecimalForPeople(t.previous))}</td><td class="amount">${esc(groupDecimalForPeople(t.current))}</td><td class="amount">${esc(groupDecimalForPeople(t.change))}</td></tr>`,
     )
     .join('');
   const missing = since.missingPayees;
@@ -180,7 +179,7 @@ function sinceSection(facts: ReportFacts): string {
     .slice(0, SINCE_ROWS_SHOWN)
     .map(
       (m) =>
-        `<tr><td>${esc(m.name)}</td><td class="ref">${esc(m.lastReference)}</td><td class="amount">${esc(grouped(m.amount))} ${esc(m.currency)}</td></tr>`,
+        `<tr><td>${esc(m.name)}</td><td class="ref">${esc(m.lastReference)}</td><td class="amount">${esc(groupDecimalForPeople(m.amount))} ${esc(m.currency)}</td></tr>`,
     )
     .join('');
   const changed = since.changedAmounts;
@@ -188,7 +187,7 @@ function sinceSection(facts: ReportFacts): string {
     .slice(0, SINCE_ROWS_SHOWN)
     .map(
       (c) =>
-        `<tr><td>${esc(c.name)}</td><td class="amount">${esc(grouped(c.previous))}</td><td class="amount">${esc(grouped(c.current))}</td><td class="amount">${esc(grouped(c.change))} ${esc(c.currency)}</td></tr>`,
+        `<tr><td>${esc(c.name)}</td><td class="amount">${esc(groupDecimalForPeople(c.previous))}</td><td class="amount">${esc(groupDecimalForPeople(c.current))}</td><td class="amount">${esc(groupDecimalForPeople(c.change))} ${esc(c.currency)}</td></tr>`,
     )
     .join('');
   const more = (n: number) =>
