@@ -46,7 +46,7 @@ export function earlierResult(verdict: RegisterVerdict, details: PayoutDetails):
     case 'busy': {
       const run = record.run;
       const who = run
-        ? `pid ${run.pid} on ${run.host}, sheet ${run.sheet}, started ${run.startedAt}`
+        ? `pid ${run.pid} on ${run.host}, sheet ${run.sheet}, started ${toSecond(run.startedAt)}`
         : record.sheet;
       return {
         status: 'skipped',
@@ -88,7 +88,12 @@ function idsOf(record: PayoutRecord): Omit<EarlierResult, 'status' | 'errors'> {
 
 /** When the payout was paid (or last changed), to the second, in UTC. */
 function when(record: PayoutRecord): string {
-  return (record.paidAt ?? record.updatedAt).replace(/\.\d+Z$/, 'Z');
+  return toSecond(record.paidAt ?? record.updatedAt);
+}
+
+/** An ISO 8601 time to the second: milliseconds tell a person nothing. */
+function toSecond(iso: string): string {
+  return iso.replace(/\.\d+Z$/, 'Z');
 }
 
 function stateWords(record: PayoutRecord): string {
