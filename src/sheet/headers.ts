@@ -4,6 +4,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { CANONICAL_COLUMNS, type CanonicalColumn, REQUIRED_COLUMNS } from '../columns/columns.js';
 import { SheetError, UsageError } from '../errors.js';
 import { boundCell, quoteCell } from './quote.js';
+import { unreadableReason } from './unreadable.js';
 
 /** How a sheet's header row maps onto the canonical columns (docs/sheets.md). */
 export interface HeaderMatch {
@@ -174,9 +175,7 @@ export async function loadColumnsMap(file: string): Promise<ColumnsMap> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    const reason =
-      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message;
-    throw new UsageError(`--columns ${file}: ${reason}`, { cause: error });
+    throw new UsageError(`--columns ${file}: ${unreadableReason(error)}`, { cause: error });
   }
   text = text.replace(/^\uFEFF/, '');
   const pairs = isJson(file, text) ? pairsFromJson(file, text) : pairsFromCsv(file, text);

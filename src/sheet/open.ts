@@ -5,6 +5,7 @@ import { type CsvEncoding, openCsv } from './csv.js';
 import { restoreFormula } from './formula.js';
 import { isResultHeader } from './headers.js';
 import type { OpenedSheet, RawRow } from './types.js';
+import { unreadableReason } from './unreadable.js';
 
 /** Options of `openSheet`: `--delimiter`, `--encoding` (CSV) and `--sheet` (XLSX). */
 export interface OpenSheetOptions {
@@ -125,11 +126,6 @@ async function firstBytes(file: string): Promise<Buffer> {
     }
   } catch (error) {
     if (error instanceof SheetError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new SheetError(file, 'file not found', { cause: error });
-    if (code === 'EACCES' || code === 'EPERM') {
-      throw new SheetError(file, 'cannot be read: permission denied', { cause: error });
-    }
-    throw new SheetError(file, `cannot be read: ${(error as Error).message}`, { cause: error });
+    throw new SheetError(file, unreadableReason(error), { cause: error });
   }
 }

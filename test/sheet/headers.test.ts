@@ -182,6 +182,8 @@ describe('loadColumnsMap', () => {
       await expect(loadColumnsMap(target)).rejects.toThrow(message);
     }
     await expect(loadColumnsMap(path.join(dir, 'missing.json'))).rejects.toThrow(/file not found/);
+    // A folder named by mistake is said so, not with Node's EISDIR.
+    await expect(loadColumnsMap(dir)).rejects.toThrow(`--columns ${dir}: is a directory, not a file`);
   });
 });
 
