@@ -47,8 +47,9 @@ export const IN_FLIGHT = 1;
  * rows against a register allocates several times more than checking them (the payees'
  * histories as parsed, the records, the messages), and more of it outlives a smaller young
  * generation, to be promoted and collected with the old generation; bounded as that is
- * (WORKER_OLD_GENERATION_MB), a million rows judged against a register took the same CPU time
- * at 16 MB as at 32 (41 to 47 s) and peaked at 222 to 242 MB of RSS instead of 238 to 257.
+ * (WORKER_OLD_GENERATION_MB), a million rows judged against a register took as much CPU time
+ * at 16 MB as at 32 (44 to 47 s against 44 to 54) and peaked at 222 to 242 MB of RSS instead of
+ * 238 to 257.
  */
 const YOUNG_GENERATION_MB = 16;
 
