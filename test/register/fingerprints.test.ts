@@ -40,6 +40,15 @@ describe('Fingerprints', () => {
     }
   });
 
+  it('hashes a short text after a long one the bytes of that text, not of an earlier one as long', () => {
+    const fingerprints = new Fingerprints(secret);
+    expect(fingerprints.of('ab')).toBe(hmac('ab'));
+    // Longer than the room it had: the bytes now go elsewhere.
+    expect(fingerprints.of('x'.repeat(5000))).toBe(hmac('x'.repeat(5000)));
+    expect(fingerprints.of('cd')).toBe(hmac('cd'));
+    expect(fingerprints.of('ab')).toBe(hmac('ab'));
+  });
+
   it('gives the same answer whether it kept the text or not, across many payees seen once', () => {
     const fingerprints = new Fingerprints(secret);
     // Far more payees than it keeps, each once, then the first ones again.
