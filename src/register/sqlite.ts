@@ -456,16 +456,22 @@ const LOOKUP = `SELECT count(*) AS n, ${PACKED_RECORDS} AS packed FROM payouts
 /**
  * A page of a paid batch's payouts (the batchPayouts statement) as one text, the way LOOKUP
  * reads records: a million payouts of the previous batch read in 1.2 s, against 2.9 s as rows.
+ * The text takes the rows in the order the statement gives them, by reference, which SQLite
+ * does not promise of an aggregate: batchPage checks it. Sorting them again in the aggregate
+ * (`ORDER BY reference`) made that reading 1.16 s against 0.81.
  */
 const packedPage = (
   statement: string,
 ) => `SELECT count(*) AS n, group_concat(payee_key || char(31) || coalesce(payee_name, '')
-  || char(31) || reference || char(31) || amount || char(31) || currency, char(30) ORDER BY reference) AS packed
+  || char(31) || reference || char(31) || amount || char(31) || currency, char(30)) AS packed
   FROM (${statement})`;
 const BATCH_PAGE_PACKED = {
   batchPayouts: packedPage(STATEMENTS.batchPayouts),
   runPayouts: packedPage(STATEMENTS.runPayouts),
 };
+
+/** Half of a character past U+FFFF, in a JavaScript text. */
+const SURROGATE = /[\uD800-\uDFFF]/;
 
 const LOOKUP_JSON = `SELECT json_group_array(json_array(${PAYOUT_COLUMNS})) AS json FROM payouts
   WHERE scope_id = :scope AND reference IN (SELECT value FROM json_each(:references))`;
@@ -569,7 +575,6 @@ class SqliteDialect implements Dialect, Driver {
     return fenceAdmits(fence, facts) ? sql.changed(set, values) : 0;
   }
 
-  /** A page of a paid batch's payouts, packed; as rows when a value held a separator. */
   /**
    * A packed page is one text, which V8 keeps among its large objects past a few hundred
    * kilobytes: a million payouts read in 4,000-payout pages took 2.4 s and 88 MB more RSS, in
@@ -577,6 +582,10 @@ class SqliteDialect implements Dialect, Driver {
    */
   readonly batchPageRows = 1000;
 
+  /**
+   * A page of a paid batch's payouts, packed; as rows, which SQLite sorts, when a value held a
+   * separator or the packed text is not in the order of the references.
+   */
   async batchPage(sql: Sql, statement: BatchStatement, values: Values): Promise<BatchPayout[]> {
     const [{ n, packed }] = (await sql.rows(BATCH_PAGE_PACKED[statement], values)) as [
       { n: number; packed: string | null },
@@ -584,10 +593,13 @@ class SqliteDialect implements Dialect, Driver {
     if (packed === null) return [];
     const records = packed.split(RECORD);
     const payouts: BatchPayout[] = [];
-    if (records.length === n) {
+    // JavaScript orders texts as SQLite does (by UTF-8 bytes) but for characters past U+FFFF.
+    if (records.length === n && !SURROGATE.test(packed)) {
+      let previous = values.after as string;
       for (const record of records) {
         const [payee, name, reference, amount, currency, more] = record.split(UNIT);
-        if (currency === undefined || more !== undefined) break;
+        if (currency === undefined || more !== undefined || !(reference! > previous)) break;
+        previous = reference!;
         payouts.push({ payee: payee!, name: name!, reference: reference!, amount: amount!, currency });
       }
     }

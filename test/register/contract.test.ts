@@ -737,6 +737,26 @@ describe.each(stores)('the $name register', (kind) => {
       expect(kept.get('D-2')?.warnings).toBe('0');
       expect(kept.get('S-01')).toBeDefined();
       expect(kept.get('S-01')?.warnings).toBeUndefined();
+
+      // References past U+FFFF, which JavaScript orders before U+FFFD and a store by their
+      // bytes after it: pages follow one another in the store's order, none read twice.
+      await store.beginRun({
+        id: 'jan-1',
+        sheet: 'j.csv',
+        digest: 'january',
+        host: 'h',
+        pid: 1,
+        startedAt: '2027-01-25T09:00:00.000Z',
+      });
+      const unusual = ['J-\u{1F600}', 'J-\uFFFD', 'J-z', 'J-a', 'J-\u{1F601}'];
+      await claimAs(store, remote('jan-1'), unusual);
+      for (const reference of unusual) {
+        await store.update('jan-1', reference, { state: 'sending', payeeKey: 'cy' });
+        await store.update('jan-1', reference, { state: 'submitted', transactionId: `tx-${reference}` });
+      }
+      const january: string[][] = [];
+      for await (const page of store.batchPayouts('january', 2)) january.push(page.map((p) => p.reference));
+      expect(january).toEqual([['J-a', 'J-z'], ['J-\uFFFD', 'J-\u{1F600}'], ['J-\u{1F601}']]);
     } finally {
       await register.close();
     }
