@@ -256,6 +256,24 @@ export class PayeeAmounts {
     return false;
   }
 
+  /** Whether the sheet paid the payee, in any currency. */
+  seen(entry: number): boolean {
+    return (this.state[entry >>> CHUNK_BITS]![entry & (CHUNK - 1)]! & SEEN) !== 0;
+  }
+
+  /**
+   * In how many currencies the previous batch paid the payee: amountsOf(entry).paid.size,
+   * without the Maps, for a sheet that leaves out a million payees.
+   */
+  currenciesPaid(entry: number): number {
+    const several = this.several.get(entry);
+    if (several !== undefined) return several.paid.size;
+    let count = 1;
+    for (const slot of this.furtherOf(entry))
+      if ((this.furtherState[slot >>> CHUNK_BITS]![slot & (CHUNK - 1)]! & PAID_THEN) !== 0) count += 1;
+    return count;
+  }
+
   /** The payee's amounts, per currency in the order they were first met (then before now). */
   amountsOf(entry: number): PayeeAmountsOf {
     const at = entry & (CHUNK - 1);

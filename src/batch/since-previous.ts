@@ -178,6 +178,12 @@ export class ListedPayees<T extends object> implements Listed<T> {
 export type EarlierPages = () => AsyncIterable<Iterable<EarlierPayout>>;
 
 /**
+ * The same payouts read again for the names of the payees listed (`finish`), which needs no
+ * amount: the register's pages as they come, with no amount parsed for a million payouts.
+ */
+export type NamingPages = () => AsyncIterable<Iterable<Pick<EarlierPayout, 'payee' | 'name' | 'reference'>>>;
+
+/**
  * A comparison as it crosses to another thread (SincePreviousComparison.message): the batch and
  * what was kept of it, without the way to read it again, which that thread has its own of.
  */
@@ -195,7 +201,7 @@ export class SincePreviousComparison {
   private totalsThen = new Map<string, bigint>();
   private readonly totalsNow = new Map<string, bigint>();
   /** Reads the payouts again at the end, for the names and references of the payees listed. */
-  private readAgain: EarlierPages;
+  private readAgain: NamingPages;
 
   /** A comparison with `payouts`, which `finish` reads again (an array: a test's few payouts). */
   constructor(
@@ -212,16 +218,18 @@ export class SincePreviousComparison {
 
   /**
    * A comparison with the payouts `pages` reads (a register's, a page at a time): kept are their
-   * amounts per payee, never the payouts. `rows` null: the batch's payouts count as its rows.
+   * amounts per payee, never the payouts, which `again` reads at the end (by default `pages`).
+   * `rows` null: the batch's payouts count as its rows.
    */
   static async read(
     batch: Omit<PreviousBatch, 'rows'> & { rows: number | null },
     pages: EarlierPages,
     digest = '',
+    again: NamingPages = pages,
   ): Promise<SincePreviousComparison> {
     const { sheet, at } = batch;
     const comparison = new SincePreviousComparison({ sheet, at, rows: batch.rows ?? 0 }, [], digest);
-    comparison.readAgain = pages;
+    comparison.readAgain = again;
     let payouts = 0;
     for await (const page of pages()) payouts += comparison.take(page);
     if (batch.rows === null) comparison.batch = { sheet, at, rows: payouts };
@@ -238,7 +246,7 @@ export class SincePreviousComparison {
   }
 
   /** The comparison another thread read (`message`), read again at the end through `pages`. */
-  static revive(data: ComparisonMessage, pages: EarlierPages): SincePreviousComparison {
+  static revive(data: ComparisonMessage, pages: NamingPages): SincePreviousComparison {
     const comparison = new SincePreviousComparison(data.batch, [], data.digest);
     comparison.payees = PayeeAmounts.from(data.payees);
     comparison.totalsThen = data.totalsThen;
@@ -327,11 +335,11 @@ export class SincePreviousComparison {
             read[entry] = 1;
             // Copies: a page's texts are slices of one long text, which any of them kept would keep.
             names[entry] = detached(payout.name);
-            const { paid, sheet, seen } = this.payees.amountsOf(entry);
-            if (!seen) {
-              missingCount += paid.size;
+            if (!this.payees.seen(entry)) {
+              missingCount += this.payees.currenciesPaid(entry);
               if (!missing.add(entry, forget)) forget(entry);
             } else {
+              const { paid, sheet } = this.payees.amountsOf(entry);
               reading = entry;
               for (const currency of new Set([...paid.keys(), ...sheet.keys()])) {
                 const then = paid.get(currency) ?? 0n;
@@ -485,7 +493,9 @@ export async function sinceCandidates(
   for (const batch of options.batches ?? (await store.paidBatches(COMPARED_BATCHES))) {
     const pages = () => earlierPages(store, batch.digest);
     const first = pause === undefined ? pages : () => paused(pages(), pause);
-    comparisons.push(await SincePreviousComparison.read(batch, first, batch.digest));
+    comparisons.push(
+      await SincePreviousComparison.read(batch, first, batch.digest, () => store.batchPayouts(batch.digest)),
+    );
   }
   return comparisons;
 }
@@ -495,7 +505,7 @@ export function revivedComparisons(
   store: Pick<ScopeStore, 'batchPayouts'>,
   messages: readonly ComparisonMessage[],
 ): SincePreviousComparison[] {
-  return messages.map((data) => SincePreviousComparison.revive(data, () => earlierPages(store, data.digest)));
+  return messages.map((data) => SincePreviousComparison.revive(data, () => store.batchPayouts(data.digest)));
 }
 
 /** The pages, with `pause` awaited after each. */

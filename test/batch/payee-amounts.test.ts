@@ -131,6 +131,8 @@ describe('PayeeAmounts', () => {
       expect(sorted(kept.paid)).toEqual(sorted(held.paid));
       expect(sorted(kept.sheet)).toEqual(sorted(held.sheet));
       expect(kept.seen).toBe(held.seen);
+      expect(amounts.seen(entry)).toBe(held.seen);
+      expect(amounts.currenciesPaid(entry)).toBe(held.paid.size);
       expect(amounts.listed(entry)).toBe(differs(held));
       if (differs(held)) listed += 1;
     }
