@@ -1,57 +1,15 @@
 /**
  * The keyed hash that names payee details in a register without keeping them in clear
- * (HMAC-SHA256 with the scope's secret, 32 characters of base64url), and the memory that
- * spares recomputing it: a sheet pays many of its payees more than once, and an HMAC costs a
- * few microseconds where a Map look-up costs a tenth of one. Both stores use this one.
+ * (HMAC-SHA256 with the scope's secret, 32 characters of base64url). Both stores use this one.
+ *
+ * Nothing is kept to spare computing one again. A Map of the last 4,096 texts and their
+ * fingerprints did, while an HMAC cost 2 microseconds: its texts outlived the young generation
+ * and were promoted, and a million rows of payees paid once each made the validating thread
+ * collect its old generation 32 times where 10 do without it (trace-gc, `distinct-payees` of
+ * the bench); without it that thread took less CPU time in five runs of six, `next-sheet` too,
+ * where payees come back.
  */
 import { hash } from 'node:crypto';
-
-/**
- * Fingerprints kept: the payees of a few thousand rows around the current one, a few hundred
- * kilobytes at most.
- */
-const KEPT = 4096;
-
-export class Fingerprints {
-  private readonly kept = new Map<string, string>();
-  /** Fingerprints found among the kept ones since they were last cleared. */
-  private hits = 0;
-  /** Fingerprints to compute without keeping them, after a stretch of payees seen once each. */
-  private unkept = 0;
-
-  private readonly hmac: Hmac;
-
-  constructor(secret: Buffer) {
-    this.hmac = new Hmac(secret);
-  }
-
-  /** The fingerprint of a canonical text (register/details.ts makes them). */
-  of(canonical: string): string {
-    // Paused, nothing is kept to be found: a look-up would only cost its string hash.
-    if (this.unkept > 0) {
-      this.unkept -= 1;
-      return this.hmac.of(canonical);
-    }
-    const known = this.kept.get(canonical);
-    if (known !== undefined) {
-      this.hits += 1;
-      return known;
-    }
-    const hashed = this.hmac.of(canonical);
-    if (this.kept.size === KEPT) {
-      const few = this.hits < KEPT / 8;
-      this.kept.clear();
-      this.hits = 0;
-      // Keeping them costs more than it saves when few come back: pause, then try again.
-      if (few) {
-        this.unkept = 16 * KEPT;
-        return hashed;
-      }
-    }
-    this.kept.set(canonical, hashed);
-    return hashed;
-  }
-}
 
 /** SHA-256's block, to which HMAC pads its key. */
 const BLOCK = 64;
@@ -65,7 +23,7 @@ const BLOCK = 64;
  * after its inner pad, hashed through a view kept per length; the inner hash comes back as a
  * one-byte string ('binary', latin1), copied after the outer pad: 0.75 microseconds on both.
  */
-class Hmac {
+export class Fingerprints {
   /** K ^ ipad, then room for the text's bytes. */
   private inner: Buffer;
   /** K ^ opad, then the inner hash. */
@@ -83,7 +41,10 @@ class Hmac {
     }
   }
 
-  /** The first 32 characters of the base64url HMAC of the text as UTF-8. */
+  /**
+   * The fingerprint of a canonical text (register/details.ts makes them): the first 32
+   * characters of the base64url HMAC of the text as UTF-8.
+   */
   of(text: string): string {
     // A UTF-16 unit takes at most three bytes of UTF-8.
     if (BLOCK + 3 * text.length > this.inner.length) {

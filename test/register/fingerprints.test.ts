@@ -48,13 +48,4 @@ describe('Fingerprints', () => {
     expect(fingerprints.of('cd')).toBe(hmac('cd'));
     expect(fingerprints.of('ab')).toBe(hmac('ab'));
   });
-
-  it('gives the same answer whether it kept the text or not, across many payees seen once', () => {
-    const fingerprints = new Fingerprints(secret);
-    // Far more payees than it keeps, each once, then the first ones again.
-    const texts = Array.from({ length: 10_000 }, (_, i) => `payee:${i}`);
-    for (const text of texts) fingerprints.of(text);
-    for (const text of [...texts.slice(0, 50), ...texts.slice(-50)])
-      expect(fingerprints.of(text)).toBe(hmac(text));
-  });
 });
