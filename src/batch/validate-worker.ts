@@ -31,9 +31,9 @@ const MESSAGE_ROWS = 2048;
  * promoted that way grew the main thread's old generation by 60 MB before it was collected
  * (256 a message: 200 to 262 MB peak RSS for a sheet of a million paid rows; 64: 200 to 211).
  * Since the worker's heap is bounded, 128 costs no more memory (a million rows the register
- * holds: 224 to 231 MB, as at 64) and spares half the messages: 15,600 of them, each tens of
- * microseconds on both threads, against 7,800 (`distinct-payees` of the bench, in three
- * alternating pairs of runs: 0.63 to 0.69 of the floor at 128, 0.52 to 0.60 at 64).
+ * holds: 224 to 231 MB, as at 64) and sends half the messages, each tens of microseconds on
+ * both threads: 7,800 where 64 took 15,600 (`distinct-payees` of the bench, in three alternating
+ * pairs of runs: 0.63 to 0.69 of the floor at 128, 0.52 to 0.60 at 64).
  */
 const MESSAGE_VERDICTS = 128;
 
