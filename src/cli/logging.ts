@@ -92,6 +92,11 @@ export interface CommandLog {
   /** The log file's failure (disk full), once one happened. */
   failure(): StorageError | undefined;
   /**
+   * Tells `listener` of the log file's failure as it happens (at once if it happened already):
+   * a command that serves for days says it then, not only when it stops.
+   */
+  onFailure(listener: (failure: StorageError) => void): void;
+  /**
    * Lines for a person (a summary): printed on stderr, or one `summary` record when stderr
    * holds JSON lines; with --log-file they go to stderr as text and not into the file.
    */
@@ -112,13 +117,16 @@ export function openCommandLog(
   io: { stderr: NodeJS.WritableStream & { isTTY?: boolean } },
 ): CommandLog {
   let failure: StorageError | undefined;
+  const listeners: ((failure: StorageError) => void)[] = [];
   const logger = createLogger({
     format: settings.format,
     ...(settings.file ? { file: settings.file } : {}),
     ...(settings.level ? { level: settings.level } : {}),
     stderr: io.stderr,
     onStorageError: (error) => {
-      failure ??= error;
+      if (failure !== undefined) return;
+      failure = error;
+      for (const listener of listeners) listener(error);
     },
   });
   const json = jsonOnStderr(settings);
@@ -129,6 +137,10 @@ export function openCommandLog(
     jsonOnStderr: json,
     textOnStderr: settings.format === 'text' && settings.file === undefined,
     failure: () => failure,
+    onFailure(listener) {
+      if (failure === undefined) listeners.push(listener);
+      else listener(failure);
+    },
     tell(lines, msg = 'summary') {
       if (lines.length === 0) return;
       if (json) logger.info({ lines }, msg);

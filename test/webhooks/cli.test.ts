@@ -1,11 +1,13 @@
+import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import Database from 'libsql';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import yargs from 'yargs';
 import { PATHS } from '../../src/api/contract.js';
 import type { CliIo } from '../../src/cli/io.js';
+import { openCommandLog } from '../../src/cli/logging.js';
 import { reportError } from '../../src/cli/main.js';
 import { WEBHOOKS_DESCRIPTION, webhooksCommands, webhooksListenCommand } from '../../src/cli/webhooks.js';
 import { UsageError } from '../../src/errors.js';
@@ -313,7 +315,9 @@ describe('payouts webhooks listen', () => {
     secrets: string[];
     eventsFile?: string;
     tty?: boolean;
-  }): Promise<{ receiver: WebhookReceiver; stop: () => Promise<Run> }> {
+    /** A --log-file: the logs go there, as JSON. */
+    logFile?: string;
+  }): Promise<{ receiver: WebhookReceiver; stop: () => Promise<Run>; out: { stderr: string } }> {
     const { io, out } = capture({}, process.cwd(), options.tty);
     let stop!: () => void;
     const stopSignal = new Promise<void>((resolve) => {
@@ -335,6 +339,9 @@ describe('payouts webhooks listen', () => {
         onListening: started,
       },
       io,
+      ...(options.logFile === undefined
+        ? []
+        : [openCommandLog({ format: 'json', file: options.logFile }, io)]),
     );
     const receiver = await Promise.race([
       listening,
@@ -342,6 +349,7 @@ describe('payouts webhooks listen', () => {
     ]);
     return {
       receiver,
+      out,
       stop: async () => {
         stop();
         const code = await done;
@@ -423,6 +431,48 @@ describe('payouts webhooks listen', () => {
     );
     expect(result.stderr).not.toContain(SECRET);
   });
+
+  it.skipIf(!existsSync('/dev/full'))(
+    'goes on recording events when its log file fails, says so at once, and ends with exit 2 naming the file',
+    async () => {
+      const { receiver, stop, out } = await listen({ secrets: [SECRET], logFile: '/dev/full' });
+      const send = async (id: string) => {
+        const body = JSON.stringify(
+          payload({ resourceId: id, data: { transactionId: id, status: 'COMPLETED' } }),
+        );
+        return (
+          await fetch(receiver.url, {
+            method: 'POST',
+            headers: { 'x-service-webhook-signature': sign(body) },
+            body,
+          })
+        ).status;
+      };
+      expect(await send('tx-1')).toBe(200);
+      await receiver.idle();
+      // The "listening" line and the first event's already failed to be written.
+      await vi.waitFor(() => expect(out.stderr).toContain('cannot write the log file /dev/full'), {
+        timeout: 5000,
+      });
+      expect(await send('tx-2')).toBe(200);
+      await receiver.idle();
+      const result = await stop();
+
+      expect(result.code).toBe(2);
+      const message =
+        'payouts: cannot write the log file /dev/full (free some space or fix the folder, or choose another --log-file PATH): no space left on the device (the disk is full) (ENOSPC)';
+      expect(result.stderr.split('\n').filter((line) => line !== '')).toEqual([
+        `${message}. Events are still verified and recorded in the register, without log lines`,
+        message,
+      ]);
+      const register = new Database(testRegisterPath(), { readonly: true });
+      const events = register.prepare('SELECT resource_id FROM events ORDER BY resource_id').all() as {
+        resource_id: string;
+      }[];
+      register.close();
+      expect(events.map((e) => e.resource_id)).toEqual(['tx-1', 'tx-2']);
+    },
+  );
 
   it('refuses to start without a secret (exit 2) through the command line', async () => {
     const result = await payouts(['webhooks', 'listen', '--port', '0'], {});

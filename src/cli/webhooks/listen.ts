@@ -2,7 +2,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
+import { exitCodeOfError, outcomeCode } from '../../batch/exit-code.js';
 import { STOP_GRACE_MS } from '../../batch/stop-grace.js';
 import { InterruptedError, UsageError } from '../../errors.js';
 import { REGISTER_ENV, registerLocationText, shownLocation } from '../../register/location.js';
@@ -50,6 +50,13 @@ export async function webhooksListenCommand(
   log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
 ): Promise<number> {
   const { logger } = log;
+  // A log file that fails while serving (disk full) is said at once on stderr; the receiver goes
+  // on: the events it records in the register are the outcomes of payments, its log lines are not.
+  log.onFailure((failure) =>
+    io.stderr.write(
+      `payouts: ${failure.message}. Events are still verified and recorded in the register, without log lines\n`,
+    ),
+  );
   // Listening for the signals first: one that follows the "listening" line at once stops cleanly.
   const stop = untilStopped(options.stopSignal);
   try {
@@ -110,6 +117,14 @@ export async function webhooksListenCommand(
     clearTimeout(grace);
     await register.close();
     logger.info({ ...receiver.stats }, 'webhook receiver stopped');
+    // What failed in writing the log file is known for sure once it is closed; then it is the
+    // exit code, as for the other commands that send nothing.
+    await log.close();
+    const logFailure = log.failure();
+    if (logFailure !== undefined) {
+      io.stderr.write(`payouts: ${logFailure.message}\n`);
+      return exitCodeOfError(logFailure);
+    }
     // Stopping is how a receiver ends: a signal here is no interrupted run.
     return outcomeCode(true);
   } catch (error) {
