@@ -1,7 +1,9 @@
 /**
  * `validate` on two threads: the main thread reads the sheet and writes the results file, a
- * worker thread maps, checks, counts and hashes the rows and sends their verdicts back in sheet
- * order. Two ways to share the reading, chosen by where the time goes:
+ * worker thread maps, checks and counts the rows and sends their verdicts back in sheet order.
+ * The main thread hashes the valid rows for the digest as it writes them (each verdict says
+ * whether its row is in the digest) and gives the worker their hash at the end: the worker is
+ * the busier thread, and hashing a million rows is a second of work. Two ways to share the reading, chosen by where the time goes:
  *
  * - Without a register the worker reads the same file with the same reader: checking a row
  *   costs about what writing it does, and reading twice costs less than handing every cell
@@ -126,13 +128,15 @@ export const ACK = 'ack';
 
 /**
  * The main thread's messages: ACK when the worker reads the sheet; else rows to check, then
- * `end` once the sheet was read to its end.
+ * `end` once the sheet was read to its end. Then `tag`, the hash of the valid rows (digest.ts
+ * DigestRows), once their verdicts were taken and the rows written: the worker then finishes.
  */
 export type MainMessage =
   | typeof ACK
   | ({ type: 'rows' } & RowBatch)
   | { type: 'comparisons'; comparisons: ComparisonMessage[] }
-  | { type: 'end' };
+  | { type: 'end' }
+  | { type: 'tag'; tag: string };
 
 /** The main thread's end of the worker: rows out, their verdicts back in sheet order, then the findings. */
 export class CheckingWorker {
@@ -186,8 +190,9 @@ export class CheckingWorker {
     return message;
   }
 
-  /** The findings, once every batch was taken. */
-  async finish(): Promise<SheetFindings> {
+  /** The findings, once every batch was taken; `tag`: the valid rows' hash (DigestRows). */
+  async finish(tag: string): Promise<SheetFindings> {
+    this.worker.postMessage({ type: 'tag', tag } satisfies MainMessage);
     const message = await this.take();
     if (message.type !== 'done') throw this.outOfStep('more rows were checked than read');
     const summary = new BatchSummary();

@@ -2,12 +2,14 @@
  * The worker thread of `validate` (src/batch/parallel.ts): maps and checks the rows, which it
  * reads from the sheet itself or is sent by the main thread, judges them against the
  * register's records when there is a register, and sends the verdicts back message by
- * message, then the counts, totals, digest and samples.
+ * message, then the counts, totals, digest and samples. The main thread hashes the valid rows
+ * for the digest as it writes them, and sends their hash (the tag) once it wrote the last.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openRegister } from '../register/open.js';
 import type { Register, ScopeStore } from '../register/types.js';
 import type { RawRow } from '../sheet/types.js';
+import { inDigest } from './digest.js';
 import type { EarlierResult } from './earlier.js';
 import { ACK, type MainMessage, WINDOW, type WorkerInput, type WorkerMessage } from './parallel.js';
 
@@ -49,8 +51,11 @@ let wake: (() => void) | undefined;
 let comparisons: ComparisonMessage[] | undefined;
 /** Gives the tally the comparisons, once both are there. */
 let compare: (() => void) | undefined;
+/** The valid rows' hash, from the main thread once it wrote them all. */
+let tag: string | undefined;
 port.on('message', (message: MainMessage) => {
   if (message === ACK) credits += 1;
+  else if (message.type === 'tag') tag = message.tag;
   else if (message.type === 'comparisons') {
     // Taken at once, between two rows: the rows counted so far were kept for them.
     comparisons = message.comparisons;
@@ -91,6 +96,7 @@ try {
     input.sampleSize,
     input.warnedReferences,
     input.holdChangedPayees,
+    'elsewhere',
   );
   let check: RegisterCheck | undefined;
   let store: ScopeStore | undefined;
@@ -139,7 +145,7 @@ try {
         judged?.status === 'invalid' ? NO_WARNINGS : warnings.of(row, stored?.[i]),
         payee,
       );
-      const full = take(row.raw.rowNumber, verdict);
+      const full = take(row.raw.rowNumber, verdict, inDigest(row));
       if (full) await full;
     }
     // The main thread waits for the verdicts of the rows it sent before it sends more.
@@ -147,9 +153,10 @@ try {
   }
   checker.finish();
   await post();
+  while (tag === undefined) await nextMessage();
   send({
     type: 'done',
-    ...(await tally.finish()),
+    ...(await tally.finish(tag)),
     historyOwn: [...warnings.judgedOwn],
     historyOther: [...warnings.judgedOther],
     repeats: [...checker.repeats],
@@ -165,8 +172,8 @@ await register?.close();
 port.unref();
 
 /** Queues a row's verdict; a full message is sent (the promise to wait on), else undefined. */
-function take(rowNumber: number, verdict: RowVerdict): Promise<void> | undefined {
-  pending.add(rowNumber, verdict);
+function take(rowNumber: number, verdict: RowVerdict, digested: boolean): Promise<void> | undefined {
+  pending.add(rowNumber, verdict, digested);
   return pending.full || pending.notValid === MESSAGE_VERDICTS ? post() : undefined;
 }
 

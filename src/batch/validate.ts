@@ -10,6 +10,7 @@ import { openExistingRegister } from '../register/open.js';
 import type { Register, ScopeInfo, ScopeStore } from '../register/types.js';
 import type { ResultRecord, ResultsWriter } from '../sheet/results.js';
 import type { OpenedSheet, RawRow, SheetFormat } from '../sheet/types.js';
+import { CellDigestRows } from './digest.js';
 import { type ControlTotals, checkControlTotals } from './guards.js';
 import { CheckingWorker, IN_FLIGHT, WORKER_OLD_GENERATION_MB, workerOutOfMemory } from './parallel.js';
 import {
@@ -28,7 +29,7 @@ import type { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
 import { judgedRight, NO_WARNINGS, PayeeWarnings, type WarningTally } from './warnings.js';
-import { NO_VERDICTS, packRows, type RowBatch, unpackRows, verdictAt } from './worker-codec.js';
+import { digestedAt, NO_VERDICTS, packRows, type RowBatch, unpackRows, verdictAt } from './worker-codec.js';
 
 export { type RowSample, tally } from './verdicts.js';
 
@@ -328,6 +329,8 @@ async function checkOnWorker(
   let verdicts = NO_VERDICTS;
   let at = 0;
   let written = 0;
+  // The valid rows hashed here as they are written: the worker is the busier thread.
+  const digestRows = new CellDigestRows(prepared.header.index, sheetNumbers(prepared.sheet));
   /** Writes rows, each with its verdict; the promise to wait on when the output is behind. */
   const write = async (rows: Iterable<RawRow>): Promise<void> => {
     let pending: Promise<void> | undefined;
@@ -339,6 +342,7 @@ async function checkOnWorker(
       if (verdicts.rowNumbers[at] !== raw.rowNumber) {
         throw worker.outOfStep(`row ${raw.rowNumber} was paired with row ${verdicts.rowNumbers[at]}`);
       }
+      if (digestedAt(verdicts, at)) digestRows.add(raw);
       // write() returns a promise only when the output asks us to wait (backpressure).
       pending = writer.write(resultOf(raw, verdictAt(verdicts, at++))) ?? pending;
       written += 1;
@@ -377,7 +381,7 @@ async function checkOnWorker(
       for await (const rows of rawBatches(prepared.sheet)) await write(rows);
     }
     if (at !== verdicts.rowNumbers.length) throw worker.outOfStep('more rows were checked than read');
-    return await worker.finish();
+    return await worker.finish(digestRows.finish());
   } finally {
     await worker.close();
   }

@@ -1,5 +1,5 @@
 import type { ColumnIndex } from '../columns/columns.js';
-import { BatchDigest } from './digest.js';
+import { BatchDigest, inDigest } from './digest.js';
 import type { EarlierResult } from './earlier.js';
 import type { PreparedRow } from './prepare.js';
 import { LISTED_SHOWN, type SincePrevious, type SincePreviousComparison, sinceOf } from './since-previous.js';
@@ -104,8 +104,10 @@ export class ValidationTally {
     private readonly keepReferences = true,
     /** `--hold-changed-payees`: a row whose payee's bank details changed would not be sent. */
     private readonly hold = false,
+    /** Where the valid rows are hashed (BatchDigest): 'elsewhere' gives finish their tag. */
+    rowsHashed: 'here' | 'elsewhere' = 'here',
   ) {
-    this.digest = new BatchDigest(index);
+    this.digest = new BatchDigest(index, rowsHashed);
     this.warnings = new WarningTally(keepReferences);
   }
 
@@ -175,7 +177,7 @@ export class ValidationTally {
       if (row.totals.mismatch !== undefined) this.totalsMismatches.push(row.totals.mismatch);
       return { status: 'skipped', errors: [row.totals.message], errorColumns: VALID.errorColumns };
     }
-    const valid = row.issues.length === 0;
+    const valid = inDigest(row);
     // A row the register refuses (its reference was paid with other details) is invalid: no
     // warnings, in the digest either. One it knows otherwise (paid already, in doubt) keeps them
     // in the digest, so a resumed batch hashes as the first run did, but shows none: warnings
@@ -242,11 +244,14 @@ export class ValidationTally {
     };
   }
 
-  /** The findings; call once, after the last row (the previous batch is read once more). */
-  async finish(): Promise<SheetFindings> {
+  /**
+   * The findings; call once, after the last row (the previous batch is read once more). `tag`:
+   * the valid rows' hash, when they were hashed elsewhere (DigestRows).
+   */
+  async finish(tag?: string): Promise<SheetFindings> {
     if (this.waiting !== undefined)
       throw new Error('the rows were counted, but the earlier batches never came');
-    const digest = this.digest.finish();
+    const digest = this.digest.finish(tag);
     return {
       summary: this.summary,
       ...digest,

@@ -160,10 +160,16 @@ function numberText(value: number): string {
 
 const NO_TEXTS: readonly string[] = [];
 
+/** After a verdict's status: whether its row is in the batch digest (digest.ts inDigest). */
+const IN_DIGEST = '\u0001';
+const NOT_IN_DIGEST = '\u0000';
+
 /**
- * Builds a VerdictBatch row by row. A verdict is written as: status, the number of errors, the
- * errors, the number of error columns, the columns, the number of warnings, the warnings, then the four ids ('' for none); a number
- * as four code units of 8 bits (32 bits: SMALL_NUMBERS), a string as its length then its code units as they are.
+ * Builds a VerdictBatch row by row. A verdict is written as: status, whether the row is in the
+ * digest (one code unit), the number of errors, the errors, the number of error columns, the
+ * columns, the number of warnings, the warnings, then the four ids ('' for none); a number as
+ * four code units of 8 bits (32 bits: SMALL_NUMBERS), a string as its length then its code
+ * units as they are. A VALID row and a new payee's (NEW_PAYEE_MARK) are valid, so in the digest.
  */
 export class VerdictPacker {
   private rowNumbers: Uint32Array<ArrayBuffer>;
@@ -182,11 +188,15 @@ export class VerdictPacker {
     return this.rows === this.capacity;
   }
 
-  add(rowNumber: number, verdict: RowVerdict): void {
+  /** Adds a row's verdict; `inDigest`, whether the row is in the digest, for the thread hashing the rows. */
+  add(rowNumber: number, verdict: RowVerdict, inDigest: boolean): void {
     this.rowNumbers[this.rows] = rowNumber;
     // Set for every row: a packer that gave copies goes on with its own arrays.
     this.starts[this.rows] = 0;
     const newPayee = (verdict as Partial<NewPayeeVerdict>).newPayee;
+    if (verdict === VALID || newPayee !== undefined) {
+      if (!inDigest) throw new Error(`row ${rowNumber} is valid yet not in the digest`);
+    }
     if (newPayee !== undefined) {
       this.starts[this.rows] = this.text.length + 1;
       this.string(NEW_PAYEE_MARK);
@@ -195,6 +205,7 @@ export class VerdictPacker {
       this.starts[this.rows] = this.text.length + 1;
       this.notValid += 1;
       this.string(verdict.status);
+      this.text += inDigest ? IN_DIGEST : NOT_IN_DIGEST;
       this.number(verdict.errors.length);
       for (const error of verdict.errors) this.string(error);
       this.number(verdict.errorColumns.length);
@@ -311,6 +322,7 @@ export function verdictAt(batch: VerdictBatch, i: number): RowVerdict {
   };
   const status = string() as RowStatus;
   if ((status as string) === NEW_PAYEE_MARK) return validNewPayee(string());
+  at += 1; // in the digest or not: digestedAt
   const errors: string[] = new Array(number());
   for (let k = 0; k < errors.length; k++) errors[k] = string();
   const errorColumns: number[] = new Array(number());
@@ -331,4 +343,20 @@ export function verdictAt(batch: VerdictBatch, i: number): RowVerdict {
   if (simulationId) verdict.simulationId = simulationId;
   if (transactionId) verdict.transactionId = transactionId;
   return verdict;
+}
+
+/** Whether the row a batch message carries at `i` is in the batch digest (VerdictPacker.add). */
+export function digestedAt(batch: VerdictBatch, i: number): boolean {
+  const start = batch.starts[i]!;
+  if (start === 0) return true;
+  const { text } = batch;
+  const at = start - 1;
+  const length =
+    ((text.charCodeAt(at) << 24) |
+      (text.charCodeAt(at + 1) << 16) |
+      (text.charCodeAt(at + 2) << 8) |
+      text.charCodeAt(at + 3)) >>>
+    0;
+  const status = text.slice(at + 4, at + 4 + length);
+  return status === NEW_PAYEE_MARK || text.charAt(at + 4 + length) === IN_DIGEST;
 }

@@ -197,6 +197,61 @@ describe('validate on a worker thread', () => {
     });
   });
 
+  it('hashes the rows the register knows as one thread does: a refused row stays in the digest', async () => {
+    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
+    const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
+    const { detailsOf } = await load<DetailsModule>('register/details.js');
+    await withTempDir(async (dir) => {
+      // No reference or payment repeated: the worker's reading is the last, its digest the one given.
+      const sheetPath = path.join(dir, 'sheet.csv');
+      const rows = generateRows(3000).map((row, i) =>
+        i % 7 === 0 && row['currency'] === 'USD'
+          ? { ...row, currency: 'usd', amount: `1,${String(i % 1000).padStart(3, '0')}.5` }
+          : row,
+      );
+      rows[20] = { ...rows[20]!, routingNumber: '12' };
+      await writeSheet(sheetPath, rows);
+      const registerPath = path.join(dir, 'register.db');
+      const service = 'http://127.0.0.1:9';
+      const register = openRegister(registerPath);
+      const store = await register.openScope({ service, integratorId: 'int-1' });
+      const now = new Date().toISOString();
+      await store.beginRun({ id: 'run-1', sheet: 'may.csv', digest: 'd', host: 'h', pid: 1, startedAt: now });
+      // Every third row paid as it is, every third but one paid for another amount (refused).
+      const prepared = await prepareSheet({ sheetPath });
+      for await (const batch of prepared.batches) {
+        const requests = batch
+          .filter((row) => row.issues.length === 0 && row.raw.rowNumber % 3 !== 2)
+          .map((row, i) => {
+            const details = detailsOf(row.payout, (canonical) => store.fingerprint(canonical));
+            const amount = row.raw.rowNumber % 3 === 1 ? '999.99' : details.amount;
+            return {
+              reference: row.payout.reference,
+              details: { ...details, payee: details.payee, amount },
+              idempotencyKey: `key-${row.raw.rowNumber}-${i}`,
+            };
+          });
+        await store.claim('run-1', requests, () => 'claim');
+        for (const { reference } of requests)
+          await store.update('run-1', reference, {
+            state: 'submitted',
+            transactionId: `tx-${reference}`,
+            error: null,
+          });
+      }
+      await store.finishRun('run-1', { rows: 2000, statuses: {}, exitCode: 0 });
+      await register.close();
+      const options = { sheetPath, register: { location: registerPath, service } };
+      const one = await validateSheet({ ...options, outPath: path.join(dir, 'one.csv'), worker: false });
+      const two = await validateSheet({ ...options, outPath: path.join(dir, 'two.csv'), worker: true });
+      expect(two.summary.byStatus.invalid).toBe(1 + 999);
+      expect(two.summary.byStatus.skipped).toBe(1000);
+      expect(await readFile(two.resultsPath, 'latin1')).toBe(await readFile(one.resultsPath, 'latin1'));
+      expect(two.digest).toBe(one.digest);
+    });
+  });
+
   it("leaves the sheet's own payouts out of its payees' histories on one reading, on a worker as on one thread", async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');

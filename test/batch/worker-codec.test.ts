@@ -3,9 +3,10 @@
  * worker, and the verdicts it sends back, each packed and read back as they were.
  */
 import { describe, expect, it } from 'vitest';
-import { type RowVerdict, VALID } from '../../src/batch/verdicts.js';
+import { type RowVerdict, VALID, validNewPayee } from '../../src/batch/verdicts.js';
 import {
   describeError,
+  digestedAt,
   packRows,
   rebuildError,
   unpackRows,
@@ -43,10 +44,16 @@ const verdicts: RowVerdict[] = [
   },
 ];
 
+/**
+ * Whether each verdict's row is in the batch digest: the second is invalid on the sheet, the
+ * sixth refused by the register (paid with other details), whose row is hashed all the same.
+ */
+const digested = [true, false, true, true, true, true, true];
+
 describe('the verdicts of a validate worker', () => {
   it('are read back from their packing as they were, VALID as the shared VALID', () => {
     const packer = new VerdictPacker(8);
-    for (const [i, verdict] of verdicts.entries()) packer.add(i + 2, verdict);
+    for (const [i, verdict] of verdicts.entries()) packer.add(i + 2, verdict, digested[i]!);
     expect(packer.notValid).toBe(5);
     expect(packer.full).toBe(false);
     const batch = structuredClone(packer.take());
@@ -55,21 +62,31 @@ describe('the verdicts of a validate worker', () => {
     expect(read).toEqual(verdicts);
     expect(read[0]).toBe(VALID);
     expect(read[2]).toBe(VALID);
+    expect(verdicts.map((_, i) => digestedAt(batch, i))).toEqual(digested);
     // Absent ids stay absent: the results file writes '' for them either way, XLSX notes too.
     expect(Object.keys(read[1]!)).toEqual(['status', 'errors', 'errorColumns']);
     // The packer starts afresh after a batch is taken.
     expect(packer.rows).toBe(0);
-    packer.add(9, verdicts[1]!);
+    packer.add(9, verdicts[1]!, false);
     expect(verdictAt(packer.take(), 0)).toEqual(verdicts[1]);
+  });
+
+  it("say a new payee's valid row is in the digest, and refuse a valid row said not to be", () => {
+    const packer = new VerdictPacker(4);
+    packer.add(2, validNewPayee('Ana Souza'), true);
+    const batch = packer.take();
+    expect(verdictAt(batch, 0)).toEqual(validNewPayee('Ana Souza'));
+    expect(digestedAt(batch, 0)).toBe(true);
+    expect(() => packer.add(3, VALID, false)).toThrow('row 3 is valid yet not in the digest');
   });
 
   it('start afresh after a batch that was not full: a VALID row where a message was before', () => {
     const packer = new VerdictPacker(4);
-    packer.add(2, verdicts[1]!);
-    packer.add(3, verdicts[3]!);
+    packer.add(2, verdicts[1]!, false);
+    packer.add(3, verdicts[3]!, true);
     expect(verdictAt(packer.take(), 1)).toEqual(verdicts[3]);
-    packer.add(4, VALID);
-    packer.add(5, VALID);
+    packer.add(4, VALID, true);
+    packer.add(5, VALID, true);
     const batch = packer.take();
     expect([...batch.rowNumbers]).toEqual([4, 5]);
     expect(verdictAt(batch, 0)).toBe(VALID);
@@ -78,8 +95,8 @@ describe('the verdicts of a validate worker', () => {
 
   it('fill up at their capacity', () => {
     const packer = new VerdictPacker(2);
-    packer.add(2, VALID);
-    packer.add(3, VALID);
+    packer.add(2, VALID, true);
+    packer.add(3, VALID, true);
     expect(packer.full).toBe(true);
     const batch = packer.take();
     expect(batch.rowNumbers).toHaveLength(2);
