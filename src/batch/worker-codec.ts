@@ -306,12 +306,7 @@ export function verdictAt(batch: VerdictBatch, i: number): RowVerdict {
   const { text } = batch;
   let at = start - 1;
   const number = (): number => {
-    const value =
-      ((text.charCodeAt(at) << 24) |
-        (text.charCodeAt(at + 1) << 16) |
-        (text.charCodeAt(at + 2) << 8) |
-        text.charCodeAt(at + 3)) >>>
-      0;
+    const value = numberAt(text, at);
     at += 4;
     return value;
   };
@@ -351,12 +346,18 @@ export function digestedAt(batch: VerdictBatch, i: number): boolean {
   if (start === 0) return true;
   const { text } = batch;
   const at = start - 1;
-  const length =
+  const length = numberAt(text, at);
+  const status = text.slice(at + 4, at + 4 + length);
+  return status === NEW_PAYEE_MARK || text.charAt(at + 4 + length) === IN_DIGEST;
+}
+
+/** The number numberText wrote at `at`. */
+function numberAt(text: string, at: number): number {
+  return (
     ((text.charCodeAt(at) << 24) |
       (text.charCodeAt(at + 1) << 16) |
       (text.charCodeAt(at + 2) << 8) |
       text.charCodeAt(at + 3)) >>>
-    0;
-  const status = text.slice(at + 4, at + 4 + length);
-  return status === NEW_PAYEE_MARK || text.charAt(at + 4 + length) === IN_DIGEST;
+    0
+  );
 }

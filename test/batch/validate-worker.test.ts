@@ -49,6 +49,18 @@ async function emptyRegister(dir: string): Promise<{ location: string; service: 
   return { location: file, service };
 }
 
+/** A register in `dir`/register.db with one scope and a run begun, to record payouts in. */
+async function registerWithRun(dir: string) {
+  const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
+  const registerPath = path.join(dir, 'register.db');
+  const service = 'http://127.0.0.1:9';
+  const register = openRegister(registerPath);
+  const store = await register.openScope({ service, integratorId: 'int-1' });
+  const now = new Date().toISOString();
+  await store.beginRun({ id: 'run-1', sheet: 'may.csv', digest: 'd', host: 'h', pid: 1, startedAt: now });
+  return { registerPath, service, register, store };
+}
+
 function totals(summary: BatchSummary) {
   return {
     statuses: summary.statusCounts(),
@@ -130,7 +142,6 @@ describe('validate on a worker thread', () => {
   it('reads a register as one thread does: paid, used for other details, in doubt, failed', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
-    const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
     const { detailsOf } = await load<DetailsModule>('register/details.js');
     await withTempDir(async (dir) => {
       const sheetPath = path.join(dir, 'sheet.csv');
@@ -138,12 +149,7 @@ describe('validate on a worker thread', () => {
       // A reference cell the mapper trims and strips of a zero-width space: found all the same.
       const text = await readFile(sheetPath, 'utf8');
       await writeFile(sheetPath, text.replace('\r\nGEN-000011,', '\r\n" GEN-000011\u200b",'));
-      const registerPath = path.join(dir, 'register.db');
-      const service = 'http://127.0.0.1:9';
-      const register = openRegister(registerPath);
-      const store = await register.openScope({ service, integratorId: 'int-1' });
-      const now = new Date().toISOString();
-      await store.beginRun({ id: 'run-1', sheet: 'may.csv', digest: 'd', host: 'h', pid: 1, startedAt: now });
+      const { registerPath, service, register, store } = await registerWithRun(dir);
       // Of the first 3,000 valid rows, by reference number: 0 paid as they are, 1 paid for
       // another amount, 2 in doubt, 3 failed, 4 not in the register.
       const states = new Map<string, number>();
@@ -200,7 +206,6 @@ describe('validate on a worker thread', () => {
   it('hashes the rows the register knows as one thread does: a refused row stays in the digest', async () => {
     const { validateSheet } = await load<ValidateModule>('batch/validate.js');
     const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
-    const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
     const { detailsOf } = await load<DetailsModule>('register/details.js');
     await withTempDir(async (dir) => {
       // No reference or payment repeated: the worker's reading is the last, its digest the one given.
@@ -212,12 +217,7 @@ describe('validate on a worker thread', () => {
       );
       rows[20] = { ...rows[20]!, routingNumber: '12' };
       await writeSheet(sheetPath, rows);
-      const registerPath = path.join(dir, 'register.db');
-      const service = 'http://127.0.0.1:9';
-      const register = openRegister(registerPath);
-      const store = await register.openScope({ service, integratorId: 'int-1' });
-      const now = new Date().toISOString();
-      await store.beginRun({ id: 'run-1', sheet: 'may.csv', digest: 'd', host: 'h', pid: 1, startedAt: now });
+      const { registerPath, service, register, store } = await registerWithRun(dir);
       // Every third row paid as it is, every third but one paid for another amount (refused).
       const prepared = await prepareSheet({ sheetPath });
       for await (const batch of prepared.batches) {
