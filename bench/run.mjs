@@ -213,6 +213,9 @@ async function fillRegisters(csv, service, names, prefix) {
   const { BatchDigest } = await import(path.join(root, 'dist', 'batch', 'digest.js'));
   const { detailsOf } = await import(path.join(root, 'dist', 'register', 'details.js'));
   const { withPayment } = await import(path.join(root, 'dist', 'register', 'rules.js'));
+  const { historyFromText, historyText } = await import(
+    path.join(root, 'dist', 'register', 'history-text.js')
+  );
   const { PayeeWarnings, encodeWarnings } = await import(path.join(root, 'dist', 'batch', 'warnings.js'));
   const { default: Database } = await import('libsql');
   const now = Date.now();
@@ -313,8 +316,8 @@ async function fillRegisters(csv, service, names, prefix) {
           amount,
           currency: d.currency,
         };
-        const history = withPayment(held && JSON.parse(held), payment, target.batch, row.payee.name);
-        target.histories.set(payee, JSON.stringify(history));
+        const history = withPayment(held && historyFromText(held), payment, target.batch, row.payee.name);
+        target.histories.set(payee, historyText(history));
       }
       i += 1;
     }

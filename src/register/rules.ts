@@ -232,7 +232,7 @@ function layerWithout(layer: PayeeLayer, reference: string): PayeeLayer {
       // written before they kept their account's tag match none: the account is then taken for
       // a new one at its next payout, which errs on the safe side.
       const tag = accountTag(paid.account);
-      const next = payments.find((payday) => payday.accountTag === tag);
+      const next = payments.find((payday) => paydayTag(payday) === tag);
       if (next === undefined) return [];
       const { reference: ref, paidAt, amount, currency } = next;
       return [{ ...paid, reference: ref, paidAt, amount, currency }];
@@ -278,7 +278,7 @@ function layerOf(history: PayeeHistory): PayeeLayer {
 
 /** A payee's latest paydays, newest first; a history from before they were kept has its accounts' last. */
 export function paymentsOf(layer: PayeeLayer): readonly PayeePayday[] {
-  return layer.payments ?? layer.accounts.map(paydayOf);
+  return layer.payments ?? layer.accounts;
 }
 
 /** Characters of an account's keyed hash a payday keeps (PayeePayday.accountTag). */
@@ -290,6 +290,11 @@ export const ACCOUNT_TAG_LENGTH = 8;
  */
 export function accountTag(account: string): string {
   return account.slice(0, ACCOUNT_TAG_LENGTH);
+}
+
+/** The tag of the account a payday paid; undefined for a payday written before paydays kept it. */
+export function paydayTag(payday: PayeePayday): string | undefined {
+  return payday.accountTag ?? (payday.account === undefined ? undefined : accountTag(payday.account));
 }
 
 function paydayOf(payment: PayeePayment): PayeePayday {

@@ -8,6 +8,15 @@
 /** "PYOT": tells a payouts register from any other SQLite file. */
 export const APPLICATION_ID = 0x50594f54;
 
+/**
+ * Payee histories may write a payday that is also its account's last payout as that account's
+ * index (history-text.ts). A payouts from before would read such a payday as nothing, so the
+ * version moves on and it refuses the register; the histories already written are left as they
+ * are (they read as ever) and each takes the shorter form when it next changes, so the migration
+ * itself changes no row.
+ */
+const HISTORY_PAYDAYS_ONCE = 'SELECT 1';
+
 /** Each entry migrates from its index to the next version. */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -172,6 +181,7 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE payouts ADD COLUMN warnings TEXT;
   `,
+  HISTORY_PAYDAYS_ONCE,
 ];
 
 /** The version this payouts writes. */
@@ -320,6 +330,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE payouts.payouts ADD COLUMN warnings text;
   `,
+  HISTORY_PAYDAYS_ONCE,
 ];
 
 /** The version of the PostgreSQL schema this payouts writes. */

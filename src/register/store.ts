@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { scrub } from '../redact.js';
 import { Fingerprints } from './fingerprints.js';
 import { GroupCommit } from './group-commit.js';
+import { historyFromText, historyText } from './history-text.js';
 import type { ScopeIdentity } from './identity.js';
 import { liveRunCount, newLease, type StoreTime } from './lease.js';
 import { OUTAGE_DEFAULTS, OutageDriver } from './outage.js';
@@ -552,7 +553,7 @@ class SqlScope implements ScopeStore {
       payees,
       { scope: this.scope.id },
     );
-    return new Map(rows.map((row) => [row.payee, JSON.parse(row.history)]));
+    return new Map(rows.map((row) => [row.payee, historyFromText(row.history)]));
   }
 
   async hasPayeeHistory(): Promise<boolean> {
@@ -637,7 +638,7 @@ class SqlScope implements ScopeStore {
     const key = { scope: this.scope.id, payee, now: this.register.now() };
     const s = this.dialect.sql;
     return this.register.write(async (sql) => {
-      const first = JSON.stringify(withPayment(undefined, payment, batch, name));
+      const first = historyText(withPayment(undefined, payment, batch, name));
       if ((await sql.changed(s.add.history, { ...key, history: first, updatedAt: null })) > 0) return;
       await changeHistory(sql, s, key, (held) => withPayment(held, payment, batch, name));
     });
@@ -917,9 +918,9 @@ async function changeHistory(
 ): Promise<void> {
   for (let attempt = 0; attempt < HISTORY_ATTEMPTS; attempt += 1) {
     const [held] = await sql.rows<{ history: string }>(s.held.history, key);
-    const next = change(held === undefined ? undefined : (JSON.parse(held.history) as PayeeHistory));
+    const next = change(held === undefined ? undefined : historyFromText(held.history));
     if (next === undefined) return;
-    const history = JSON.stringify(next);
+    const history = historyText(next);
     const written =
       held === undefined
         ? await sql.changed(s.add.history, { ...key, history, updatedAt: null })

@@ -4,6 +4,8 @@
  * belongs to it, and each record added unless its key is held, giving back the one held. A
  * store supplies only the statements, in its dialect, with the `:name`s used here.
  */
+
+import { historyFromText, historyText } from './history-text.js';
 import {
   cellsOf,
   type EventRow,
@@ -99,7 +101,7 @@ export async function* exportEntries(
     for (const h of await read((sql) =>
       sql.rows<{ payee: string; history: string }>(s.scopeHistories, scope),
     ))
-      yield { type: 'history', ...key, payee: h.payee, history: JSON.parse(h.history) };
+      yield { type: 'history', ...key, payee: h.payee, history: historyFromText(h.history) };
     for (const row of await read((sql) => sql.rows<RunApprovalRow>(s.scopeRunApprovals, scope)))
       yield { type: 'runApproval', ...key, runId: row.run_id, approval: runApprovalOf(row) };
   }
@@ -267,7 +269,7 @@ function valuesOf(entry: RegisterEntry, scope: number | undefined): Values {
       return {
         scope,
         payee: entry.payee,
-        history: JSON.stringify(entry.history),
+        history: historyText(entry.history),
         // When its last payout was made; the store's time when it has none.
         updatedAt: entry.history.accounts[0]?.paidAt ?? null,
       };
@@ -298,7 +300,7 @@ function heldEntry(entry: RegisterEntry, row: Record<string, unknown>): Register
     case 'payee':
       return { ...entry, id: row['id'] as string };
     case 'history':
-      return { ...entry, history: JSON.parse(row['history'] as string) };
+      return { ...entry, history: historyFromText(row['history'] as string) };
   }
 }
 

@@ -222,6 +222,12 @@ export type PayeePayday = Pick<PayeePayment, 'reference' | 'paidAt' | 'amount' |
    * without it, read as ever, whose account is simply not known (rules.ts layerWithout).
    */
   accountTag?: string;
+  /**
+   * The keyed hash of the account paid, in a payday that is the last payout to its account too:
+   * read from the register, such a payday is that account's payout itself (history-text.ts), and
+   * its tag is the start of this hash (rules.ts paydayTag).
+   */
+  account?: string;
 };
 
 /** A payee's payouts as they stood at one moment. */

@@ -12,7 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClaimLostError, RegisterError } from '../../src/errors.js';
 import type { Self } from '../../src/register/lease.js';
 import { type OpenOptions, openExistingRegister, openRegister } from '../../src/register/open.js';
-import type { ClaimRequest, PayeePayday, PayeePayment } from '../../src/register/types.js';
+import { paydayTag } from '../../src/register/rules.js';
+import type {
+  ClaimRequest,
+  PayeeHistory,
+  PayeeLayer,
+  PayeePayday,
+  PayeePayment,
+  ScopeStore,
+} from '../../src/register/types.js';
 import { begin, claimAs, payeePayment, request, TEST_SCOPE } from '../helpers/claims.js';
 import { asAdmin, testDatabase } from '../helpers/postgres.js';
 
@@ -68,6 +76,28 @@ const stores: Store[] = [
 /** A payout as its payee's paydays keep it: reference, date, amount, currency, its account's tag. */
 function day({ reference, paidAt, amount, currency, account }: PayeePayment): PayeePayday {
   return { reference, paidAt, amount, currency, accountTag: account.slice(0, 8) };
+}
+
+/**
+ * A history as the store gave it, each payday on its own: a payday that is also its account's
+ * last payout is read back as that payout itself (history-text.ts), which says the same.
+ */
+function plainHistory(history: PayeeHistory): PayeeHistory {
+  const plain = (payday: PayeePayday): PayeePayday => {
+    const { reference, paidAt, amount, currency } = payday;
+    const tag = paydayTag(payday);
+    return { reference, paidAt, amount, currency, ...(tag === undefined ? {} : { accountTag: tag }) };
+  };
+  const layer = <L extends PayeeLayer>(l: L): L =>
+    l.payments === undefined ? l : { ...l, payments: l.payments.map(plain) };
+  const { before } = history;
+  return before === undefined ? layer(history) : { ...layer(history), before: layer(before) };
+}
+
+/** The history of one payee, each payday on its own (plainHistory); undefined when it has none. */
+async function heldHistory(store: ScopeStore, payee: string): Promise<PayeeHistory | undefined> {
+  const history = (await store.payeeHistory([payee])).get(payee);
+  return history === undefined ? undefined : plainHistory(history);
 }
 
 /** A run elsewhere: no shared process table, so only its lease tells whether it lives. */
@@ -391,7 +421,7 @@ describe.each(stores)('the $name register', (kind) => {
       await sb.recordPayment('payee-h', payment('H-2', '120.50', 'acct-2'), 'november');
       await sa.recordPayment('payee-h', payment('H-3', '31.00', 'acct-2', 'MXN'), 'november');
       const history = (await sb.payeeHistory(['payee-h', 'payee-none'])).get('payee-h');
-      expect(history).toEqual({
+      expect(history && plainHistory(history)).toEqual({
         accounts: [payment('H-3', '31.00', 'acct-2', 'MXN'), payment('H-1', '900.00')],
         // Every payout, to any account, newest first: the payee's rhythm for possibleDuplicate.
         payments: [
@@ -574,7 +604,7 @@ describe.each(stores)('the $name register', (kind) => {
       }
       await store.settle('G-2', 'tx-G-2', 'failed', 'the bank returned it');
       const g1Layer = { accounts: [g1], payments: [day(g1)], largest: { USD: '10.00' } };
-      expect((await store.payeeHistory(['gus'])).get('gus')).toEqual({
+      expect(await heldHistory(store, 'gus')).toEqual({
         ...g1Layer,
         batch: 'g2',
         before: g1Layer,
@@ -604,7 +634,7 @@ describe.each(stores)('the $name register', (kind) => {
         paid('H-1', 'acct-A', '2025-11-02T10:00:00.000Z'),
         paid('H-2', 'acct-B', '2025-12-01T10:00:00.000Z'),
       ];
-      expect((await store.payeeHistory(['hal'])).get('hal')).toEqual({
+      expect(await heldHistory(store, 'hal')).toEqual({
         accounts: [h2, h1],
         payments: [day(h2), day(h1)],
         largest: { USD: '10.00' },
@@ -629,7 +659,7 @@ describe.each(stores)('the $name register', (kind) => {
         expect(settled.get(reference)?.paidAt).toBe(doubt.get(reference)!.updatedAt);
         expect(settled.get(reference)!.updatedAt > doubt.get(reference)!.updatedAt).toBe(true);
       }
-      expect((await store.payeeHistory(['una'])).get('una')!.payments).toEqual([
+      expect((await heldHistory(store, 'una'))!.payments).toEqual([
         day(paid('U-2', 'acct-C', doubt.get('U-2')!.updatedAt)),
         day(paid('U-1', 'acct-C', doubt.get('U-1')!.updatedAt)),
       ]);

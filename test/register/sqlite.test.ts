@@ -13,7 +13,7 @@ import type { Self } from '../../src/register/lease.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../src/register/schema.js';
 import { openSqliteRegister as openRegister } from '../../src/register/sqlite.js';
 import type { Register } from '../../src/register/types.js';
-import { begin, claimAs, TEST_SCOPE } from '../helpers/claims.js';
+import { begin, claimAs, payeePayment, TEST_SCOPE } from '../helpers/claims.js';
 import { testDir } from '../helpers/payouts.js';
 
 const scope = TEST_SCOPE;
@@ -164,6 +164,63 @@ describe('the SQLite register', () => {
       expect(held.get('payee-b')).toEqual(JSON.parse(history('OCT-2')));
       expect(raw.pragma('user_version')).toEqual([{ user_version: SCHEMA_VERSION }]);
       expect(withoutRowid()).not.toContain('WITHOUT ROWID');
+    } finally {
+      await register.close();
+      raw.close();
+    }
+  });
+
+  it('writes a payout that is both a payday and its account’s last once, and leaves histories written before as they are until they change', async () => {
+    const file = path.join(await testDir(), 'paydays.db');
+    const raw = new Database(file);
+    // The register as the version before the shorter histories left it, with one payee paid once.
+    for (const migration of MIGRATIONS.slice(0, SCHEMA_VERSION - 1)) raw.exec(migration);
+    raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    raw.pragma(`application_id = ${APPLICATION_ID}`);
+    raw
+      .prepare(
+        `INSERT INTO scopes (service, integrator_id, secret, created_at, last_used_at)
+         VALUES (?, ?, ?, '2026-10-01T00:00:00Z', '2026-10-01T00:00:00Z')`,
+      )
+      .run(scope.service, scope.integratorId, Buffer.alloc(32, 7));
+    const october = payeePayment('OCT-1', '2500.00', 'acct-1');
+    const whole = JSON.stringify({
+      accounts: [october],
+      payments: [
+        {
+          reference: 'OCT-1',
+          paidAt: october.paidAt,
+          amount: '2500.00',
+          currency: 'USD',
+          accountTag: 'acct-1',
+        },
+      ],
+      largest: { USD: '2500.00' },
+      batch: 'october',
+      name: 'Ana Lopez',
+    });
+    raw
+      .prepare(
+        "INSERT INTO payee_history (scope_id, payee, history, updated_at) VALUES (1, 'payee-a', ?, '2026-10-25T10:00:00Z')",
+      )
+      .run(whole);
+    const stored = () =>
+      (raw.prepare("SELECT history FROM payee_history WHERE payee = 'payee-a'").get() as { history: string })
+        .history;
+
+    const register = openRegister(file);
+    try {
+      const store = await register.openScope(scope);
+      expect(raw.pragma('user_version')).toEqual([{ user_version: SCHEMA_VERSION }]);
+      expect(stored()).toBe(whole);
+      const november = { ...payeePayment('NOV-1', '2500.00', 'acct-2'), paidAt: '2026-11-25T10:00:00.000Z' };
+      await store.recordPayment('payee-a', november, 'november', 'Ana Lopez');
+      const now = JSON.parse(stored());
+      expect(now.accounts).toEqual([november, october]);
+      expect(now.payments).toEqual([0, 1]);
+      expect(now.before.payments).toEqual([0]);
+      const read = (await store.payeeHistory(['payee-a'])).get('payee-a')!;
+      expect(read.payments).toEqual([november, october]);
     } finally {
       await register.close();
       raw.close();

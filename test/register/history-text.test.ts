@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { historyFromText, historyText } from '../../src/register/history-text.js';
+import { historyFor, paydayTag, paymentsOf, withoutPayment, withPayment } from '../../src/register/rules.js';
+import type { PayeeHistory, PayeeLayer, PayeePayment } from '../../src/register/types.js';
+import { payeePayment } from '../helpers/claims.js';
+
+/** A payout of USD `amount` to `account` (a keyed hash) paid on `date` of 2026 at 10:00 UTC. */
+const on = (date: string, reference: string, amount: string, account = 'hashOneAccount'): PayeePayment => ({
+  ...payeePayment(reference, amount, account),
+  paidAt: `2026-${date}T10:00:00.000Z`,
+});
+
+/** Payouts recorded one after the other, each its own batch (the reference names it). */
+const recorded = (...payouts: PayeePayment[]): PayeeHistory =>
+  payouts.reduce<PayeeHistory | undefined>(
+    (history, payout) => withPayment(history, payout, payout.reference, 'Ana Pérez'),
+    undefined,
+  )!;
+
+/** Monthly to one account, then twice to a second one: paydays that are and are not an account's last. */
+const twoAccounts = () =>
+  recorded(
+    on('08-28', 'AUG', '100.00'),
+    on('09-28', 'SEP', '100.00'),
+    on('10-28', 'OCT-A', '100.00'),
+    on('10-29', 'OCT-B', '40.00', 'hashTwoAccount'),
+  );
+
+describe("a payee's history as the register stores it (history-text.ts)", () => {
+  it('writes a payday that is its account’s last payout as that account’s index, and the others whole', () => {
+    const stored = JSON.parse(historyText(twoAccounts()));
+    expect(stored.accounts.map((paid: PayeePayment) => paid.reference)).toEqual(['OCT-B', 'OCT-A']);
+    expect(stored.payments).toEqual([
+      0,
+      1,
+      {
+        reference: 'SEP',
+        paidAt: '2026-09-28T10:00:00.000Z',
+        amount: '100.00',
+        currency: 'USD',
+        accountTag: 'hashOneA',
+      },
+      {
+        reference: 'AUG',
+        paidAt: '2026-08-28T10:00:00.000Z',
+        amount: '100.00',
+        currency: 'USD',
+        accountTag: 'hashOneA',
+      },
+    ]);
+    expect(stored.before.payments).toEqual([
+      0,
+      {
+        reference: 'SEP',
+        paidAt: '2026-09-28T10:00:00.000Z',
+        amount: '100.00',
+        currency: 'USD',
+        accountTag: 'hashOneA',
+      },
+      {
+        reference: 'AUG',
+        paidAt: '2026-08-28T10:00:00.000Z',
+        amount: '100.00',
+        currency: 'USD',
+        accountTag: 'hashOneA',
+      },
+    ]);
+    expect(stored).toMatchObject({ largest: { USD: '100.00' }, batch: 'OCT-B', name: 'Ana Pérez' });
+  });
+
+  it('reads each such payday back as the account’s payout itself, with the same reference, date, amount and account', () => {
+    const history = twoAccounts();
+    const read = historyFromText(historyText(history));
+    expect(read.payments![0]).toBe(read.accounts[0]);
+    expect(read.payments![1]).toBe(read.accounts[1]);
+    expect(read.before!.payments![0]).toBe(read.before!.accounts[0]);
+    const seen = (h: PayeeLayer) =>
+      paymentsOf(h).map((payday) => [
+        payday.reference,
+        payday.paidAt,
+        payday.amount,
+        payday.currency,
+        paydayTag(payday),
+      ]);
+    expect(seen(read)).toEqual(seen(history));
+    expect(seen(read.before!)).toEqual(seen(history.before!));
+    expect(read.accounts).toEqual(history.accounts);
+    expect(historyText(read)).toBe(historyText(history));
+  });
+
+  it('is a third shorter than the paydays written whole, for a payee paid on three accounts once each', () => {
+    const history = recorded(
+      on('10-28', 'A', '10.00', 'hashOneAccount'),
+      on('10-28', 'B', '11.00', 'hashTwoAccount'),
+      on('10-28', 'C', '12.00', 'hashThreeAccount'),
+    );
+    const { before: _, ...current } = history;
+    const whole = JSON.stringify(current);
+    expect(JSON.parse(historyText(current)).payments).toEqual([0, 1, 2]);
+    expect(historyText(current).length).toBeLessThan(whole.length * 0.7);
+  });
+
+  it('reads a history written before (paydays whole) as it was, and writes it in the shorter form', () => {
+    const old = JSON.stringify(twoAccounts());
+    expect(historyFromText(old)).toEqual(JSON.parse(old));
+    expect(historyText(historyFromText(old))).toBe(historyText(twoAccounts()));
+  });
+
+  it('keeps a payday written before paydays named their account untagged, even when it matches an account', () => {
+    const { before: _, ...history } = recorded(on('10-28', 'OCT', '100.00'));
+    const untagged = {
+      ...history,
+      payments: [{ reference: 'OCT', paidAt: '2026-10-28T10:00:00.000Z', amount: '100.00', currency: 'USD' }],
+    };
+    const read = historyFromText(historyText(untagged));
+    expect(read.payments).toEqual(untagged.payments);
+    expect(paydayTag(read.payments![0]!)).toBeUndefined();
+  });
+
+  it('applies the rules to a history read back exactly as to the one written', () => {
+    const history = twoAccounts();
+    const read = () => historyFromText(historyText(history));
+    const next = on('11-28', 'NOV', '100.00');
+    // A failed payout leaves; its account stays known through an earlier payday to it.
+    expect(historyText(withoutPayment(read(), 'OCT-A'))).toBe(historyText(withoutPayment(history, 'OCT-A')));
+    const failed = withoutPayment(read(), 'OCT-A');
+    expect(failed.accounts.map((paid) => [paid.account, paid.reference])).toEqual([
+      ['hashTwoAccount', 'OCT-B'],
+      ['hashOneAccount', 'SEP'],
+    ]);
+    expect(historyText(withoutPayment(read(), 'OCT-B'))).toBe(historyText(withoutPayment(history, 'OCT-B')));
+    expect(historyText(withPayment(read(), next, 'NOV'))).toBe(
+      historyText(withPayment(history, next, 'NOV')),
+    );
+    expect(historyFor(read(), 'OCT-B')).toEqual(historyFor(historyFromText(historyText(history)), 'OCT-B'));
+  });
+
+  it('refuses a text whose payday names an account the history does not hold', () => {
+    const stored = JSON.parse(historyText(twoAccounts()));
+    stored.payments[1] = 5;
+    expect(() => historyFromText(JSON.stringify(stored))).toThrow(
+      "a payee history names account 5 of 2 as a payday's (the register is damaged)",
+    );
+  });
+});
