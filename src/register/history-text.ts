@@ -6,62 +6,79 @@
  * known payee of a sheet, and the paydays written out again were a third of each history's text
  * and of the time spent parsing it.
  *
- * Histories written before keep their paydays whole and read as ever; each takes this form the
- * next time it changes.
+ * The paydays are stored under a name of their own, `paydays`, not the `payments` of the
+ * histories written before, which read as ever and take this form the next time they change. A
+ * payouts from before, still running while a newer one migrated the register they share, finds
+ * no `payments` in a history of this form: it reads it as a history from before paydays were
+ * kept (each account's last payout its payday), and writes back one of its own form, never an
+ * index it would take for a payday.
  */
 import { accountTag, paydayTag } from './rules.js';
 import type { PayeeHistory, PayeeLayer, PayeePayday, PayeePayment } from './types.js';
 
-/** A layer as stored: a payday that is its account's last payout is that account's index. */
-interface StoredLayer extends Omit<PayeeLayer, 'payments'> {
-  payments?: (PayeePayday | number)[];
+/** A layer as stored: `paydays`, where a payday that is its account's last payout is its index. */
+interface StoredLayer {
+  accounts: PayeePayment[];
+  paydays?: (PayeePayday | number)[];
+  /** The paydays of a history written before this form (each one whole). */
+  payments?: PayeePayday[];
+  largest: Record<string, string>;
+}
+
+interface StoredHistory extends StoredLayer {
+  batch: string;
+  name?: string;
+  before?: StoredLayer;
 }
 
 /** The text of a history, as the register keeps it. */
 export function historyText(history: PayeeHistory): string {
-  const { before, ...current } = history;
-  return JSON.stringify({
-    ...current,
-    ...storedLayer(current),
-    ...(before === undefined ? {} : { before: storedLayer(before) }),
-  });
+  const { before, name } = history;
+  const stored: StoredHistory = { ...storedLayer(history), batch: history.batch };
+  if (name !== undefined) stored.name = name;
+  if (before !== undefined) stored.before = storedLayer(before);
+  return JSON.stringify(stored);
 }
 
 /** The history a text of historyText (or of any earlier payouts) holds. */
 export function historyFromText(text: string): PayeeHistory {
-  const history = JSON.parse(text) as PayeeHistory & StoredLayer & { before?: StoredLayer };
-  resolve(history);
-  if (history.before !== undefined) resolve(history.before);
-  return history as PayeeHistory;
+  const stored = JSON.parse(text) as StoredHistory;
+  const history: PayeeHistory = layerOf(stored) as PayeeHistory;
+  history.batch = stored.batch;
+  if (stored.name !== undefined) history.name = stored.name;
+  if (stored.before !== undefined) history.before = layerOf(stored.before);
+  return history;
 }
 
 function storedLayer(layer: PayeeLayer): StoredLayer {
   const { accounts, payments, largest } = layer;
   if (payments === undefined) return { accounts, largest };
-  return {
-    accounts,
-    payments: payments.map((payday) => {
-      const index = accounts.findIndex((paid) => samePayout(paid, payday));
-      return index < 0 ? plainPayday(payday) : index;
-    }),
-    largest,
-  };
+  const paydays = payments.map((payday) => {
+    const index = accounts.findIndex((paid) => samePayout(paid, payday));
+    return index < 0 ? plainPayday(payday) : index;
+  });
+  return { accounts, paydays, largest };
 }
 
-/** Puts each account's payout in the place of its index, in place: the text was just parsed. */
-function resolve(layer: StoredLayer): void {
-  const { accounts, payments } = layer;
-  if (payments === undefined) return;
-  for (let i = 0; i < payments.length; i++) {
-    const held = payments[i]!;
+/** The layer a stored one holds, each payday given as an index taken from its account. */
+function layerOf(stored: StoredLayer): PayeeLayer {
+  const { accounts, paydays, largest } = stored;
+  if (paydays === undefined)
+    return stored.payments === undefined
+      ? { accounts, largest }
+      : { accounts, payments: stored.payments, largest };
+  // In place: the array was just parsed.
+  for (let i = 0; i < paydays.length; i++) {
+    const held = paydays[i]!;
     if (typeof held !== 'number') continue;
     const paid = accounts[held];
     if (paid === undefined)
       throw new Error(
         `a payee history names account ${held} of ${accounts.length} as a payday's (the register is damaged)`,
       );
-    payments[i] = paid;
+    paydays[i] = paid;
   }
+  return { accounts, payments: paydays as PayeePayday[], largest };
 }
 
 /** Whether a payday is the very payout `paid` records: same reference, date, amount, account. */

@@ -10,10 +10,10 @@ export const APPLICATION_ID = 0x50594f54;
 
 /**
  * Payee histories may write a payday that is also its account's last payout as that account's
- * index (history-text.ts). A payouts from before would read such a payday as nothing, so the
- * version moves on and it refuses the register; the histories already written are left as they
- * are (they read as ever) and each takes the shorter form when it next changes, so the migration
- * itself changes no row.
+ * index, under `paydays` (history-text.ts). A payouts from before would see no paydays in such a
+ * history, so the version moves on and it refuses the register; the histories already written
+ * are left as they are (they read as ever) and each takes the shorter form when it next changes,
+ * so the migration itself changes no row.
  */
 const HISTORY_PAYDAYS_ONCE = 'SELECT 1';
 

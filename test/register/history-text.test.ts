@@ -30,7 +30,7 @@ describe("a payee's history as the register stores it (history-text.ts)", () => 
   it('writes a payday that is its account’s last payout as that account’s index, and the others whole', () => {
     const stored = JSON.parse(historyText(twoAccounts()));
     expect(stored.accounts.map((paid: PayeePayment) => paid.reference)).toEqual(['OCT-B', 'OCT-A']);
-    expect(stored.payments).toEqual([
+    expect(stored.paydays).toEqual([
       0,
       1,
       {
@@ -48,7 +48,7 @@ describe("a payee's history as the register stores it (history-text.ts)", () => 
         accountTag: 'hashOneA',
       },
     ]);
-    expect(stored.before.payments).toEqual([
+    expect(stored.before.paydays).toEqual([
       0,
       {
         reference: 'SEP',
@@ -96,7 +96,7 @@ describe("a payee's history as the register stores it (history-text.ts)", () => 
     );
     const { before: _, ...current } = history;
     const whole = JSON.stringify(current);
-    expect(JSON.parse(historyText(current)).payments).toEqual([0, 1, 2]);
+    expect(JSON.parse(historyText(current)).paydays).toEqual([0, 1, 2]);
     expect(historyText(current).length).toBeLessThan(whole.length * 0.7);
   });
 
@@ -135,9 +135,24 @@ describe("a payee's history as the register stores it (history-text.ts)", () => 
     expect(historyFor(read(), 'OCT-B')).toEqual(historyFor(historyFromText(historyText(history)), 'OCT-B'));
   });
 
+  it('gives a payouts from before, reading with JSON.parse, a history without paydays, which it writes back whole', () => {
+    const asRead = JSON.parse(historyText(twoAccounts())) as PayeeHistory;
+    expect(asRead.payments).toBeUndefined();
+    // Such a payouts takes each account's last payout for the paydays, and writes them whole.
+    expect(paymentsOf(asRead).map((payday) => payday.reference)).toEqual(['OCT-B', 'OCT-A']);
+    const written = JSON.stringify(withPayment(asRead, on('11-28', 'NOV', '100.00'), 'NOV'));
+    expect(JSON.parse(written).paydays).toBeUndefined();
+    const read = historyFromText(written);
+    expect(read.payments!.map((payday) => [payday.reference, paydayTag(payday)])).toEqual([
+      ['NOV', 'hashOneA'],
+      ['OCT-B', 'hashTwoA'],
+      ['OCT-A', 'hashOneA'],
+    ]);
+  });
+
   it('refuses a text whose payday names an account the history does not hold', () => {
     const stored = JSON.parse(historyText(twoAccounts()));
-    stored.payments[1] = 5;
+    stored.paydays[1] = 5;
     expect(() => historyFromText(JSON.stringify(stored))).toThrow(
       "a payee history names account 5 of 2 as a payday's (the register is damaged)",
     );

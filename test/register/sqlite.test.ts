@@ -217,8 +217,8 @@ describe('the SQLite register', () => {
       await store.recordPayment('payee-a', november, 'november', 'Ana Lopez');
       const now = JSON.parse(stored());
       expect(now.accounts).toEqual([november, october]);
-      expect(now.payments).toEqual([0, 1]);
-      expect(now.before.payments).toEqual([0]);
+      expect(now.paydays).toEqual([0, 1]);
+      expect(now.before.paydays).toEqual([0]);
       const read = (await store.payeeHistory(['payee-a'])).get('payee-a')!;
       expect(read.payments).toEqual([november, october]);
     } finally {
