@@ -10,8 +10,8 @@
  * histories written before, which read as ever and take this form the next time they change. A
  * payouts from before, still running while a newer one migrated the register they share, finds
  * no `payments` in a history of this form: it reads it as a history from before paydays were
- * kept (each account's last payout its payday), and writes back one of its own form, never an
- * index it would take for a payday.
+ * kept (each account's last payout its payday), never an index taken for a payday, and writes
+ * back its own `payments`, which this reader takes over any `paydays` left beside them.
  */
 import { accountTag, paydayTag } from './rules.js';
 import type { PayeeHistory, PayeeLayer, PayeePayday, PayeePayment } from './types.js';
@@ -60,13 +60,16 @@ function storedLayer(layer: PayeeLayer): StoredLayer {
   return { accounts, paydays, largest };
 }
 
-/** The layer a stored one holds, each payday given as an index taken from its account. */
+/**
+ * The layer a stored one holds, each payday given as an index taken from its account. A layer
+ * with `payments` was last written by a payouts from before, whatever `paydays` it still carries
+ * (taking a payout out, such a payouts keeps the history's other fields as they were): its
+ * `payments` are the ones it meant, and the `paydays` may index accounts it has since moved.
+ */
 function layerOf(stored: StoredLayer): PayeeLayer {
-  const { accounts, paydays, largest } = stored;
-  if (paydays === undefined)
-    return stored.payments === undefined
-      ? { accounts, largest }
-      : { accounts, payments: stored.payments, largest };
+  const { accounts, paydays, payments, largest } = stored;
+  if (payments !== undefined) return { accounts, payments, largest };
+  if (paydays === undefined) return { accounts, largest };
   // In place: the array was just parsed.
   for (let i = 0; i < paydays.length; i++) {
     const held = paydays[i]!;

@@ -150,6 +150,21 @@ describe("a payee's history as the register stores it (history-text.ts)", () => 
     ]);
   });
 
+  it('reads a history from which a payouts from before took a failed payout by the paydays it wrote', () => {
+    // Such a payouts keeps the fields it does not know (`paydays`, indexing the accounts as they
+    // were) and writes the paydays it computed under `payments`.
+    const asRead = JSON.parse(historyText(twoAccounts())) as PayeeHistory;
+    const written = JSON.parse(JSON.stringify(withoutPayment(asRead, 'OCT-B')));
+    expect(written.paydays).toEqual([0, 1, expect.anything(), expect.anything()]);
+    expect(written.accounts.map((paid: PayeePayment) => paid.reference)).toEqual(['OCT-A']);
+    const read = historyFromText(JSON.stringify(written));
+    expect(read.accounts.map((paid) => paid.reference)).toEqual(['OCT-A']);
+    expect(read.payments!.map((payday) => [payday.reference, paydayTag(payday)])).toEqual([
+      ['OCT-A', 'hashOneA'],
+    ]);
+    expect(JSON.parse(historyText(read)).paydays).toEqual([0]);
+  });
+
   it('refuses a text whose payday names an account the history does not hold', () => {
     const stored = JSON.parse(historyText(twoAccounts()));
     stored.paydays[1] = 5;
