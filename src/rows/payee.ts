@@ -46,6 +46,25 @@ function named(name: string, email: string | undefined, country: string | undefi
 }
 
 const ASCII = /^[ -~]*$/;
+
+/** Whether a name is ASCII letters and digits in words one space apart, none at either end. */
+function wordsApart(name: string): boolean {
+  let space = true;
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i);
+    if (code === 0x20) {
+      if (space) return false;
+      space = true;
+    } else if (
+      (code >= 0x61 && code <= 0x7a) ||
+      (code >= 0x41 && code <= 0x5a) ||
+      (code >= 0x30 && code <= 0x39)
+    ) {
+      space = false;
+    } else return false;
+  }
+  return !space;
+}
 const NOT_ALPHANUMERIC = /[^a-z0-9]+/g;
 
 function text(value: unknown): string | undefined {
@@ -57,7 +76,9 @@ function text(value: unknown): string | undefined {
  * make another payee ("José  Pérez-Ruiz" is "jose perez ruiz").
  */
 export function normaliseName(name: string): string {
-  // Most names are plain printable ASCII: no decomposition, no Unicode classes (a million rows call this).
+  // Most names are letters and digits in words one space apart: lower case is all they need.
+  if (wordsApart(name)) return name.toLowerCase();
+  // Then plain printable ASCII: no decomposition, no Unicode classes (a million rows call this).
   if (ASCII.test(name)) return name.toLowerCase().replace(NOT_ALPHANUMERIC, ' ').trim();
   return name
     .normalize('NFKD')

@@ -24,7 +24,19 @@ export function quoteCell(text: string, max = QUOTED_CHARS): string {
 export function boundCell(text: string, max = QUOTED_CHARS): string {
   // Cut first: a 3 MB cell is never copied whole.
   const cut = text.length > max + 1 ? `${text.slice(0, max)}…` : text;
+  // Most cells have neither: one pass over their characters, no new text (a payee's name, each row).
+  if (plain(cut)) return cut;
   return cut.replace(CONTROL, escapeControl).replaceAll('; ', ';\u00a0');
+}
+
+/** Whether a text has no control character and no `; `: boundCell leaves it as it is. */
+function plain(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f || code === 0x2028 || code === 0x2029) return false;
+    if (code === 0x3b && text.charCodeAt(i + 1) === 0x20) return false;
+  }
+  return true;
 }
 
 function escapeControl(ch: string): string {

@@ -83,4 +83,17 @@ describe('payeeOf: who a payout pays, without its bank details', () => {
     expect(normaliseName('Zoë   O’Brien')).toBe('zoe o brien');
     expect(normaliseName('MÜLLER GmbH & Co. KG')).toBe('muller gmbh co kg');
   });
+
+  it.each([
+    ['Ana Lopez 2', 'ana lopez 2'],
+    [' Ana Lopez', 'ana lopez'],
+    ['Ana Lopez ', 'ana lopez'],
+    ['Ana  Lopez', 'ana lopez'],
+    ['ANA-LOPEZ', 'ana lopez'],
+    ['Ana\tLopez', 'ana lopez'],
+    ['', ''],
+    ['  ', ''],
+  ])('normaliseName(%j) is %j, spaced words or not', (name, expected) => {
+    expect(normaliseName(name)).toBe(expected);
+  });
 });
