@@ -1,7 +1,8 @@
 /**
  * `payouts reconcile` (docs/register.md "Month-end: `payouts reconcile`"): asks the service what
  * became of every payout the register holds as `submitted` (its transaction's final state) or
- * `unknown` (the transaction its reference created, or proof that none exists), and records it.
+ * `unknown` (the transaction its reference created, or proof that none exists), and records it;
+ * `unknown` too is one whose run stopped while its transaction request was being sent.
  * Rate-controlled by the client, at most `concurrency` look-ups in flight, each recorded as it is
  * learnt: a stopped reconcile is resumed by running it again.
  */
@@ -11,6 +12,7 @@ import { createClient, type PayoutsClient } from '../api/client.js';
 import { ServiceError } from '../errors.js';
 import type { PayoutDetails } from '../register/details.js';
 import { serviceOf } from '../register/identity.js';
+import { holderAlive, newSelf, type Self } from '../register/lease.js';
 import { shownLocation } from '../register/location.js';
 import { openRegister } from '../register/open.js';
 import type { PayoutRecord, Register, ScopeStore, UnknownResolved } from '../register/types.js';
@@ -139,13 +141,14 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
           report.attention.push(entry);
       };
       const limit = pLimit(options.concurrency);
-      for await (const page of targets(store, options, note)) {
+      const self = newSelf();
+      for await (const page of targets(store, options, note, self)) {
         if (stopped()) break;
         await Promise.all(
           page.map((payout) =>
             limit(async () => {
               if (stopped()) return;
-              await settleOne(client, store, payout, note, signal);
+              await settleOne(client, store, payout, note, signal, self);
             }),
           ),
         );
@@ -170,11 +173,16 @@ type Note = (
   extra?: Partial<ReconciledPayout>,
 ) => void;
 
-/** The payouts to ask about, a page at a time: those named, or every one in doubt or under way. */
+/**
+ * The payouts to ask about, a page at a time: those named, or every one in doubt or under way.
+ * In doubt too is one whose run stopped while its transaction request was being sent (still
+ * `sending`, its run dead): `unknown` as the next run would make it, asked about as such.
+ */
 async function* targets(
   store: ScopeStore,
   options: ReconcileOptions,
   note: Note,
+  self: Self,
 ): AsyncGenerator<PayoutRecord[]> {
   if (options.references !== undefined && options.references.length > 0) {
     const found = await store.lookup(options.references);
@@ -183,8 +191,16 @@ async function* targets(
       const payout = found.get(reference);
       if (payout === undefined) {
         note({ reference }, 'skipped', { message: 'not in the register of this service and integrator' });
-      } else if (payout.state === 'submitted' || payout.state === 'unknown') page.push(payout);
+      } else if (inDoubt(payout, self)) page.push(payout);
       else if (payout.state === 'completed' || payout.state === 'failed') note(payout, payout.state);
+      else if ((payout.state === 'sending' || payout.state === 'claimed') && holderAlive(payout.run, self))
+        note(payout, 'skipped', {
+          message: `a run of ${payout.sheet} is sending it now: that run records its outcome`,
+        });
+      else if (payout.state === 'claimed')
+        note(payout, 'skipped', {
+          message: `nothing to ask the service: the run of ${payout.sheet} stopped before sending it, and the next run sends it`,
+        });
       else
         note(payout, 'skipped', {
           message: `nothing to ask the service: the register holds it as ${payout.state}`,
@@ -195,15 +211,21 @@ async function* targets(
   }
   for (let after: string | undefined; ; ) {
     const page = await store.payoutsIn({
-      states: ['submitted', 'unknown'],
+      states: ['submitted', 'unknown', 'sending'],
       ...(options.since ? { since: options.since } : {}),
       ...(after !== undefined ? { after } : {}),
       limit: PAGE,
     });
     if (page.length === 0) return;
-    yield page;
+    yield page.filter((payout) => inDoubt(payout, self));
     after = page.at(-1)!.reference;
   }
+}
+
+/** Whether reconcile asks about a payout: submitted, unknown, or sent by a run that stopped. */
+function inDoubt(payout: PayoutRecord, self: Self): boolean {
+  if (payout.state === 'sending') return !holderAlive(payout.run, self);
+  return payout.state === 'submitted' || payout.state === 'unknown';
 }
 
 /** Asks the service about one payout and records what it said. */
@@ -213,6 +235,7 @@ async function settleOne(
   payout: PayoutRecord,
   note: Note,
   signal: AbortSignal,
+  self: Self,
 ): Promise<void> {
   try {
     if (payout.state === 'submitted' && payout.transactionId) {
@@ -221,6 +244,12 @@ async function settleOne(
       const reason = now.state === 'failed' ? now.reason : undefined;
       await store.settle(payout.reference, payout.transactionId, now.state, reason);
       return note(payout, now.state, reason ? { message: reason } : {});
+    }
+    // Its run stopped while sending it: in doubt, as the next run would record it first.
+    if (payout.state === 'sending' && !(await store.abandonSend(payout.reference, self))) {
+      return note(payout, 'skipped', {
+        message: 'a run took it up while reconcile asked: that run settles it',
+      });
     }
     // In doubt: did its request create a transaction? The reference is on every transaction.
     const found = (await client.transactions.findByReference(payout.reference, { signal }))[0];

@@ -286,6 +286,8 @@ const STATEMENTS: Statements = {
     WHERE scope_id = :scope AND reference = :reference AND transaction_id = :transaction AND state = ANY(:settleable)`,
   resolveAbsent: `UPDATE payouts.payouts SET state = 'refused', error = :reason, updated_at = now()
     WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
+  abandonSend: `UPDATE payouts.payouts SET state = 'unknown', error = :why, updated_at = now()
+    WHERE scope_id = :scope AND reference = :reference AND state = 'sending' AND run_id = :run`,
   resolveFound: `UPDATE payouts.payouts SET state = :state, transaction_id = :transaction, error = :error,
       paid_at = COALESCE(paid_at, :sentAt::timestamptz, updated_at), updated_at = now()
     WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,

@@ -7,6 +7,7 @@ import { chooseScope, type ScopeHint } from './choose.js';
 import { holderAlive, newSelf } from './lease.js';
 import { shownLocation } from './location.js';
 import { openExistingRegister } from './open.js';
+import { abandonedSendReason } from './rules.js';
 import type { PayoutRecord, RunApproval, RunRecord, ScopeInfo } from './types.js';
 
 export interface StatusOptions extends ScopeHint {
@@ -86,11 +87,13 @@ export async function registerStatus(options: StatusOptions): Promise<StatusRepo
           })();
     if (scopes.length === 0) return empty('the register has no scope for this service');
     if (byReferences) {
+      const self = newSelf();
       const found = new Map<string, ReferenceStatus>();
       for (const scope of scopes) {
         const store = await register.scopeStore(scope);
         for (const record of (await store.lookup(options.references)).values()) {
-          if (!found.has(record.reference)) found.set(record.reference, referenceStatus(record, scope));
+          if (!found.has(record.reference))
+            found.set(record.reference, referenceStatus(record, scope, holderAlive(record.run, self)));
         }
       }
       return {
@@ -120,10 +123,16 @@ export async function registerStatus(options: StatusOptions): Promise<StatusRepo
   }
 }
 
-function referenceStatus(record: PayoutRecord, scope: ScopeInfo): ReferenceStatus {
+/**
+ * A reference as the register holds it, but for one whose run stopped while its transaction
+ * request was being sent: `unknown`, as the next run or reconcile records it, not `sending`.
+ */
+function referenceStatus(record: PayoutRecord, scope: ScopeInfo, holderAlive: boolean): ReferenceStatus {
+  const abandoned = record.state === 'sending' && !holderAlive;
+  const error = abandoned ? abandonedSendReason(record.sheet) : record.error;
   return {
     reference: record.reference,
-    state: record.state,
+    state: abandoned ? 'unknown' : record.state,
     amount: record.details.amount,
     currency: record.details.currency,
     rail: record.details.rail,
@@ -132,7 +141,7 @@ function referenceStatus(record: PayoutRecord, scope: ScopeInfo): ReferenceStatu
     ...(record.simulationId ? { simulationId: record.simulationId } : {}),
     when: record.paidAt ?? record.updatedAt,
     sheet: record.sheet,
-    ...(record.error ? { error: record.error } : {}),
+    ...(error ? { error } : {}),
     service: scope.service,
     integratorId: scope.integratorId,
   };

@@ -11,7 +11,7 @@ import { Fingerprints } from './fingerprints.js';
 import { GroupCommit } from './group-commit.js';
 import { historyFromText, historyText } from './history-text.js';
 import type { ScopeIdentity } from './identity.js';
-import { liveRunCount, newLease, type StoreTime } from './lease.js';
+import { holderAlive, liveRunCount, newLease, type Self, type StoreTime } from './lease.js';
 import { OUTAGE_DEFAULTS, OutageDriver } from './outage.js';
 import {
   cellsOf,
@@ -122,6 +122,8 @@ export interface Statements extends TransferStatements {
   settle: string;
   /** :reason :scope :reference */
   resolveAbsent: string;
+  /** :why :scope :reference :run :now: `sending` to `unknown`, if `:run` still holds it. */
+  abandonSend: string;
   /**
    * :state :transaction :error :sentAt :scope :reference. Dated :sentAt (rules.ts sentAt), else
    * when the register last heard of its send (`updated_at` as it was), never when it was found.
@@ -797,6 +799,17 @@ class SqlScope implements ScopeStore {
     return this.register.write(async (sql) => {
       if ((await sql.changed(this.dialect.sql.settle, values)) > 0)
         await learnOutcome(sql, this.dialect, this.scope.id, reference, this.register.now());
+    });
+  }
+
+  abandonSend(reference: string, self: Self): Promise<boolean> {
+    const scope = this.scope.id;
+    return this.register.write(async (sql) => {
+      const record = (await this.dialect.lookup(sql, scope, [reference])).get(reference);
+      if (record?.state !== 'sending' || holderAlive(record.run, self)) return false;
+      const why = abandonedSendReason(record.sheet);
+      const values = { scope, reference, run: record.runId, why, now: this.register.now() };
+      return (await sql.changed(this.dialect.sql.abandonSend, values)) > 0;
     });
   }
 

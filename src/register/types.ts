@@ -5,9 +5,11 @@
  * and one PostgreSQL database shared by many machines (postgres.ts), and one test suite holds
  * both to it.
  */
+
 import type { Clock } from '../clock.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
+import type { Self } from './lease.js';
 
 /**
  * Where a payout stands in the register.
@@ -339,6 +341,12 @@ export interface ScopeStore {
    * `unknown` (a run took it meanwhile).
    */
   resolveUnknown(reference: string, found: UnknownResolved): Promise<boolean>;
+  /**
+   * Marks `unknown` a payout whose run stopped while its transaction request was being sent
+   * (`sending`, its holder no longer alive), as the next run's claim would: reconcile may then
+   * ask the service about it. False when it is not such a payout (any more).
+   */
+  abandonSend(reference: string, self: Self): Promise<boolean>;
   /** Gives back the claims of `runId` that sent nothing (a run stopped early). */
   release(runId: string): Promise<void>;
   /** The settling webhook event of each transaction, where one was recorded. */

@@ -8,7 +8,15 @@ import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { paymentsOf, runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
+import {
+  paymentsOf,
+  runAgainst,
+  SANDBOX_ENV,
+  spawnCli,
+  summaryOf,
+  testDir,
+  testSandbox,
+} from '../helpers/payouts.js';
 import { FORWARD, scriptedProxy } from '../helpers/proxy.js';
 import { CLEAN_SAMPLE, readCsv, sampleRows, writeSheet } from '../helpers/sheets.js';
 
@@ -198,6 +206,66 @@ describe('payouts reconcile', () => {
     expect(summaryOf(rerun).statuses).toMatchObject({ submitted: 1, skipped: 11 });
     expect(paymentsOf(sb).filter((t) => t.reference === LOST)).toHaveLength(1);
     expect(paymentsOf(sb)).toHaveLength(12);
+  });
+});
+
+describe('payouts reconcile after a run was killed while sending', () => {
+  it('asks about the payouts in flight when the run died: one the service made is completed, one it never saw is sent once by the next run', async () => {
+    const sb = await testSandbox();
+    const MADE = 'PAY-2026-11-0003';
+    const NEVER = 'PAY-2026-11-0007';
+    // The service makes MADE's transaction and its answer never comes; NEVER's request never
+    // reaches it. The run is killed while it waits for both.
+    let hold = true;
+    const held = new Set<string>();
+    let bothHeld: () => void = () => {};
+    const whenBothHeld = new Promise<void>((resolve) => (bothHeld = resolve));
+    const proxy = await scriptedProxy(sb.url, ({ method, path: url, body }) => {
+      if (!hold || method !== 'POST' || url !== '/v1/transactions') return FORWARD;
+      for (const reference of [MADE, NEVER]) {
+        if (!body.includes(`"reference":"${reference}"`)) continue;
+        held.add(reference);
+        if (held.size === 2) bothHeld();
+        return { kind: 'stall', forwardFirst: reference === MADE };
+      }
+      return FORWARD;
+    });
+    const dir = await testDir();
+    const sheet = path.join(dir, 'november.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const run = spawnCli(['run', sheet, '--base-url', proxy.url, '--json', '--rate', '200']);
+    await whenBothHeld;
+    run.child.kill('SIGKILL');
+    await run.exited;
+    hold = false;
+    expect(paymentsOf(sb).filter((t) => t.reference === MADE)).toHaveLength(1);
+    expect(paymentsOf(sb).filter((t) => t.reference === NEVER)).toHaveLength(0);
+
+    // In flight when the run died: unknown, whatever the register's own word for it.
+    const before = await statesOf([MADE, NEVER], SANDBOX_ENV);
+    expect(before.get(MADE)).toMatchObject({ state: 'unknown' });
+    expect(before.get(NEVER)).toMatchObject({ state: 'unknown' });
+
+    const settled = await runCli(['reconcile', '--base-url', proxy.url, '--json'], { env: SANDBOX_ENV });
+    expect(settled.code, settled.stderr).toBe(0);
+    const report = JSON.parse(settled.stdout) as Reconciled;
+    expect(report.counts).toMatchObject({ absent: 1, unknown: 0, skipped: 0 });
+    expect(report.counts['completed']).toBeGreaterThanOrEqual(1);
+    const after = await statesOf([MADE, NEVER], SANDBOX_ENV);
+    expect(after.get(MADE)).toMatchObject({
+      state: 'completed',
+      transactionId: paymentsOf(sb).find((t) => t.reference === MADE)!.id,
+    });
+    expect(after.get(NEVER)).toMatchObject({ state: 'refused' });
+
+    // The next run, without --retry-unknown, pays NEVER once and MADE not again.
+    const rerun = await runAgainst(proxy, sheet, ['--json', '--rate', '200']);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    const results = new Map((await readCsv(summaryOf(rerun).results)).map((row) => [row['reference'], row]));
+    expect(results.get(NEVER)?.['result.status']).toBe('submitted');
+    expect(results.get(MADE)?.['result.status']).toBe('skipped');
+    for (const reference of REFERENCES)
+      expect(paymentsOf(sb).filter((t) => t.reference === reference)).toHaveLength(1);
   });
 });
 

@@ -353,6 +353,34 @@ describe.each(stores)('the $name register', (kind) => {
     }
   });
 
+  it('marks unknown, for reconcile, a send whose run died, and leaves a live run its sends and claims', async () => {
+    const register = await open({ leaseMs: LEASE_MS });
+    try {
+      const dead = remote('abandon-dead');
+      const store = await begin(register, dead);
+      await claimAs(store, dead, ['A-SENDING', 'A-CLAIMED']);
+      await store.update(dead.runId, 'A-SENDING', { state: 'sending', simulationId: 'sim-1' });
+      const reconciling = remote('abandon-reconcile');
+      // While the lease lasts, the run may still be waiting for its answer.
+      expect(await store.abandonSend('A-SENDING', reconciling)).toBe(false);
+      await sleep(LEASE_MS + 150);
+      expect(await store.abandonSend('A-CLAIMED', reconciling)).toBe(false);
+      expect(await store.abandonSend('A-NONE', reconciling)).toBe(false);
+      expect(await store.abandonSend('A-SENDING', reconciling)).toBe(true);
+      expect(await store.abandonSend('A-SENDING', reconciling)).toBe(false);
+      const records = await store.lookup(['A-SENDING', 'A-CLAIMED']);
+      expect(records.get('A-SENDING')).toMatchObject({
+        state: 'unknown',
+        runId: 'abandon-dead',
+        simulationId: 'sim-1',
+        error: 'the run of abandon-dead.csv stopped while this transaction request was being sent',
+      });
+      expect(records.get('A-CLAIMED')?.state).toBe('claimed');
+    } finally {
+      await register.close();
+    }
+  });
+
   it('lists the payouts to reconcile by state and time, a page at a time, and settles one in doubt once', async () => {
     const register = await open();
     try {
