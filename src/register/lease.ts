@@ -14,7 +14,9 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { localLiveness } from './live-lock.js';
-import type { RunRecord } from './types.js';
+import type { RunRecord, Self } from './types.js';
+
+export type { Self } from './types.js';
 
 /** Defaults in one object: how often a run proves it lives, and how long silence is tolerated. */
 export const LEASE = {
@@ -22,18 +24,6 @@ export const LEASE = {
   /** Six missed heartbeats: a run this silent is dead or hung past saving. */
   leaseMs: 60_000,
 } as const;
-
-/** This process as a claim owner. */
-export interface Self {
-  runId: string;
-  /** For people: the host name and pid say where a run was; they decide nothing on their own. */
-  host: string;
-  pid: number;
-  /** The process table this process lives in: kernel boot and PID namespace (Linux). */
-  machine?: string;
-  /** When this process started, in the kernel's clock ticks since boot (tells a reused pid). */
-  processStart?: string;
-}
 
 /** The runs this process holds now: in our own process, a run is alive exactly when it is listed here. */
 const liveRuns = new Set<string>();

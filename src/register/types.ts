@@ -9,7 +9,18 @@
 import type { Clock } from '../clock.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
-import type { Self } from './lease.js';
+
+/** This process as a claim owner (lease.ts). */
+export interface Self {
+  runId: string;
+  /** For people: the host name and pid say where a run was; they decide nothing on their own. */
+  host: string;
+  pid: number;
+  /** The process table this process lives in: kernel boot and PID namespace (Linux). */
+  machine?: string;
+  /** When this process started, in the kernel's clock ticks since boot (tells a reused pid). */
+  processStart?: string;
+}
 
 /**
  * Where a payout stands in the register.
