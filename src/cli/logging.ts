@@ -1,6 +1,7 @@
 /**
  * The one logging surface of the commands that talk to the service or write (validate, run,
- * reconcile, register copy, webhooks listen): one option builder (`logOptions`) and one setup
+ * reconcile, register copy, approve, template, the webhooks commands but verify): one option
+ * builder (`logOptions`) and one setup
  * (`openCommandLog`). Logs are pino's JSON lines when stderr is not a terminal (cron,
  * containers), short text lines when it is, or as `--log-format` says; `--log-file` sends them
  * to a file instead. With JSON logs on stderr, stderr holds JSON lines only: what a command

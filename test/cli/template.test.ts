@@ -74,9 +74,16 @@ describe('payouts template', () => {
   });
 
   it('refuses an unknown rail with exit 2', async () => {
-    const result = await runCli(['template', 'CHEQUE', '--dir', '/tmp']);
+    const result = await runCli(['template', 'CHEQUE', '--dir', '/tmp', '--log-format', 'text']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('"CHEQUE" is not a rail');
+    // Where stderr is no terminal, it holds JSON lines only: the error is one fatal record.
+    const logged = await runCli(['template', 'CHEQUE', '--dir', '/tmp']);
+    expect(logged.code).toBe(2);
+    expect(JSON.parse(logged.stderr)).toMatchObject({
+      level: 60,
+      msg: expect.stringContaining('"CHEQUE" is not a rail'),
+    });
   });
 
   // `payouts template` once silently replaced a filled-in ach.csv in the current folder.
@@ -84,7 +91,7 @@ describe('payouts template', () => {
     await withTempDir(async (dir) => {
       const filled = 'reference,amount,currency,type\r\nINV-1,10.00,USD,ACH\r\n';
       await writeFile(path.join(dir, 'ach.csv'), filled);
-      const result = await runCli(['template', 'ach', 'wire'], { cwd: dir });
+      const result = await runCli(['template', 'ach', 'wire', '--log-format', 'text'], { cwd: dir });
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(
         `payouts: not writing templates: ${path.join(dir, 'ach.csv')} already exists and may be filled in - pass --force to overwrite, or choose another --dir`,
@@ -104,13 +111,13 @@ describe('payouts template', () => {
     await withTempDir(async (dir) => {
       const file = path.join(dir, 'notes.txt');
       await writeFile(file, 'not a folder\n');
-      const onFile = await runCli(['template', 'ach', '--dir', file]);
+      const onFile = await runCli(['template', 'ach', '--dir', file, '--log-format', 'text']);
       expect(onFile.code).toBe(2);
       expect(onFile.stderr).toContain(
         `payouts: --dir ${file} is a file, not a folder: choose a folder for the templates`,
       );
       const under = path.join(file, 'templates');
-      const forced = await runCli(['template', 'ach', '--dir', under, '--force']);
+      const forced = await runCli(['template', 'ach', '--dir', under, '--force', '--log-format', 'text']);
       expect(forced.code).toBe(2);
       expect(forced.stderr).toContain(
         `payouts: cannot write the templates to ${under}: a part of the path is not a directory (ENOTDIR) - choose another --dir`,

@@ -81,10 +81,17 @@ describe('payouts webhooks set-url / show-url', () => {
   it('sets the callback URL, shows it, and removes it with --clear', async () => {
     const sb = await sandbox();
     const run = against(sb);
-    expect(await run('show-url')).toEqual({
+    expect(await run('show-url', '--log-format', 'text')).toEqual({
       code: 0,
       stdout: '',
       stderr: 'no webhook callback URL is set\n',
+    });
+    // Where stderr is no terminal, it holds JSON lines only: the note is one summary record.
+    const shown = await run('show-url');
+    expect(shown).toMatchObject({ code: 0, stdout: '' });
+    expect(JSON.parse(shown.stderr)).toMatchObject({
+      msg: 'summary',
+      lines: ['no webhook callback URL is set'],
     });
 
     const set = await run('set-url', 'https://hooks.example.com/payouts');
@@ -96,6 +103,33 @@ describe('payouts webhooks set-url / show-url', () => {
 
     expect(await run('set-url', '--clear', '--json')).toMatchObject({ code: 0, stdout: '{"url":null}\n' });
     expect((await run('show-url', '--json')).stdout).toBe('{"url":null}\n');
+  });
+
+  it('takes the logging options of every command that talks to the service: its requests in --log-file', async () => {
+    const sb = await sandbox();
+    const dir = await tempDir();
+    const run = against(sb, dir);
+    for (const command of ['show-url', 'secret', 'fetch-secret', 'rotate-secret']) {
+      const logFile = path.join(dir, `${command}.log`);
+      const result = await run(command, '--json', '--log-level', 'debug', '--log-file', logFile);
+      expect(result.code, result.stderr).toBe(0);
+      const records = (await readFile(logFile, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { msg: string; path?: string });
+      expect(records.map((r) => r.msg)).toContain('service answered');
+      expect(records.some((r) => r.path?.startsWith('/v1/integrators/'))).toBe(true);
+    }
+    const set = await run(
+      'set-url',
+      'https://hooks.example.com/p',
+      '--log-format',
+      'json',
+      '--log-level',
+      'debug',
+    );
+    expect(set.stdout).toBe('https://hooks.example.com/p\n');
+    for (const line of set.stderr.trim().split('\n')) expect(JSON.parse(line)).toHaveProperty('level');
   });
 
   it('refuses a plain-http callback URL beyond loopback, and a URL with --clear, before calling the service', async () => {

@@ -6,7 +6,8 @@ import { parseRail, RAILS, type Rail } from '../../columns/rails.js';
 import { ConfigError, errnoOf, systemErrorInWords, UsageError } from '../../errors.js';
 import { existingPaths, templatePaths, templateSpecs, writeTemplates } from '../../rows/templates.js';
 import type { ArgsOf } from '../command.js';
-import { type CliIo, println } from '../io.js';
+import type { CliIo } from '../io.js';
+import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
 import { resolveFrom } from '../options.js';
 
 export interface TemplateCommandOptions {
@@ -17,7 +18,11 @@ export interface TemplateCommandOptions {
 }
 
 /** `payouts template [rail...]`: writes blank CSV and XLSX templates; returns the exit code. */
-export async function templateCommand(options: TemplateCommandOptions, io: CliIo): Promise<number> {
+export async function templateCommand(
+  options: TemplateCommandOptions,
+  io: CliIo,
+  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
+): Promise<number> {
   const rails: Rail[] = [];
   for (const name of options.rails) {
     const rail = parseRail(name);
@@ -44,7 +49,7 @@ export async function templateCommand(options: TemplateCommandOptions, io: CliIo
     if (errnoOf(error) === undefined) throw error;
     throw cannotWrite(options.dir, error);
   });
-  for (const file of written) println(io.stderr, `wrote ${file}`);
+  log.tell(written.map((file) => `wrote ${file}`));
   return outcomeCode(true);
 }
 
@@ -73,7 +78,7 @@ function cannotWrite(dir: string, error: unknown): ConfigError {
 
 /** template's options: which rails, where, and whether to overwrite. */
 function options(y: Argv) {
-  return y
+  return logOptions(y)
     .positional('rails', {
       type: 'string',
       array: true,
@@ -90,9 +95,18 @@ function options(y: Argv) {
 export const builder = options;
 
 /** Parses template's options and runs it. */
-export function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
-  return templateCommand(
-    { rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir), force: args.force },
-    io,
-  );
+export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  const log = openCommandLog(logSettingsOf(args as LogArgs, io), io);
+  try {
+    return await templateCommand(
+      { rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir), force: args.force },
+      io,
+      log,
+    );
+  } catch (error) {
+    log.fail(error);
+    throw error;
+  } finally {
+    await log.close();
+  }
 }

@@ -4,20 +4,27 @@ import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { type CommandLog, logOptions } from '../logging.js';
 import {
+  defaultLog,
   deliverSecret,
   secretFileOutput,
   secretOptionsOf,
   type WebhooksSecretOptions,
+  withCommandLog,
   withIntegrator,
 } from './integrator.js';
 
 /** `payouts webhooks secret` and `fetch-secret`: the current secret, fetched encrypted and decrypted. */
-export async function webhooksFetchSecretCommand(options: WebhooksSecretOptions, io: CliIo): Promise<number> {
-  const secret = await withIntegrator(options.connection, (client, id) =>
+export async function webhooksFetchSecretCommand(
+  options: WebhooksSecretOptions,
+  io: CliIo,
+  log: CommandLog = defaultLog(io),
+): Promise<number> {
+  const secret = await withIntegrator(options.connection, log, (client, id) =>
     client.integrators.fetchWebhookSecret(id),
   );
-  await deliverSecret(secret, options, io);
+  await deliverSecret(secret, options, io, log);
   return outcomeCode(true);
 }
 
@@ -26,7 +33,10 @@ export function fetchSecretCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: num
   return y.command(
     'fetch-secret',
     'fetch the webhook secret (encrypted) and decrypt it with the client secret - --reveal or --secret-file',
-    (c) => secretFileOutput(connectionOptions(c)),
-    async (args) => setExit(await webhooksFetchSecretCommand(secretOptionsOf(args, io), io)),
+    (c) => secretFileOutput(logOptions(connectionOptions(c))),
+    async (args) => {
+      const options = secretOptionsOf(args, io);
+      setExit(await withCommandLog(args, io, (log) => webhooksFetchSecretCommand(options, io, log)));
+    },
   );
 }

@@ -7,13 +7,18 @@ import type { Argv } from 'yargs';
 import { maskSecret, secretFingerprint, writeSecretFile } from '../../webhooks/secret.js';
 import { type Connection, type ConnectionArgs, clientFor, connectionFromArgs } from '../connection.js';
 import { type CliIo, println } from '../io.js';
+import { type CommandLog, type LogArgs, logSettingsOf, openCommandLog } from '../logging.js';
 
-/** Runs `fn` with a client and the caller's integrator id (GET /v1/integrators/me), then closes it. */
+/**
+ * Runs `fn` with a client and the caller's integrator id (GET /v1/integrators/me), then closes
+ * it; the client's requests go to `log`.
+ */
 export async function withIntegrator<R>(
   connection: Connection,
+  log: CommandLog,
   fn: (client: ReturnType<typeof clientFor>, integratorId: string) => Promise<R>,
 ): Promise<R> {
-  const client = clientFor(connection);
+  const client = clientFor(connection, { logger: log.logger });
   try {
     const me = await client.integrators.me();
     return await fn(client, me.id);
@@ -28,10 +33,35 @@ export interface WebhooksUrlOptions {
 }
 
 /** Prints the callback URL: `{"url": ...}` with --json, else the URL (or a note that none is set). */
-export function printUrl(url: string | null, json: boolean, io: CliIo): void {
+export function printUrl(url: string | null, json: boolean, io: CliIo, log: CommandLog): void {
   if (json) println(io.stdout, JSON.stringify({ url }));
-  else if (url === null) println(io.stderr, 'no webhook callback URL is set');
+  else if (url === null) log.tell(['no webhook callback URL is set']);
   else println(io.stdout, url);
+}
+
+/** The log of a command run without its logging options (tests): as the defaults decide. */
+export function defaultLog(io: CliIo): CommandLog {
+  return openCommandLog(logSettingsOf({}, io), io);
+}
+
+/**
+ * Runs a webhooks command with the log its options ask for: the error that ends it is the log's
+ * one fatal record (JSON lines on stderr, or the --log-file), and the log is closed after.
+ */
+export async function withCommandLog(
+  args: LogArgs,
+  io: CliIo,
+  work: (log: CommandLog) => Promise<number>,
+): Promise<number> {
+  const log = openCommandLog(logSettingsOf(args, io), io);
+  try {
+    return await work(log);
+  } catch (error) {
+    log.fail(error);
+    throw error;
+  } finally {
+    await log.close();
+  }
 }
 
 export interface WebhooksSecretOptions {
@@ -80,11 +110,12 @@ export async function deliverSecret(
   secret: string,
   options: WebhooksSecretOptions,
   io: CliIo,
+  log: CommandLog,
 ): Promise<void> {
   const fingerprint = secretFingerprint(secret);
   if (options.secretFile !== undefined) {
     await writeSecretFile(options.secretFile, secret);
-    println(io.stderr, `webhook secret written to ${options.secretFile} (mode 0600)`);
+    log.tell([`webhook secret written to ${options.secretFile} (mode 0600)`]);
   }
   if (options.json) {
     const shown = options.reveal ? { secret } : { masked: maskSecret(secret) };
@@ -94,7 +125,7 @@ export async function deliverSecret(
   } else {
     println(io.stdout, `${maskSecret(secret)} ${fingerprint}`);
     if (options.secretFile === undefined) {
-      println(io.stderr, 'the secret is masked: add --reveal to print it, or --secret-file PATH to save it');
+      log.tell(['the secret is masked: add --reveal to print it, or --secret-file PATH to save it']);
     }
   }
 }

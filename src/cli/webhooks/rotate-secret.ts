@@ -3,12 +3,15 @@
 import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionOptions } from '../connection.js';
-import { type CliIo, println } from '../io.js';
+import type { CliIo } from '../io.js';
+import { type CommandLog, logOptions } from '../logging.js';
 import {
+  defaultLog,
   deliverSecret,
   secretFileOutput,
   secretOptionsOf,
   type WebhooksSecretOptions,
+  withCommandLog,
   withIntegrator,
 } from './integrator.js';
 
@@ -16,15 +19,15 @@ import {
 export async function webhooksRotateSecretCommand(
   options: WebhooksSecretOptions,
   io: CliIo,
+  log: CommandLog = defaultLog(io),
 ): Promise<number> {
-  const secret = await withIntegrator(options.connection, (client, id) =>
+  const secret = await withIntegrator(options.connection, log, (client, id) =>
     client.integrators.rotateWebhookSecret(id),
   );
-  println(
-    io.stderr,
-    `webhook secret rotated: the service signs with the new one from now on - restart receivers with it (keep the old one as a second secret until the switch is done)`,
-  );
-  await deliverSecret(secret, options, io);
+  log.tell([
+    'webhook secret rotated: the service signs with the new one from now on - restart receivers with it (keep the old one as a second secret until the switch is done)',
+  ]);
+  await deliverSecret(secret, options, io, log);
   return outcomeCode(true);
 }
 
@@ -33,7 +36,10 @@ export function rotateSecretCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: nu
   return y.command(
     'rotate-secret',
     'regenerate the webhook secret - print it with --reveal or write it to --secret-file',
-    (c) => secretFileOutput(connectionOptions(c)),
-    async (args) => setExit(await webhooksRotateSecretCommand(secretOptionsOf(args, io), io)),
+    (c) => secretFileOutput(logOptions(connectionOptions(c))),
+    async (args) => {
+      const options = secretOptionsOf(args, io);
+      setExit(await withCommandLog(args, io, (log) => webhooksRotateSecretCommand(options, io, log)));
+    },
   );
 }

@@ -2,15 +2,19 @@
 import type { Argv } from 'yargs';
 import { connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { logOptions } from '../logging.js';
 import { webhooksFetchSecretCommand } from './fetch-secret.js';
-import { secretFileOutput, secretOptionsOf } from './integrator.js';
+import { secretFileOutput, secretOptionsOf, withCommandLog } from './integrator.js';
 
 /** Declares `secret` on the `webhooks` builder; its handler passes the exit code to `setExit`. */
 export function secretCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) => void): Argv<T> {
   return y.command(
     'secret',
     'show the current webhook secret: masked with a fingerprint, itself with --reveal, or saved with --secret-file',
-    (c) => secretFileOutput(connectionOptions(c)),
-    async (args) => setExit(await webhooksFetchSecretCommand(secretOptionsOf(args, io), io)),
+    (c) => secretFileOutput(logOptions(connectionOptions(c))),
+    async (args) => {
+      const options = secretOptionsOf(args, io);
+      setExit(await withCommandLog(args, io, (log) => webhooksFetchSecretCommand(options, io, log)));
+    },
   );
 }

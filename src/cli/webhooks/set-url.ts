@@ -6,7 +6,14 @@ import { UsageError } from '../../errors.js';
 import { callbackUrlProblem } from '../../webhooks/callback-url.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { printUrl, type WebhooksUrlOptions, withIntegrator } from './integrator.js';
+import { type CommandLog, logOptions } from '../logging.js';
+import {
+  defaultLog,
+  printUrl,
+  type WebhooksUrlOptions,
+  withCommandLog,
+  withIntegrator,
+} from './integrator.js';
 
 export interface WebhooksSetUrlOptions extends WebhooksUrlOptions {
   /** The new callback URL, or null to remove it. */
@@ -14,16 +21,20 @@ export interface WebhooksSetUrlOptions extends WebhooksUrlOptions {
 }
 
 /** `payouts webhooks set-url`: sets (or with --clear removes) the callback URL. */
-export async function webhooksSetUrlCommand(options: WebhooksSetUrlOptions, io: CliIo): Promise<number> {
+export async function webhooksSetUrlCommand(
+  options: WebhooksSetUrlOptions,
+  io: CliIo,
+  log: CommandLog = defaultLog(io),
+): Promise<number> {
   if (options.url !== null) {
     // docs/service.md "Webhooks", and the README's rule for plain http: loopback only.
     const problem = callbackUrlProblem(options.url);
     if (problem !== undefined) throw new UsageError(`set-url: ${problem}`);
   }
-  const url = await withIntegrator(options.connection, (client, id) =>
+  const url = await withIntegrator(options.connection, log, (client, id) =>
     client.integrators.setWebhookUrl(id, options.url),
   );
-  printUrl(url, options.json, io);
+  printUrl(url, options.json, io, log);
   return outcomeCode(true);
 }
 
@@ -33,7 +44,7 @@ export function setUrlCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
     'set-url [url]',
     'set the callback URL the service posts events to (https://, or http:// to loopback)',
     (c) =>
-      connectionOptions(c)
+      logOptions(connectionOptions(c))
         .positional('url', { type: 'string', describe: 'the callback URL' })
         .option('clear', { type: 'boolean', default: false, describe: 'remove the callback URL' })
         .option('json', { type: 'boolean', default: false, describe: 'print {"url": ...} on stdout' }),
@@ -42,8 +53,12 @@ export function setUrlCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
       if (neitherOrBoth) {
         throw new UsageError('set-url: give the callback URL, or --clear to remove it (not both)');
       }
-      const connection = connectionFromArgs(args, io.env);
-      setExit(await webhooksSetUrlCommand({ connection, url: args.url ?? null, json: args.json }, io));
+      const options = {
+        connection: connectionFromArgs(args, io.env),
+        url: args.url ?? null,
+        json: args.json,
+      };
+      setExit(await withCommandLog(args, io, (log) => webhooksSetUrlCommand(options, io, log)));
     },
   );
 }

@@ -4,12 +4,25 @@ import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { printUrl, type WebhooksUrlOptions, withIntegrator } from './integrator.js';
+import { type CommandLog, logOptions } from '../logging.js';
+import {
+  defaultLog,
+  printUrl,
+  type WebhooksUrlOptions,
+  withCommandLog,
+  withIntegrator,
+} from './integrator.js';
 
 /** `payouts webhooks show-url`: prints the callback URL the service holds. */
-export async function webhooksShowUrlCommand(options: WebhooksUrlOptions, io: CliIo): Promise<number> {
-  const url = await withIntegrator(options.connection, (client, id) => client.integrators.getWebhookUrl(id));
-  printUrl(url, options.json, io);
+export async function webhooksShowUrlCommand(
+  options: WebhooksUrlOptions,
+  io: CliIo,
+  log: CommandLog = defaultLog(io),
+): Promise<number> {
+  const url = await withIntegrator(options.connection, log, (client, id) =>
+    client.integrators.getWebhookUrl(id),
+  );
+  printUrl(url, options.json, io, log);
   return outcomeCode(true);
 }
 
@@ -19,15 +32,14 @@ export function showUrlCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number)
     'show-url',
     'show the callback URL the service holds',
     (c) =>
-      connectionOptions(c).option('json', {
+      logOptions(connectionOptions(c)).option('json', {
         type: 'boolean',
         default: false,
         describe: 'print {"url": ...} on stdout',
       }),
     async (args) => {
-      setExit(
-        await webhooksShowUrlCommand({ connection: connectionFromArgs(args, io.env), json: args.json }, io),
-      );
+      const options = { connection: connectionFromArgs(args, io.env), json: args.json };
+      setExit(await withCommandLog(args, io, (log) => webhooksShowUrlCommand(options, io, log)));
     },
   );
 }
