@@ -92,6 +92,17 @@ async function written(out: NodeJS.WritableStream, text: string): Promise<void> 
 }
 
 /** The JSON summary, its warnings left out (`writeSummaryJson` streams them in their place). */
+/**
+ * `sincePrevious` as the JSON summary writes it: the previous batch's `sheet`, `at` and `rows`
+ * first, then the same under `batch` (as earlier versions wrote them only), the totals and
+ * the lists.
+ */
+function sinceJson(since: SincePrevious | null): Record<string, unknown> | null {
+  if (since === null) return null;
+  const { sheet, at, rows } = since.batch;
+  return { sheet, at, rows, ...since };
+}
+
 export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
   const { summary } = facts;
   return {
@@ -109,7 +120,7 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
     totalsRows: summary.totalsRows,
     digest: facts.digest,
     warnings: WARNINGS_PLACE,
-    sincePrevious: facts.sincePrevious,
+    sincePrevious: sinceJson(facts.sincePrevious),
     ...(facts.approvals
       ? {
           approvals: facts.approvals.map(({ principal, fingerprint, recordedAt }) => ({

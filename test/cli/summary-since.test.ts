@@ -51,6 +51,24 @@ describe('the summary of what changed since the previous batch', () => {
     ]);
   });
 
+  it('names the previous batch in the JSON summary by sheet, time and rows, at the top and under batch', () => {
+    const json = JSON.parse(JSON.stringify(summaryJson(facts()))) as {
+      sincePrevious: SincePrevious & { sheet: string; at: string; rows: number };
+    };
+    const { sheet, at, rows } = json.sincePrevious;
+    expect({ sheet, at, rows }).toEqual(json.sincePrevious.batch);
+    expect(Object.keys(json.sincePrevious)).toEqual([
+      'sheet',
+      'at',
+      'rows',
+      'batch',
+      'totals',
+      'missingPayees',
+      'changedAmounts',
+    ]);
+    expect(json.sincePrevious.sheet).toBe(since.batch.sheet);
+  });
+
   it('keeps the plain decimals in the JSON summary', () => {
     const json = JSON.parse(JSON.stringify(summaryJson(facts()))) as { sincePrevious: SincePrevious };
     expect(json.sincePrevious.totals['USD']).toEqual({

@@ -130,7 +130,10 @@ describe('the approver report in Chromium', () => {
     // Monthly repeats of the same amounts are no possible duplicates.
     expect(summary.warnings.possibleDuplicate).toEqual([]);
     expect(summary.sincePrevious).toEqual({
-      batch: { sheet: 'november.csv', at: expect.any(String), rows: 12 },
+      sheet: 'november.csv',
+      at: expect.any(String),
+      rows: 12,
+      batch: { sheet: 'november.csv', at: summary.sincePrevious.at, rows: 12 },
       totals: {
         BRL: { previous: '2490.90', current: '2490.90', change: '+0.00' },
         COP: { previous: '3150000.00', current: '3150000.00', change: '+0.00' },
