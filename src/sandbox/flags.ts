@@ -109,6 +109,7 @@ export const SANDBOX_DEFAULTS = {
   errorRate: 0,
   rateLimit: 0,
   resetRate: 0,
+  /** The shorter token response's lifetime; the longer one's is LONG_TOKEN_TTL (SPEC: "3600 or 86400"). */
   tokenTtl: 3600,
   simulationTtl: 300,
   settleDelayMs: 200,
@@ -120,6 +121,9 @@ export const SANDBOX_DEFAULTS = {
 } as const;
 
 const D = SANDBOX_DEFAULTS;
+
+/** The access token's lifetime in the longer token response, as the service shows it. */
+export const LONG_TOKEN_TTL = 86_400;
 
 /** Every flag of `payouts sandbox` (docs/sandbox.md "Flags"). */
 export const SANDBOX_FLAGS: readonly SandboxFlag[] = [
@@ -199,11 +203,12 @@ export const SANDBOX_FLAGS: readonly SandboxFlag[] = [
     name: 'token-ttl',
     option: 'tokenTtl',
     type: 'number',
-    default: D.tokenTtl,
+    // Unset, it follows the token response's form (tokenTtlOf).
+    default: undefined,
     min: 1,
     max: 31_536_000,
     integer: true,
-    help: 'access token lifetime in seconds (expires_in)',
+    help: `access token lifetime in seconds (expires_in): default ${D.tokenTtl}, ${LONG_TOKEN_TTL} with --token-response long`,
   },
   {
     name: 'simulation-ttl',
@@ -320,7 +325,7 @@ export function resolveSandboxConfig(options: SandboxOptions): SandboxConfig {
     errorRate: options.errorRate ?? D.errorRate,
     rateLimit: options.rateLimit ?? D.rateLimit,
     resetRate: options.resetRate ?? D.resetRate,
-    tokenTtl: options.tokenTtl ?? D.tokenTtl,
+    tokenTtl: options.tokenTtl ?? (options.tokenResponse === 'long' ? LONG_TOKEN_TTL : D.tokenTtl),
     simulationTtl: options.simulationTtl ?? D.simulationTtl,
     settleDelayMs: options.settleDelayMs ?? D.settleDelayMs,
     duplicateRate: options.duplicateRate ?? D.duplicateRate,

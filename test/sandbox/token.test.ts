@@ -33,8 +33,8 @@ describe('token endpoint', () => {
     expect((claims['exp'] as number) - (claims['iat'] as number)).toBe(3600);
   });
 
-  it('accepts a JSON body and gives the long form when configured, with --token-ttl', async () => {
-    const sb = await sandbox({ tokenResponse: 'long', tokenTtl: 86400 });
+  it('accepts a JSON body and gives the long form when configured', async () => {
+    const sb = await sandbox({ tokenResponse: 'long' });
     const answer = await call(sb, 'POST', TOKEN_PATH, {
       body: { grant_type: 'password', ...CLIENT, ...PRIMARY },
     });
@@ -48,6 +48,27 @@ describe('token endpoint', () => {
     });
     expect(typeof answer.body.session_state).toBe('string');
     expect(decodePayload(answer.body.refresh_token)['typ']).toBe('Refresh');
+  });
+
+  it('gives the long form the lifetime the service shows for it, 86400 s, unless --token-ttl says otherwise', async () => {
+    const long = await sandbox({ tokenResponse: 'long' });
+    const answer = await call(
+      long,
+      'POST',
+      TOKEN_PATH,
+      form({ grant_type: 'password', ...CLIENT, ...PRIMARY }),
+    );
+    expect(answer.body).toMatchObject({ expires_in: 86400, refresh_expires_in: 1800 });
+    const claims = decodePayload(answer.body.access_token);
+    expect(Number(claims['exp']) - Number(claims['iat'])).toBe(86400);
+    const short = await sandbox({ tokenResponse: 'long', tokenTtl: 600 });
+    const shorter = await call(
+      short,
+      'POST',
+      TOKEN_PATH,
+      form({ grant_type: 'password', ...CLIENT, ...PRIMARY }),
+    );
+    expect(shorter.body).toMatchObject({ expires_in: 600 });
   });
 
   it('exchanges a refresh token of the long form for a new access token', async () => {
