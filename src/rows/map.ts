@@ -23,7 +23,7 @@ import { validateBeneficiary } from './beneficiary.js';
 import { amountCeilingProblem } from './ceiling.js';
 import { damageOf } from './damage.js';
 import { AMOUNT_MESSAGES, ROW_MESSAGES } from './messages.js';
-import { parseSheetAmount, type SheetNumbers } from './money.js';
+import { parseAmount, parseSheetAmount, type SheetAmount, type SheetNumbers } from './money.js';
 import { normaliseText } from './text.js';
 import type {
   Address,
@@ -80,7 +80,9 @@ export function mapRow(row: RawRow, columns: ColumnIndex, numbers: SheetNumbers 
   if (amountText === undefined) {
     issues.push({ column: 'amount', message: AMOUNT_MESSAGES.required });
   } else {
-    const parsed = parseSheetAmount(amountText, numbers);
+    // A number the file stored as one has no digit grouping to read: "10.005" has 3 decimals.
+    const parsed: SheetAmount =
+      cells.kind('amount') === 'number' ? parseAmount(amountText) : parseSheetAmount(amountText, numbers);
     const problem = parsed.ok ? amountCeilingProblem(parsed.minor, amountText) : parsed.message;
     if (problem !== undefined) issues.push({ column: 'amount', message: problem });
     else if (parsed.ok)
@@ -278,6 +280,12 @@ class RowCells {
       if (damage !== undefined) this.report(column, damage);
     }
     return text;
+  }
+
+  /** What kind of value the file stored in the column's cell (`empty` when there is none). */
+  kind(column: CanonicalColumn): Cell['kind'] {
+    const index = this.positions[column];
+    return index < 0 ? 'empty' : (this.cells[index]?.kind ?? 'empty');
   }
 
   /**

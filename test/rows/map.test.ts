@@ -195,6 +195,19 @@ describe('mapRow: reference, amount, currency and type', () => {
     expect(map({ ...ACH_ROW, amount: number('1250.5') }).amount).toEqual({ minor: 125050n, text: '1250.50' });
   });
 
+  it('reads an XLSX number of 3 decimals as such, where the same text is two readings', () => {
+    expect(map({ ...ACH_ROW, amount: number('10.005') }).issues).toEqual([
+      {
+        column: 'amount',
+        message: 'amount "10.005" has more than 2 decimals: give the amount in cents at most (e.g. 1250.05)',
+      },
+    ]);
+    expect(map({ ...ACH_ROW, amount: number('1250') }).amount).toEqual({ minor: 125000n, text: '1250.00' });
+    expect(map({ ...ACH_ROW, amount: '10.005' }).issues[0]?.message).toMatch(
+      /^amount "10\.005" is ambiguous: /,
+    );
+  });
+
   it('keeps an unknown type as given: its message, and details null', () => {
     const payout = map({ ...ACH_ROW, type: 'Sepa' });
     expect(payout.rail).toBeUndefined();
