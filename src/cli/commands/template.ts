@@ -7,7 +7,7 @@ import { ConfigError, errnoOf, systemErrorInWords, UsageError } from '../../erro
 import { existingPaths, templatePaths, templateSpecs, writeTemplates } from '../../rows/templates.js';
 import type { ArgsOf } from '../command.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
+import { type CommandLog, defaultLog, type LogArgs, logOptions, withCommandLog } from '../logging.js';
 import { resolveFrom } from '../options.js';
 
 export interface TemplateCommandOptions {
@@ -21,7 +21,7 @@ export interface TemplateCommandOptions {
 export async function templateCommand(
   options: TemplateCommandOptions,
   io: CliIo,
-  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
+  log: CommandLog = defaultLog(io),
 ): Promise<number> {
   const rails: Rail[] = [];
   for (const name of options.rails) {
@@ -95,18 +95,7 @@ function options(y: Argv) {
 export const builder = options;
 
 /** Parses template's options and runs it. */
-export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
-  const log = openCommandLog(logSettingsOf(args as LogArgs, io), io);
-  try {
-    return await templateCommand(
-      { rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir), force: args.force },
-      io,
-      log,
-    );
-  } catch (error) {
-    log.fail(error);
-    throw error;
-  } finally {
-    await log.close();
-  }
+export function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  const options = { rails: args.rails ?? [], dir: resolveFrom(io.cwd, args.dir), force: args.force };
+  return withCommandLog(args as LogArgs, io, (log) => templateCommand(options, io, log));
 }

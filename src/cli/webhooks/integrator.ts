@@ -7,7 +7,7 @@ import type { Argv } from 'yargs';
 import { maskSecret, secretFingerprint, writeSecretFile } from '../../webhooks/secret.js';
 import { type Connection, type ConnectionArgs, clientFor, connectionFromArgs } from '../connection.js';
 import { type CliIo, println } from '../io.js';
-import { type CommandLog, type LogArgs, logSettingsOf, openCommandLog } from '../logging.js';
+import type { CommandLog } from '../logging.js';
 
 /**
  * Runs `fn` with a client and the caller's integrator id (GET /v1/integrators/me), then closes
@@ -37,31 +37,6 @@ export function printUrl(url: string | null, json: boolean, io: CliIo, log: Comm
   if (json) println(io.stdout, JSON.stringify({ url }));
   else if (url === null) log.tell(['no webhook callback URL is set']);
   else println(io.stdout, url);
-}
-
-/** The log of a command run without its logging options (tests): as the defaults decide. */
-export function defaultLog(io: CliIo): CommandLog {
-  return openCommandLog(logSettingsOf({}, io), io);
-}
-
-/**
- * Runs a webhooks command with the log its options ask for: the error that ends it is the log's
- * one fatal record (JSON lines on stderr, or the --log-file), and the log is closed after.
- */
-export async function withCommandLog(
-  args: LogArgs,
-  io: CliIo,
-  work: (log: CommandLog) => Promise<number>,
-): Promise<number> {
-  const log = openCommandLog(logSettingsOf(args, io), io);
-  try {
-    return await work(log);
-  } catch (error) {
-    log.fail(error);
-    throw error;
-  } finally {
-    await log.close();
-  }
 }
 
 export interface WebhooksSecretOptions {

@@ -4,14 +4,12 @@ import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, logOptions } from '../logging.js';
+import { type CommandLog, defaultLog, logOptions, withCommandLog } from '../logging.js';
 import {
-  defaultLog,
   deliverSecret,
   secretFileOutput,
   secretOptionsOf,
   type WebhooksSecretOptions,
-  withCommandLog,
   withIntegrator,
 } from './integrator.js';
 

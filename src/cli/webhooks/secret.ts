@@ -2,9 +2,9 @@
 import type { Argv } from 'yargs';
 import { connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { logOptions } from '../logging.js';
+import { logOptions, withCommandLog } from '../logging.js';
 import { webhooksFetchSecretCommand } from './fetch-secret.js';
-import { secretFileOutput, secretOptionsOf, withCommandLog } from './integrator.js';
+import { secretFileOutput, secretOptionsOf } from './integrator.js';
 
 /** Declares `secret` on the `webhooks` builder; its handler passes the exit code to `setExit`. */
 export function secretCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) => void): Argv<T> {

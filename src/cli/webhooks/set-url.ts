@@ -6,14 +6,8 @@ import { UsageError } from '../../errors.js';
 import { callbackUrlProblem } from '../../webhooks/callback-url.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, logOptions } from '../logging.js';
-import {
-  defaultLog,
-  printUrl,
-  type WebhooksUrlOptions,
-  withCommandLog,
-  withIntegrator,
-} from './integrator.js';
+import { type CommandLog, defaultLog, logOptions, withCommandLog } from '../logging.js';
+import { printUrl, type WebhooksUrlOptions, withIntegrator } from './integrator.js';
 
 export interface WebhooksSetUrlOptions extends WebhooksUrlOptions {
   /** The new callback URL, or null to remove it. */

@@ -4,14 +4,8 @@ import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, logOptions } from '../logging.js';
-import {
-  defaultLog,
-  printUrl,
-  type WebhooksUrlOptions,
-  withCommandLog,
-  withIntegrator,
-} from './integrator.js';
+import { type CommandLog, defaultLog, logOptions, withCommandLog } from '../logging.js';
+import { printUrl, type WebhooksUrlOptions, withIntegrator } from './integrator.js';
 
 /** `payouts webhooks show-url`: prints the callback URL the service holds. */
 export async function webhooksShowUrlCommand(
