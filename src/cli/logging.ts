@@ -1,8 +1,7 @@
 /**
  * The one logging surface of the commands that talk to the service or write (validate, run,
  * reconcile, register copy, approve, template, the webhooks commands but verify): one option
- * builder (`logOptions`) and one setup
- * (`openCommandLog`). Logs are pino's JSON lines when stderr is not a terminal (cron,
+ * builder (`logOptions`) and one setup (`openCommandLog`). Logs are pino's JSON lines when stderr is not a terminal (cron,
  * containers), short text lines when it is, or as `--log-format` says; `--log-file` sends them
  * to a file instead. With JSON logs on stderr, stderr holds JSON lines only: what a command
  * would print for a person there (its summary) becomes one record. Secrets are redacted by key
@@ -112,11 +111,11 @@ export interface CommandLog {
   close(): Promise<void>;
 }
 
+/** Where a command's log goes without --log-file, and what a --log-file is resolved against. */
+type LogIo = { stderr: NodeJS.WritableStream & { isTTY?: boolean }; cwd: string };
+
 /** The log of a command run without its logging options (tests): as the defaults decide. */
-export function defaultLog(io: {
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  cwd: string;
-}): CommandLog {
+export function defaultLog(io: LogIo): CommandLog {
   return openCommandLog(logSettingsOf({}, io), io);
 }
 
@@ -126,7 +125,7 @@ export function defaultLog(io: {
  */
 export async function withCommandLog(
   args: LogArgs,
-  io: { stderr: NodeJS.WritableStream & { isTTY?: boolean }; cwd: string },
+  io: LogIo,
   work: (log: CommandLog) => Promise<number>,
 ): Promise<number> {
   const log = openCommandLog(logSettingsOf(args, io), io);

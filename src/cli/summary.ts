@@ -91,7 +91,6 @@ async function written(out: NodeJS.WritableStream, text: string): Promise<void> 
   });
 }
 
-/** The JSON summary, its warnings left out (`writeSummaryJson` streams them in their place). */
 /**
  * `sincePrevious` as the JSON summary writes it: the previous batch's `sheet`, `at` and `rows`
  * first, then the same under `batch` (as earlier versions wrote them only), the totals and
@@ -103,6 +102,7 @@ function sinceJson(since: SincePrevious | null): Record<string, unknown> | null 
   return { sheet, at, rows, ...since };
 }
 
+/** The JSON summary, its warnings left out (`writeSummaryJson` streams them in their place). */
 export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
   const { summary } = facts;
   return {

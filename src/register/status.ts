@@ -127,8 +127,8 @@ export async function registerStatus(options: StatusOptions): Promise<StatusRepo
  * A reference as the register holds it, but for one whose run stopped while its transaction
  * request was being sent: `unknown`, as the next run or reconcile records it, not `sending`.
  */
-function referenceStatus(record: PayoutRecord, scope: ScopeInfo, holderAlive: boolean): ReferenceStatus {
-  const abandoned = record.state === 'sending' && !holderAlive;
+function referenceStatus(record: PayoutRecord, scope: ScopeInfo, alive: boolean): ReferenceStatus {
+  const abandoned = record.state === 'sending' && !alive;
   const error = abandoned ? abandonedSendReason(record.sheet) : record.error;
   return {
     reference: record.reference,

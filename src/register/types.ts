@@ -5,7 +5,6 @@
  * and one PostgreSQL database shared by many machines (postgres.ts), and one test suite holds
  * both to it.
  */
-
 import type { Clock } from '../clock.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';

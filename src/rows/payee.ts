@@ -46,6 +46,7 @@ function named(name: string, email: string | undefined, country: string | undefi
 }
 
 const ASCII = /^[ -~]*$/;
+const NOT_ALPHANUMERIC = /[^a-z0-9]+/g;
 
 /** Whether a name is ASCII letters and digits in words one space apart, none at either end. */
 function wordsApart(name: string): boolean {
@@ -65,7 +66,6 @@ function wordsApart(name: string): boolean {
   }
   return !space;
 }
-const NOT_ALPHANUMERIC = /[^a-z0-9]+/g;
 
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;

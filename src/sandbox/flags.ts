@@ -109,7 +109,7 @@ export const SANDBOX_DEFAULTS = {
   errorRate: 0,
   rateLimit: 0,
   resetRate: 0,
-  /** The shorter token response's lifetime; the longer one's is LONG_TOKEN_TTL (SPEC: "3600 or 86400"). */
+  /** The shorter token response's lifetime, as the service shows it; the longer one's is LONG_TOKEN_TTL. */
   tokenTtl: 3600,
   simulationTtl: 300,
   settleDelayMs: 200,
@@ -203,7 +203,7 @@ export const SANDBOX_FLAGS: readonly SandboxFlag[] = [
     name: 'token-ttl',
     option: 'tokenTtl',
     type: 'number',
-    // Unset, it follows the token response's form (tokenTtlOf).
+    // Unset, it follows the token response's form (resolveSandboxConfig).
     default: undefined,
     min: 1,
     max: 31_536_000,
