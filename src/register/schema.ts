@@ -5,6 +5,8 @@
  * is refused rather than guessed at.
  */
 
+import { historyRowIdSql } from './history-row.js';
+
 /** "PYOT": tells a payouts register from any other SQLite file. */
 export const APPLICATION_ID = 0x50594f54;
 
@@ -16,6 +18,39 @@ export const APPLICATION_ID = 0x50594f54;
  * so the migration itself changes no row.
  */
 const HISTORY_PAYDAYS_ONCE = 'SELECT 1';
+
+/**
+ * Each payee history under a row id made of its payee key (history-row.ts), found in one descent
+ * of the table instead of two; (scope, payee) stays unique. A history whose id another took first
+ * is written under one SQLite chooses, and found by its key. The trigger keeps the rule for every
+ * writer, a payouts from before still running included: a history written under another id
+ * while its own is free moves there, so that a free id always means no history.
+ */
+const HISTORY_ROW_IDS = `
+  CREATE TABLE payee_history_by_id (
+    id INTEGER PRIMARY KEY,
+    scope_id INTEGER NOT NULL REFERENCES scopes (id),
+    payee TEXT NOT NULL,
+    history TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (scope_id, payee)
+  );
+  INSERT OR IGNORE INTO payee_history_by_id (id, scope_id, payee, history, updated_at)
+    SELECT ${historyRowIdSql('payee')}, scope_id, payee, history, updated_at FROM payee_history;
+  INSERT INTO payee_history_by_id (scope_id, payee, history, updated_at)
+    SELECT scope_id, payee, history, updated_at FROM payee_history AS held
+    WHERE NOT EXISTS (
+      SELECT 1 FROM payee_history_by_id AS moved WHERE moved.scope_id = held.scope_id AND moved.payee = held.payee
+    );
+  DROP TABLE payee_history;
+  ALTER TABLE payee_history_by_id RENAME TO payee_history;
+  CREATE TRIGGER payee_history_under_row_id AFTER INSERT ON payee_history
+    WHEN ${historyRowIdSql('NEW.payee')} <> NEW.id
+      AND NOT EXISTS (SELECT 1 FROM payee_history WHERE id = ${historyRowIdSql('NEW.payee')})
+  BEGIN
+    UPDATE payee_history SET id = ${historyRowIdSql('NEW.payee')} WHERE id = NEW.id;
+  END;
+`;
 
 /** Each entry migrates from its index to the next version. */
 export const MIGRATIONS: readonly string[] = [
@@ -182,10 +217,14 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE payouts ADD COLUMN warnings TEXT;
   `,
   HISTORY_PAYDAYS_ONCE,
+  HISTORY_ROW_IDS,
 ];
 
 /** The version this payouts writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The first version whose payee histories sit under their row ids. */
+export const HISTORY_ROW_IDS_VERSION = MIGRATIONS.indexOf(HISTORY_ROW_IDS) + 1;
 
 /**
  * The same register in PostgreSQL, in a schema of its own (`payouts`), its version in

@@ -20,6 +20,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { errnoOf, InterruptedError, RegisterError } from '../errors.js';
 import { makeFolderSync } from '../folders.js';
 import type { GroupCommit } from './group-commit.js';
+import { historyRowId, historyRowIdSql } from './history-row.js';
 import { type BootClock, LEASE, leaseExpired, type StoreTime, systemBootClock } from './lease.js';
 import { OUTAGE_DEFAULTS, pause } from './outage.js';
 import {
@@ -33,7 +34,7 @@ import {
   runOf,
 } from './records.js';
 import { type Fence, type FenceFacts, fenceAdmits } from './rules.js';
-import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import { APPLICATION_ID, HISTORY_ROW_IDS_VERSION, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
 import {
   type BatchStatement,
@@ -142,6 +143,8 @@ export function openSqliteRegister(
       throw new RegisterError(`the register ${path} ${what}`, { path, cause, errno });
     }
   }
+  /** The schema version as opened: a read-only open reads a register of an older one as it is. */
+  let version = SCHEMA_VERSION;
   const connect = (location: string): Db => {
     let db: Db;
     try {
@@ -158,8 +161,9 @@ export function openSqliteRegister(
         db.pragma('synchronous = FULL');
         db.pragma('foreign_keys = ON');
         migrate(db, path);
+        version = SCHEMA_VERSION;
       } else {
-        checkVersion(db, path);
+        version = checkVersion(db, path);
       }
     } catch (cause) {
       db.close();
@@ -183,7 +187,7 @@ export function openSqliteRegister(
   // asynchronous retries (outage.ts), so that signals, deadlines and answers are handled meanwhile.
   if (options.busyTimeoutMs === undefined) db.pragma(`busy_timeout = ${REGISTER_DEFAULTS.operationBusyMs}`);
   return new SqlRegister(
-    new SqliteDialect(path, db, readonly, options.clock ?? systemClock, boot, leaseMs),
+    new SqliteDialect(path, db, readonly, options.clock ?? systemClock, boot, leaseMs, version),
     options,
   );
 }
@@ -278,6 +282,9 @@ const WITH_RUN = `p.*, ${[...RUN_COLUMNS, 'lease_boot', 'lease_uptime_ms'].map((
 
 /** A list bound as JSON text. */
 const IN = (name: string) => `IN (SELECT value FROM json_each(:${name}))`;
+
+/** Histories by their row ids (history-row.ts), with what tells whose each one is. */
+const HISTORIES_BY_ID = `SELECT id, scope_id, payee, history FROM payee_history WHERE id ${IN('ids')}`;
 
 const STATEMENTS: Statements = {
   payoutsTable: 'payouts',
@@ -390,8 +397,11 @@ const STATEMENTS: Statements = {
       VALUES (:scope, ${PAYOUT_FIELDS.map(([column]) => `:${column}`).join(', ')}) ON CONFLICT DO NOTHING`,
     payee: `INSERT INTO payees (scope_id, kind, fingerprint, id, created_at)
       VALUES (:scope, :kind, :fingerprint, :id, :createdAt) ON CONFLICT DO NOTHING`,
-    history: `INSERT INTO payee_history (scope_id, payee, history, updated_at)
-      VALUES (:scope, :payee, :history, coalesce(:updatedAt, :now)) ON CONFLICT DO NOTHING`,
+    // Under the payee key's row id while it is free (history-row.ts), else one SQLite picks.
+    history: `INSERT INTO payee_history (id, scope_id, payee, history, updated_at)
+      SELECT CASE WHEN EXISTS (SELECT 1 FROM payee_history WHERE id = own.id) THEN NULL ELSE own.id END,
+        :scope, :payee, :history, coalesce(:updatedAt, :now)
+      FROM (SELECT ${historyRowIdSql(':payee')} AS id) AS own WHERE true ON CONFLICT DO NOTHING`,
   },
   held: {
     approval:
@@ -499,6 +509,8 @@ class SqliteDialect implements Dialect, Driver {
     private readonly clock: Clock,
     private readonly boot: BootClock | undefined,
     readonly leaseMs: number,
+    /** The schema version the register had when opened. */
+    private readonly version: number,
   ) {
     this.connectionSql = new SqliteSql(db);
   }
@@ -606,6 +618,44 @@ class SqliteDialect implements Dialect, Driver {
       }
     }
     return payouts.length === n ? payouts : batchPayoutRows(sql, STATEMENTS[statement], values);
+  }
+
+  /**
+   * The histories of these payees, each looked for first under its key's row id (history-row.ts):
+   * by the key only where the row there is another payee's, or the key has no row id.
+   */
+  async payeeHistories(
+    sql: Sql,
+    scope: number,
+    payees: readonly string[],
+  ): Promise<{ payee: string; history: string }[]> {
+    const found: { payee: string; history: string }[] = [];
+    const byKey: string[] = [];
+    const byId = new Map<number, string>();
+    // A register opened read-only at a version from before the row ids has them nowhere.
+    const byIds = this.version >= HISTORY_ROW_IDS_VERSION;
+    for (const payee of payees) {
+      const id = byIds ? historyRowId(payee) : undefined;
+      if (id === undefined || byId.has(id)) byKey.push(payee);
+      else byId.set(id, payee);
+    }
+    if (byId.size > 0) {
+      type Row = { id: number; scope_id: number; payee: string; history: string };
+      const rows = await sql.rows<Row>(HISTORIES_BY_ID, { ids: [...byId.keys()] });
+      for (const row of rows) {
+        const payee = byId.get(row.id)!;
+        if (row.scope_id === scope && row.payee === payee) found.push(row);
+        else byKey.push(payee);
+      }
+    }
+    if (byKey.length > 0)
+      found.push(
+        ...(await sql.rows<{ payee: string; history: string }>(STATEMENTS.payeeHistory, {
+          scope,
+          payees: byKey,
+        })),
+      );
+    return found;
   }
 
   /**

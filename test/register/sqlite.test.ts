@@ -9,6 +9,7 @@ import path from 'node:path';
 import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
 import { RegisterError } from '../../src/errors.js';
+import { historyRowId } from '../../src/register/history-row.js';
 import type { Self } from '../../src/register/lease.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../src/register/schema.js';
 import { openSqliteRegister as openRegister } from '../../src/register/sqlite.js';
@@ -170,12 +171,134 @@ describe('the SQLite register', () => {
     }
   });
 
+  it('finds each payee’s history under its row id, or by its key where another payee took that id first', async () => {
+    const file = path.join(await testDir(), 'register.db');
+    const register = openRegister(file);
+    const raw = new Database(file, { readonly: true });
+    try {
+      const store = await register.openScope(scope);
+      const elsewhere = await register.openScope({ ...scope, service: 'http://127.0.0.1:8787' });
+      // Three keys alike in their first eight characters (one row id), one too short for an id.
+      const [first, second, unpaid] = [`AbCdEfGh${'a'.repeat(24)}`, `AbCdEfGh${'b'.repeat(24)}`, 'AbCdEfGhc'];
+      await store.recordPayment(first!, payeePayment('P-1', '10.00', 'acct-1'), 'b', 'First');
+      await store.recordPayment(second!, payeePayment('P-2', '20.00', 'acct-2'), 'b', 'Second');
+      await store.recordPayment('short', payeePayment('P-3', '30.00', 'acct-3'), 'b', 'Short');
+      // The same key in another scope is another payee.
+      await elsewhere.recordPayment(first!, payeePayment('X-1', '99.00', 'acct-9'), 'b', 'Elsewhere');
+      await store.recordPayment(second!, payeePayment('P-4', '21.00', 'acct-2'), 'b', 'Second');
+      const rows = raw.prepare('SELECT id, scope_id, payee FROM payee_history ORDER BY id').all() as {
+        id: number;
+        scope_id: number;
+        payee: string;
+      }[];
+      expect(rows[0]).toEqual({ id: historyRowId(first!), scope_id: store.scope.id, payee: first });
+      expect(rows).toHaveLength(4);
+
+      const held = await store.payeeHistory([unpaid!, second!, 'short', first!, 'never']);
+      expect([...held.keys()].sort()).toEqual([first, second, 'short'].sort());
+      expect(held.get(first!)!.name).toBe('First');
+      expect(held.get(second!)!.accounts.map((paid) => paid.reference)).toEqual(['P-4']);
+      expect(held.get(second!)!.payments!.map((paid) => paid.reference)).toEqual(['P-4', 'P-2']);
+      expect(held.get('short')!.name).toBe('Short');
+      const there = await elsewhere.payeeHistory([first!, second!]);
+      expect([...there.keys()]).toEqual([first]);
+      expect(there.get(first!)!.name).toBe('Elsewhere');
+      // A read-only connection finds them alike.
+      const reader = openRegister(file, { readonly: true });
+      try {
+        const read = await (await reader.scopeStore(store.scope)).payeeHistory([second!, first!]);
+        expect(read.get(second!)).toEqual(held.get(second!));
+      } finally {
+        await reader.close();
+      }
+    } finally {
+      raw.close();
+      await register.close();
+    }
+  });
+
+  it('gives the histories of an older register their row ids, those whose id another took first found by their key', async () => {
+    const file = path.join(await testDir(), 'older.db');
+    const raw = new Database(file);
+    const before = MIGRATIONS.findIndex((migration) => migration.includes('payee_history_by_id'));
+    for (const migration of MIGRATIONS.slice(0, before)) raw.exec(migration);
+    raw.pragma(`user_version = ${before}`);
+    raw.pragma(`application_id = ${APPLICATION_ID}`);
+    raw
+      .prepare(
+        `INSERT INTO scopes (service, integrator_id, secret, created_at, last_used_at)
+         VALUES (?, ?, ?, '2026-10-01T00:00:00Z', '2026-10-01T00:00:00Z')`,
+      )
+      .run(scope.service, scope.integratorId, Buffer.alloc(32, 7));
+    const history = (name: string) =>
+      JSON.stringify({
+        accounts: [],
+        payments: [{ reference: name, paidAt: '2026-10-25T10:00:00.000Z', amount: '1.00', currency: 'USD' }],
+        largest: { USD: '1.00' },
+        batch: 'october',
+        name,
+      });
+    const payees = [
+      `AbCdEfGh${'a'.repeat(24)}`,
+      `AbCdEfGh${'b'.repeat(24)}`,
+      `ZyXwVuTs${'c'.repeat(24)}`,
+      'short',
+    ];
+    const insert = raw.prepare(
+      "INSERT INTO payee_history (scope_id, payee, history, updated_at) VALUES (1, ?, ?, '2026-10-25T10:00:00Z')",
+    );
+    for (const [i, payee] of payees.entries()) insert.run(payee, history(`N-${i}`));
+
+    // Read-only, the register stays at its version, and its histories are found by their keys.
+    const reader = openRegister(file, { readonly: true });
+    try {
+      const read = await (await reader.scopeStore((await reader.scopes())[0]!)).payeeHistory(payees);
+      expect(payees.map((payee) => read.get(payee)?.name)).toEqual(['N-0', 'N-1', 'N-2', 'N-3']);
+      expect(raw.pragma('user_version')).toEqual([{ user_version: before }]);
+    } finally {
+      await reader.close();
+    }
+
+    const register = openRegister(file);
+    try {
+      const store = await register.openScope(scope);
+      expect(raw.pragma('user_version')).toEqual([{ user_version: SCHEMA_VERSION }]);
+      const held = await store.payeeHistory([...payees, `AbCdEfGh${'d'.repeat(24)}`]);
+      expect(payees.map((payee) => held.get(payee)?.name)).toEqual(['N-0', 'N-1', 'N-2', 'N-3']);
+      expect(held.size).toBe(4);
+      const ids = raw.prepare('SELECT payee, id FROM payee_history').all() as { payee: string; id: number }[];
+      const idOf = new Map(ids.map((row) => [row.payee, row.id]));
+      // One of the two alike has the shared id; the other, and the short key, ids SQLite chose.
+      expect([idOf.get(payees[0]!), idOf.get(payees[1]!)]).toContain(historyRowId(payees[0]!));
+      expect(idOf.get(payees[2]!)).toBe(historyRowId(payees[2]!));
+      expect(new Set(idOf.values()).size).toBe(4);
+
+      // A payouts from before, still running, writes a history without its id: it moves there.
+      const late = `LaTeOnE0${'e'.repeat(24)}`;
+      const writer = new Database(file);
+      writer
+        .prepare(
+          "INSERT INTO payee_history (scope_id, payee, history, updated_at) VALUES (1, ?, ?, '2026-10-26T10:00:00Z')",
+        )
+        .run(late, history('N-late'));
+      writer.close();
+      expect(raw.prepare('SELECT id FROM payee_history WHERE payee = ?').get(late)).toMatchObject({
+        id: historyRowId(late),
+      });
+      expect((await store.payeeHistory([late])).get(late)?.name).toBe('N-late');
+    } finally {
+      await register.close();
+      raw.close();
+    }
+  });
+
   it('writes a payout that is both a payday and its account’s last once, and leaves histories written before as they are until they change', async () => {
     const file = path.join(await testDir(), 'paydays.db');
     const raw = new Database(file);
     // The register as the version before the shorter histories left it, with one payee paid once.
-    for (const migration of MIGRATIONS.slice(0, SCHEMA_VERSION - 1)) raw.exec(migration);
-    raw.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    const before = MIGRATIONS.findIndex((migration) => migration.trim() === 'SELECT 1');
+    for (const migration of MIGRATIONS.slice(0, before)) raw.exec(migration);
+    raw.pragma(`user_version = ${before}`);
     raw.pragma(`application_id = ${APPLICATION_ID}`);
     raw
       .prepare(
