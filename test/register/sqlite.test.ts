@@ -25,6 +25,26 @@ async function claimIn(register: Register, self: Self, references: string[]) {
   return { store, kinds: new Map(Object.entries(await claimAs(store, self, references))) };
 }
 
+/**
+ * A register as the version before the first migration `isNext` names left it, with the test
+ * scope: its file, a connection to it, and that version.
+ */
+async function olderRegister(isNext: (migration: string) => boolean) {
+  const file = path.join(await testDir(), 'older.db');
+  const raw = new Database(file);
+  const before = MIGRATIONS.findIndex(isNext);
+  for (const migration of MIGRATIONS.slice(0, before)) raw.exec(migration);
+  raw.pragma(`user_version = ${before}`);
+  raw.pragma(`application_id = ${APPLICATION_ID}`);
+  raw
+    .prepare(
+      `INSERT INTO scopes (service, integrator_id, secret, created_at, last_used_at)
+       VALUES (?, ?, ?, '2026-10-01T00:00:00Z', '2026-10-01T00:00:00Z')`,
+    )
+    .run(scope.service, scope.integratorId, Buffer.alloc(32, 7));
+  return { file, raw, before };
+}
+
 describe('the SQLite register', () => {
   it('is created private (0600) in a new directory, with its scope secret, and opened again by another connection', async () => {
     const file = path.join(await testDir(), 'state', 'payouts', 'register.db');
@@ -126,23 +146,12 @@ describe('the SQLite register', () => {
   });
 
   it('moves the payee histories of an older register into an ordinary table, each kept as it was', async () => {
-    const file = path.join(await testDir(), 'older.db');
-    const raw = new Database(file);
     // The register as the version before the move left it, with two payees' histories.
-    const before = MIGRATIONS.findIndex((migration) => migration.includes('payee_history_rows'));
-    for (const migration of MIGRATIONS.slice(0, before)) raw.exec(migration);
-    raw.pragma(`user_version = ${before}`);
-    raw.pragma(`application_id = ${APPLICATION_ID}`);
+    const { file, raw } = await olderRegister((migration) => migration.includes('payee_history_rows'));
     const withoutRowid = () =>
       (raw.prepare("SELECT sql FROM sqlite_master WHERE name = 'payee_history'").get() as { sql: string })
         .sql;
     expect(withoutRowid()).toContain('WITHOUT ROWID');
-    raw
-      .prepare(
-        `INSERT INTO scopes (service, integrator_id, secret, created_at, last_used_at)
-         VALUES (?, ?, ?, '2026-10-01T00:00:00Z', '2026-10-01T00:00:00Z')`,
-      )
-      .run(scope.service, scope.integratorId, Buffer.alloc(32, 7));
     const history = (reference: string) =>
       JSON.stringify({
         accounts: [],
@@ -218,18 +227,9 @@ describe('the SQLite register', () => {
   });
 
   it('gives the histories of an older register their row ids, those whose id another took first found by their key', async () => {
-    const file = path.join(await testDir(), 'older.db');
-    const raw = new Database(file);
-    const before = MIGRATIONS.findIndex((migration) => migration.includes('payee_history_by_id'));
-    for (const migration of MIGRATIONS.slice(0, before)) raw.exec(migration);
-    raw.pragma(`user_version = ${before}`);
-    raw.pragma(`application_id = ${APPLICATION_ID}`);
-    raw
-      .prepare(
-        `INSERT INTO scopes (service, integrator_id, secret, created_at, last_used_at)
-         VALUES (?, ?, ?, '2026-10-01T00:00:00Z', '2026-10-01T00:00:00Z')`,
-      )
-      .run(scope.service, scope.integratorId, Buffer.alloc(32, 7));
+    const { file, raw, before } = await olderRegister((migration) =>
+      migration.includes('payee_history_by_id'),
+    );
     const history = (name: string) =>
       JSON.stringify({
         accounts: [],
@@ -293,19 +293,8 @@ describe('the SQLite register', () => {
   });
 
   it('writes a payout that is both a payday and its account’s last once, and leaves histories written before as they are until they change', async () => {
-    const file = path.join(await testDir(), 'paydays.db');
-    const raw = new Database(file);
     // The register as the version before the shorter histories left it, with one payee paid once.
-    const before = MIGRATIONS.findIndex((migration) => migration.trim() === 'SELECT 1');
-    for (const migration of MIGRATIONS.slice(0, before)) raw.exec(migration);
-    raw.pragma(`user_version = ${before}`);
-    raw.pragma(`application_id = ${APPLICATION_ID}`);
-    raw
-      .prepare(
-        `INSERT INTO scopes (service, integrator_id, secret, created_at, last_used_at)
-         VALUES (?, ?, ?, '2026-10-01T00:00:00Z', '2026-10-01T00:00:00Z')`,
-      )
-      .run(scope.service, scope.integratorId, Buffer.alloc(32, 7));
+    const { file, raw } = await olderRegister((migration) => migration.trim() === 'SELECT 1');
     const october = payeePayment('OCT-1', '2500.00', 'acct-1');
     const whole = JSON.stringify({
       accounts: [october],
