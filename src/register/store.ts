@@ -519,17 +519,20 @@ class SqlScope implements ScopeStore {
   }
 
   /** The rows `text` gives for each chunk of `list` (as `:name`). */
-  private async chunked<R>(
-    text: string,
-    name: string,
+  private chunked<R>(text: string, name: string, list: readonly string[], values: Values): Promise<R[]> {
+    return this.inChunks(list, (sql, chunk) => sql.rows<R>(text, { ...values, [name]: chunk }));
+  }
+
+  /** The rows `read` gives for each chunk of `list`, in one read. */
+  private async inChunks<R>(
     list: readonly string[],
-    values: Values,
+    read: (sql: Sql, chunk: readonly string[]) => Promise<R[]>,
   ): Promise<R[]> {
     const rows: R[] = [];
     if (list.length === 0) return rows;
     await this.register.read(async (sql) => {
       for (let i = 0; i < list.length; i += this.dialect.chunk)
-        rows.push(...(await sql.rows<R>(text, { ...values, [name]: list.slice(i, i + this.dialect.chunk) })));
+        rows.push(...(await read(sql, list.slice(i, i + this.dialect.chunk))));
     });
     return rows;
   }
@@ -557,18 +560,12 @@ class SqlScope implements ScopeStore {
   async payeeHistory(payees: readonly string[]): Promise<Map<string, PayeeHistory>> {
     const { dialect } = this;
     const scope = this.scope.id;
-    if (payees.length === 0) return new Map();
     const rows =
       dialect.payeeHistories === undefined
         ? await this.chunked<{ payee: string; history: string }>(dialect.sql.payeeHistory, 'payees', payees, {
             scope,
           })
-        : await this.register.read(async (sql) => {
-            const read: { payee: string; history: string }[] = [];
-            for (let i = 0; i < payees.length; i += dialect.chunk)
-              read.push(...(await dialect.payeeHistories!(sql, scope, payees.slice(i, i + dialect.chunk))));
-            return read;
-          });
+        : await this.inChunks(payees, (sql, chunk) => dialect.payeeHistories!(sql, scope, chunk));
     return new Map(rows.map((row) => [row.payee, historyFromText(row.history)]));
   }
 
