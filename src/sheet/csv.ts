@@ -155,20 +155,23 @@ async function* parsedBatches(
     batch.push(record);
   };
   const close = (): void => {};
+  // Handed out and let go here at once: nothing of this generator holds records it yielded.
+  const taken = (): string[][] => {
+    const records = batch;
+    batch = [];
+    return records;
+  };
   const decoder = chunkDecoder(file, dialect);
   const stream = createReadStream(file, { start: dialect.bomLength, highWaterMark: READ_CHUNK });
   try {
     for await (const chunk of stream) {
       const error = core.parse(await decoder.decode(chunk as Buffer), false, push, close);
-      if (batch.length > 0) {
-        yield batch;
-        batch = [];
-      }
+      if (batch.length > 0) yield taken();
       if (error !== undefined) throw error;
     }
     await decoder.end();
     const error = core.parse(undefined, true, push, close);
-    if (batch.length > 0) yield batch;
+    if (batch.length > 0) yield taken();
     if (error !== undefined) throw error;
   } finally {
     stream.destroy();
@@ -209,18 +212,17 @@ class RecordCursor {
     }
   }
 
-  /** The same rows as `rows`, one array per parsed chunk: no promise per row. */
+  /**
+   * The same rows as `rows`, one array per parsed chunk: no promise per row. The parsed records
+   * are let go before a batch is handed out, and no variable of this generator holds the batch
+   * while it waits: a consumer that keeps a batch through other work (validate sends it to its
+   * worker, then writes the batch before) should find only what it keeps itself alive when the
+   * young generation is collected.
+   */
   async *rowBatches(headers: readonly string[], delimiter: string): AsyncGenerator<RawRow[]> {
     try {
       for (;;) {
-        const batch = this.batch;
-        const rows: RawRow[] = [];
-        while (this.position < batch.length) {
-          const record = batch[this.position++]!;
-          this.rowNumber++;
-          if (!isBlank(record)) rows.push(toRawRow(record, this.rowNumber, headers, delimiter));
-        }
-        if (rows.length > 0) yield rows;
+        if (this.skipBlank()) yield this.takeRows(headers, delimiter);
         if (!(await this.fill())) return;
       }
     } finally {
@@ -233,6 +235,30 @@ class RecordCursor {
     this.batch = [];
     this.position = 0;
     await this.records.return(undefined);
+  }
+
+  /** Passes over blank records (their row numbers count); whether a record is left. */
+  private skipBlank(): boolean {
+    const batch = this.batch;
+    while (this.position < batch.length && isBlank(batch[this.position]!)) {
+      this.position++;
+      this.rowNumber++;
+    }
+    return this.position < batch.length;
+  }
+
+  /** The rows of the records not yet handed out (at least one), the records then let go. */
+  private takeRows(headers: readonly string[], delimiter: string): RawRow[] {
+    const batch = this.batch;
+    const rows: RawRow[] = [];
+    while (this.position < batch.length) {
+      const record = batch[this.position++]!;
+      this.rowNumber++;
+      if (!isBlank(record)) rows.push(toRawRow(record, this.rowNumber, headers, delimiter));
+    }
+    this.batch = [];
+    this.position = 0;
+    return rows;
   }
 
   private async fill(): Promise<boolean> {

@@ -45,6 +45,19 @@ describe('OpenedSheet.batches', () => {
     expect(short.problems).toEqual([expect.stringMatching(/^row has 2 fields but the header has 5/)]);
   });
 
+  it('CSV: a stretch of the file with only blank lines gives no batch, and its lines still count', async () => {
+    const file = path.join(await tempDir(), 'gap.csv');
+    // 60,000 blank lines (120 KB with CRLF): several of the reader's chunks hold nothing else.
+    const blank = Array.from({ length: 60_000 }, () => '').join('\r\n');
+    await writeFile(file, `reference,amount\r\nR-1,1.00\r\n${blank}\r\nR-2,2.00\r\n`);
+    const batches = await readBatches(file);
+    expect(batches.every((batch) => batch.length > 0)).toBe(true);
+    expect(batches.flat().map((row) => [row.rowNumber, row.cells[0]!.text])).toEqual([
+      [2, 'R-1'],
+      [60_003, 'R-2'],
+    ]);
+  });
+
   it('XLSX: gives the rows of `rows`', async () => {
     for (const name of ['payouts.openpyxl.xlsx', 'payouts.libreoffice.xlsx']) {
       const file = path.join(FIXTURES, name);
