@@ -516,18 +516,23 @@ async function* paused<T>(pages: AsyncIterable<T>, pause: () => Promise<void>): 
   }
 }
 
+/** A payout of the previous batch with its amount read, made by `new` as PagePayout is. */
+class PaidAmount implements EarlierPayout {
+  constructor(
+    readonly payee: string,
+    readonly name: string,
+    readonly reference: string,
+    readonly minor: bigint,
+    readonly currency: string,
+  ) {}
+}
+
 async function* earlierPages(
   store: Pick<ScopeStore, 'batchPayouts'>,
   digest: string,
 ): AsyncIterable<EarlierPayout[]> {
   for await (const page of store.batchPayouts(digest)) {
-    yield page.map((p) => ({
-      payee: p.payee,
-      name: p.name,
-      reference: p.reference,
-      minor: minorOf(p.amount),
-      currency: p.currency,
-    }));
+    yield page.map((p) => new PaidAmount(p.payee, p.name, p.reference, minorOf(p.amount), p.currency));
   }
 }
 

@@ -41,6 +41,7 @@ import {
   batchPayoutRows,
   type ClaimWrite,
   type Dialect,
+  PagePayout,
   SqlRegister,
   type Statements,
 } from './store.js';
@@ -614,7 +615,7 @@ class SqliteDialect implements Dialect, Driver {
         const [payee, name, reference, amount, currency, more] = record.split(UNIT);
         if (currency === undefined || more !== undefined || !(reference! > previous)) break;
         previous = reference!;
-        payouts.push({ payee: payee!, name: name!, reference: reference!, amount: amount!, currency });
+        payouts.push(new PagePayout(payee!, name!, reference!, amount!, currency));
       }
     }
     return payouts.length === n ? payouts : batchPayoutRows(sql, STATEMENTS[statement], values);
