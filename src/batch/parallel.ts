@@ -74,18 +74,25 @@ const YOUNG_GENERATION_MB = 16;
 export const WORKER_OLD_GENERATION_MB = 512;
 
 /**
- * V8 flags set for the process before a worker starts: no minor GC tasks, the scavenges V8
- * schedules when the young generation is nearly full, run whenever the thread next waits.
- * In two runs of five of a million rows judged against a register, one such task found a
- * batch's rows alive and V8 pretenured seven of the mapper's allocation sites for good (85 % or
- * more of their objects alive: `--trace-pretenuring-statistics`): each row's objects were then
- * made in the old generation, the worker collected it 183 times instead of 10, 7.4 s instead of
- * 1, and the run took 22 to 25 s instead of 14 to 16. Without the tasks the young generation is
- * scavenged when it is full, as before, and none of 14 runs went that way (in alternating runs,
- * 14.99 to 15.26 s against 14.71 to 24.24 with the tasks). The flags are the process's: the
- * main thread's scavenges are the same without the tasks.
+ * V8 flags set for the process before a worker starts, both against one way a run goes slow:
+ * V8 watches the objects made at each object or array literal, and when a collection of the
+ * young generation finds 85 % or more of one place's objects alive (`--trace-pretenuring-
+ * statistics`), it makes all later ones in the old generation, for good (pretenuring). A batch's
+ * rows are all alive while it is judged or written, so a collection that falls then pretenures
+ * the places that make rows: each later row is made in the old generation, which fills with rows
+ * done with. The worker then collected its old generation 100 to 183 times instead of 5 to 10,
+ * and the run took 18 to 25 s instead of 13 to 16.
+ * - `--no-minor-gc-task`: no scavenges scheduled ahead when the young generation is nearly full
+ *   (run whenever the thread next waits, often with a batch's rows alive). Alone, it made such
+ *   runs rarer (about one in ten instead of two in five), not gone.
+ * - `--no-allocation-site-pretenuring`: no pretenuring at all. Nothing this process keeps for
+ *   long is made at a literal in numbers that pretenuring would help (the large tables are typed
+ *   arrays). Once measured a second slower (15.5 to 16.8 s, before the changes that made a run
+ *   13 to 14 s); in runs alternating with and without it now (three cases, 9 each), as fast, and
+ *   none slow with it, against one of 9 at 20.3 s without.
+ * The flags are the process's, the main thread's too.
  */
-const V8_FLAGS = '--no-minor-gc-task';
+const V8_FLAGS = '--no-minor-gc-task --no-allocation-site-pretenuring';
 
 /** The error of a worker that reached its memory limit (Node's code). */
 export function workerOutOfMemory(error: unknown): boolean {
