@@ -7,6 +7,7 @@
  * (docs/approval.md, "The allowed-signers file"). Errors name the file and the line.
  */
 import { readFile } from 'node:fs/promises';
+import { errnoInWords, errnoOf } from '../errors.js';
 import { AllowedSignersError, SignatureError } from './errors.js';
 import { parsePublicKeyText, type SshPublicKey } from './keys.js';
 
@@ -45,11 +46,11 @@ export async function readAllowedSigners(path: string): Promise<AllowedSigners> 
   try {
     text = await readFile(path, 'utf8');
   } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
+    const code = errnoOf(cause);
     throw new AllowedSignersError(
       path,
       undefined,
-      `cannot read the allowed-signers file (${code ?? 'error'})`,
+      `cannot read the allowed-signers file: ${code === undefined ? String(cause) : errnoInWords(code)}`,
       { cause },
     );
   }

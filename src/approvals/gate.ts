@@ -5,9 +5,10 @@
  * (exit 4, nothing sent) that says who signed, who is missing, which signatures do not count and
  * why, and whether the sheet changed since someone signed it.
  */
-import { GuardError } from '../errors.js';
+import { ConfigError, GuardError } from '../errors.js';
 import type { ApprovalRecord, RunApproval } from '../register/types.js';
-import type { AllowedSigners } from './allowed-signers.js';
+import { type AllowedSigners, signerRefusal } from './allowed-signers.js';
+import { APPROVAL_NAMESPACE } from './sshsig.js';
 import { type ApprovalCount, countApprovals } from './verify.js';
 
 /** What the gate requires (README "Options": `--require-approvals`, `--allowed-signers`). */
@@ -31,6 +32,36 @@ export interface GatedBatch {
 
 /** The days an approval stays good for unless `--approval-max-age` says otherwise. */
 export const DEFAULT_APPROVAL_MAX_AGE_DAYS = 31;
+
+/**
+ * Throws ConfigError (exit 2) when the allowed-signers file cannot yield `gate.required`
+ * approvals at `nowMs` (empty, comments only, every key expired or limited to other
+ * namespaces): a gate that can never pass is a mistake to say, not a run to refuse at exit 4
+ * month after month. One key counts once, and so does one principal.
+ */
+export function checkGateCanPass(gate: ApprovalGate, nowMs: number): void {
+  const { file, signers } = gate.allowedSigners;
+  const usable = signers.filter(
+    (signer) => signerRefusal(signer, APPROVAL_NAMESPACE, nowMs, file) === undefined,
+  );
+  const keys = new Set(usable.map((signer) => signer.key.blob.toString('base64'))).size;
+  const principals = [...new Set(usable.flatMap((signer) => signer.principals))];
+  const possible = Math.min(keys, principals.length);
+  if (possible >= gate.required) return;
+  const unusable = signers.length - usable.length;
+  const named =
+    possible === 0
+      ? 'names no key that may sign an approval now'
+      : `names ${possible === 1 ? 'one approver' : `${possible} approvers`} whose key may sign an approval now (${principals.join(', ')})`;
+  // A file without any key line is refused as it is read (allowed-signers.ts).
+  const why =
+    unusable > 0
+      ? ` (${unusable === 1 ? 'one line is' : `${unusable} lines are`} expired, not yet valid or limited to other namespaces)`
+      : '';
+  throw new ConfigError(
+    `${file} ${named}${why}, and ${gate.required} approvals are required: the gate could never pass. Add the approvers' keys (or renew their valid-before), or require fewer`,
+  );
+}
 
 /**
  * Counts the approvals of `batch` among those recorded; returns those the run relies on, or

@@ -13,7 +13,7 @@ import { ServiceError } from '../errors.js';
 import type { PayoutDetails } from '../register/details.js';
 import { serviceOf } from '../register/identity.js';
 import { holderAlive, newSelf, type Self } from '../register/lease.js';
-import { shownLocation } from '../register/location.js';
+import { type RegisterSource, shownLocation } from '../register/location.js';
 import { openRegister } from '../register/open.js';
 import type { PayoutRecord, Register, ScopeStore, UnknownResolved } from '../register/types.js';
 import { parseAmount } from '../rows/money.js';
@@ -26,6 +26,8 @@ export interface ReconcileOptions {
   connection: Connection;
   /** Where the register lives (a file or a PostgreSQL URL). */
   register: string;
+  /** Which of --register, PAYOUTS_REGISTER and the default named it. */
+  registerFrom?: RegisterSource;
   /** Only these references (default: every `submitted` and `unknown` payout). */
   references?: readonly string[];
   /** Only payouts sent or changed since this moment (ISO 8601). */
@@ -92,6 +94,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
   const grace = new StopGrace(signal, undefined, STOP_GRACE_MS);
   try {
     register = await openRegister(options.register, {
+      ...(options.registerFrom ? { from: options.registerFrom } : {}),
       warn: (message) => options.logger.warn(message),
       ...(options.maxOutageSeconds === undefined ? {} : { maxOutageMs: options.maxOutageSeconds * 1000 }),
       abandon: grace.abandoned,

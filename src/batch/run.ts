@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../api/client.js';
 import type { Credentials } from '../api/token.js';
 import { readAllowedSigners } from '../approvals/allowed-signers.js';
-import { type ApprovalGate, judgeApprovals } from '../approvals/gate.js';
+import { type ApprovalGate, checkGateCanPass, judgeApprovals } from '../approvals/gate.js';
 import { type Clock, systemClock } from '../clock.js';
 import {
   ConfigError,
@@ -23,7 +23,7 @@ import {
 import { chooseScope, declaredService } from '../register/choose.js';
 import type { PayoutDetails } from '../register/details.js';
 import { type ScopeIdentity, serviceOf } from '../register/identity.js';
-import { shownLocation } from '../register/location.js';
+import { type RegisterSource, shownLocation } from '../register/location.js';
 import { openRegister } from '../register/open.js';
 import { RegisterOutageError } from '../register/outage.js';
 import type { OriginDeclaration, Register, RunApproval, ScopeStore } from '../register/types.js';
@@ -62,6 +62,8 @@ export interface RunOptions extends SheetOptions {
   outPath?: string;
   /** Where the register lives (README `--register`): a file path or a PostgreSQL URL. */
   register: string;
+  /** Where that location came from, said when there is no register there. */
+  registerFrom?: RegisterSource;
   controls?: ControlTotals;
   /** `--approve DIGEST`: refuse unless the batch digest matches. */
   approve?: string;
@@ -139,6 +141,13 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
   const clock = options.clock ?? systemClock;
   const grace = new StopGrace(signal, options.abandonSignal, STOP_GRACE_MS);
   // Pass 1: the one read of the sheet; the guards see every row before any is sent.
+  // A gate that can never pass is a mistake in the configuration, said before the sheet is read.
+  const gate: ApprovalGate | undefined = options.approvals && {
+    required: options.approvals.required,
+    maxAgeDays: options.approvals.maxAgeDays,
+    allowedSigners: await readAllowedSigners(options.approvals.allowedSigners),
+  };
+  if (gate !== undefined) checkGateCanPass(gate, clock.now());
   const read = await readOnce(options);
   let register: Register | undefined;
   let client: PayoutsClient | undefined;
@@ -146,13 +155,11 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
   try {
     if (options.controls) checkControlTotals(read.summary, options.controls);
     if (options.eventsFile) await checkEventsFile(options.eventsFile);
-    const gate: ApprovalGate | undefined = options.approvals && {
-      required: options.approvals.required,
-      maxAgeDays: options.approvals.maxAgeDays,
-      allowedSigners: await readAllowedSigners(options.approvals.allowedSigners),
-    };
     try {
       register = await openRegister(options.register, {
+        // Only a rehearsal's throwaway register is made here; a real run's is made on purpose.
+        create: options.rehearsal === true,
+        ...(options.registerFrom ? { from: options.registerFrom } : {}),
         ...(options.clock ? { clock } : {}),
         warn: (message) => logger.warn(message),
         // A register that fails is waited through like the service (docs/register.md "When the

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { systemClock } from '../clock.js';
 import type { PayoutsError } from '../errors.js';
 import { chooseScope, declaredService, type ScopeHint } from '../register/choose.js';
-import { shownLocation } from '../register/location.js';
+import { missingRegister, type RegisterSource, shownLocation, sourceInWords } from '../register/location.js';
 import { openExistingRegister } from '../register/open.js';
 import type { Register, ScopeInfo, ScopeStore } from '../register/types.js';
 import type { ResultRecord, ResultsWriter } from '../sheet/results.js';
@@ -55,7 +55,7 @@ export interface ValidateOptions extends SheetOptions {
    * offline), and which of its scopes: a missing register is no error, the rows are then checked
    * as sheets.
    */
-  register?: { location: string } & ScopeHint;
+  register?: { location: string; from?: RegisterSource } & ScopeHint;
   /** The moment the approver's warnings count earlier payouts back from (ms); now by default. */
   asOf?: number;
   /** Keep every warned reference (`--json` lists them all); else counts and the first rows. */
@@ -171,7 +171,9 @@ export async function validateSheet(options: ValidateOptions): Promise<ValidateR
     invalidSamples: findings.invalidSamples,
     warnings: findings.warnings,
     sincePrevious: findings.since,
-    ...(registered.scope && options.register ? { register: shownLocation(options.register.location) } : {}),
+    ...((registered.scope || registered.empty) && options.register
+      ? { register: shownLocation(options.register.location) }
+      : {}),
     ...(registered.note ? { registerNote: registered.note } : {}),
     ...(registered.service === undefined ? {} : { service: registered.service }),
   };
@@ -212,23 +214,35 @@ async function checkAndWrite(
 }
 
 /**
- * The register of `options.register`, read-only, and the scope to check against; none when
- * the file does not exist yet (no run has happened) or no scope fits (then `note` says why).
+ * The register of `options.register`, read-only, and the scope to check against; none when no
+ * scope fits, or when there is no register at the default location (then `note` says why). A
+ * register named by --register or PAYOUTS_REGISTER that does not exist is an error (exit 2):
+ * a dry run against a mistyped one would show paid rows as all to be sent.
  */
 async function openRegisterScope(
   options: ValidateOptions['register'],
-): Promise<{ register?: Register; scope?: ScopeInfo; note?: string; service?: string }> {
+): Promise<{ register?: Register; scope?: ScopeInfo; empty?: true; note?: string; service?: string }> {
   if (!options) return {};
   const register = await openExistingRegister(options.location);
-  if (register === undefined) return options.service === undefined ? {} : { service: options.service };
+  if (register === undefined) {
+    if (options.from !== undefined && options.from !== 'default')
+      throw missingRegister(options.location, options.from);
+    return {
+      ...(options.service === undefined ? {} : { service: options.service }),
+      note: `there is no register at ${shownLocation(options.location)} (${sourceInWords('default')}), so rows paid before would show as valid: pass --register (or set PAYOUTS_REGISTER) to check against yours`,
+    };
+  }
   try {
     // The scope run would pay from under this URL: the declared one, with its history.
     const service =
       options.service === undefined
         ? undefined
         : await declaredService(register, options.service, options.login);
-    const chosen = chooseScope(await register.scopes(), { ...options, ...(service ? { service } : {}) });
+    const scopes = await register.scopes();
     const named = service === undefined ? {} : { service };
+    // A register that has paid nothing yet is checked all the same: nothing in it was paid.
+    if (scopes.length === 0) return { register, empty: true, ...named };
+    const chosen = chooseScope(scopes, { ...options, ...(service ? { service } : {}) });
     return chosen.scope
       ? { register, scope: chosen.scope, ...named }
       : { register, note: chosen.why, ...named };

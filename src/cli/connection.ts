@@ -7,6 +7,7 @@
 import { type ClientOptions, createClient, type PayoutsClient } from '../api/client.js';
 import { parseServiceUrl } from '../api/service-url.js';
 import { type Credentials, checkCredentials } from '../api/token.js';
+import { fromEnvironment } from '../environment.js';
 import { ConfigError } from '../errors.js';
 import { CONNECTION_ENV, type ConnectionArgs } from './options.js';
 
@@ -26,21 +27,21 @@ export interface Connection {
  * or refused URL and for missing credentials, naming the variables to set, never a value.
  */
 export function connectionFromArgs(args: ConnectionArgs, env: NodeJS.ProcessEnv): Connection {
-  const baseUrl = pick(args['base-url'], env[CONNECTION_ENV.baseUrl]);
+  const baseUrl = pick(args['base-url'], fromEnvironment(env, CONNECTION_ENV.baseUrl));
   if (baseUrl === undefined) {
     throw new ConfigError(
       `no service URL: pass --base-url https://... or set ${CONNECTION_ENV.baseUrl} (for a local sandbox: --base-url http://127.0.0.1:8787)`,
     );
   }
-  const authUrl = pick(args['auth-url'], env[CONNECTION_ENV.authUrl]) ?? baseUrl;
+  const authUrl = pick(args['auth-url'], fromEnvironment(env, CONNECTION_ENV.authUrl)) ?? baseUrl;
   // Checked here, before anything is sent, so a refused URL is a configuration error up front.
   parseServiceUrl(baseUrl, '--base-url');
   parseServiceUrl(authUrl, '--auth-url');
   const credentials = checkCredentials({
-    clientId: pick(args['client-id'], env[CONNECTION_ENV.clientId]),
-    clientSecret: pick(undefined, env[CONNECTION_ENV.clientSecret]),
-    username: pick(args.username, env[CONNECTION_ENV.username]),
-    password: pick(undefined, env[CONNECTION_ENV.password]),
+    clientId: pick(args['client-id'], fromEnvironment(env, CONNECTION_ENV.clientId)),
+    clientSecret: pick(undefined, fromEnvironment(env, CONNECTION_ENV.clientSecret)),
+    username: pick(args.username, fromEnvironment(env, CONNECTION_ENV.username)),
+    password: pick(undefined, fromEnvironment(env, CONNECTION_ENV.password)),
   });
   return { baseUrl, authUrl, credentials };
 }
@@ -50,7 +51,10 @@ export function clientFor(connection: Connection, options: Partial<ClientOptions
   return createClient({ ...options, ...connection });
 }
 
-/** The flag, else the variable; blank counts as unset. Values are kept as given (a password may end in a space). */
+/**
+ * The flag, else the variable (a blank variable never gets here: fromEnvironment refuses it); a
+ * blank flag counts as unset. Values are kept as given (a password may end in a space).
+ */
 function pick(flag: string | undefined, fromEnv: string | undefined): string | undefined {
   const value = flag ?? fromEnv;
   return value === undefined || value.trim() === '' ? undefined : value;

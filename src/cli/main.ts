@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { hideBin, Parser } from 'yargs/helpers';
 import { exitCodeOfError, outcomeCode } from '../batch/exit-code.js';
+import { checkEnvironment, switchedOn } from '../environment.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import type { CommandModule } from './command.js';
 import { type CliIo, println, processIo } from './io.js';
@@ -106,10 +107,14 @@ const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'register',
-    command: 'register <action>',
-    describe: 'manage registers: copy one (SQLite file or PostgreSQL URL) into another',
+    command: 'register <action> [location]',
+    describe:
+      'manage registers: create one on purpose (init), copy one (SQLite file or PostgreSQL URL) into another',
     load: () => import('./commands/register.js') as Promise<CommandModule>,
-    needs: { what: 'an action', usage: 'payouts register copy --from A --to B [options]' },
+    needs: {
+      what: 'an action',
+      usage: 'payouts register init [PATH|URL] | payouts register copy --from A --to B [options]',
+    },
     logs: true,
   },
   {
@@ -160,6 +165,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       warningsFallback(warningSink(io, context));
       // The command's options are known only now, once its builder ran.
       checkOptionValues(argv, optionKinds(parser));
+      // Before any command reads a setting: none is taken for unset, none misspelt is ignored.
+      checkEnvironment(io.env);
     }, true)
     .demandCommand(
       1,
@@ -203,7 +210,7 @@ const SUBCOMMAND_NEEDS: Readonly<Record<string, Needs>> = {
 /** The subcommands a command's second word may name. */
 const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   webhooks: ['listen', 'set-url', 'show-url', 'secret', 'rotate-secret', 'fetch-secret', 'verify'],
-  register: ['copy'],
+  register: ['copy', 'init'],
 };
 
 /** yargs' complaint in the words a new user needs: what is missing, what was meant. */
@@ -250,7 +257,7 @@ export interface ErrorContext {
 }
 
 /** The commands whose --json prints one object: on an error, `{command, exitCode, error}`. */
-const JSON_COMMANDS = ['validate', 'run', 'reconcile', 'register copy', 'status'] as const;
+const JSON_COMMANDS = ['validate', 'run', 'reconcile', 'register copy', 'register init', 'status'] as const;
 
 /**
  * The error context of parsed options: JSON logs when `--log-format json` was asked for, or by
@@ -296,7 +303,7 @@ function fallbackContext(argv: string[], io: CliIo): ErrorContext {
  */
 export function reportError(error: unknown, io: CliIo, context: ErrorContext = {}): number {
   const exitCode = exitCodeOfError(error);
-  const stack = io.env['PAYOUTS_DEBUG'] && error instanceof Error ? error.stack : undefined;
+  const stack = switchedOn(io.env, 'PAYOUTS_DEBUG') && error instanceof Error ? error.stack : undefined;
   if (context.jsonSummaryOf) {
     const { exitCode: _, ...fields } = fatalFields(error, exitCode);
     const described = { ...fields, message: fatalMessage(error) };

@@ -8,9 +8,10 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { DEFAULT_APPROVAL_MAX_AGE_DAYS } from '../approvals/gate.js';
 import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
+import { fromEnvironment } from '../environment.js';
 import { UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
-import { REGISTER_ENV, registerLocationText } from '../register/location.js';
+import { REGISTER_ENV, registerLocationText, registerSourceOf } from '../register/location.js';
 import type { OriginDeclaration } from '../register/types.js';
 import { CSV_ENCODINGS, type CsvEncoding } from '../sheet/csv-dialect.js';
 import { checkResultsPath, formatByExtension, isSameFile, resultsPathFor } from '../sheet/results-path.js';
@@ -230,11 +231,13 @@ export function registerHint(
   args: { register?: string | undefined; 'base-url'?: string | undefined },
   io: CliIo,
 ) {
-  const baseUrl = args['base-url'] ?? nonBlank(io.env['PAYOUTS_BASE_URL']);
+  const baseUrl = args['base-url'] ?? fromEnvironment(io.env, 'PAYOUTS_BASE_URL');
+  const login = fromEnvironment(io.env, 'PAYOUTS_USERNAME');
   return {
     location: registerLocationText(args.register, io.env, io.cwd),
+    from: registerSourceOf(args.register, io.env),
     ...(baseUrl !== undefined ? { service: serviceOf(baseUrl) } : {}),
-    ...(nonBlank(io.env['PAYOUTS_USERNAME']) !== undefined ? { login: io.env['PAYOUTS_USERNAME'] } : {}),
+    ...(login !== undefined ? { login } : {}),
   };
 }
 
@@ -274,13 +277,15 @@ export function approvalGateOptions<T>(y: Argv<T>) {
 
 /**
  * The approval gate of run, from its options or the environment; undefined when no approval is
- * required. Checked before anything is read or sent (usage errors: exit 2).
+ * required. Checked before anything is read or sent (usage errors: exit 2). A gate that can
+ * never pass or does nothing is refused, never run without (README "Configuration fails
+ * closed"): signers named with no count, a count of 0, a maximum age of 0 days or less.
  */
 export function approvalGateOf(
   args: ApprovalGateArgs,
   io: CliIo,
 ): { required: number; allowedSigners: string; maxAgeDays: number } | undefined {
-  const fromEnv = nonBlank(io.env[APPROVAL_ENV.required]);
+  const fromEnv = fromEnvironment(io.env, APPROVAL_ENV.required);
   const required = args['require-approvals'] ?? (fromEnv === undefined ? undefined : Number(fromEnv.trim()));
   const source = args['require-approvals'] === undefined ? APPROVAL_ENV.required : '--require-approvals';
   if (required !== undefined && (!Number.isInteger(required) || required < 0)) {
@@ -288,12 +293,26 @@ export function approvalGateOf(
       `${source} must be a whole number of approvers, got ${String(args['require-approvals'] ?? fromEnv)}`,
     );
   }
-  const maxAge = args['approval-max-age'];
-  if (!Number.isInteger(maxAge) || maxAge < 0) {
-    throw new UsageError(`--approval-max-age must be a whole number of days, got ${String(maxAge)}`);
+  if (required === 0) {
+    throw new UsageError(
+      `${source} 0 requires no approval at all, a guard that does nothing: give 1 or more, or leave it out`,
+    );
   }
-  const file = args['allowed-signers'] ?? nonBlank(io.env[APPROVAL_ENV.allowedSigners]);
-  if (required === undefined || required === 0) return undefined;
+  const maxAge = args['approval-max-age'];
+  if (!Number.isInteger(maxAge) || maxAge <= 0) {
+    throw new UsageError(
+      `--approval-max-age must be a whole number of days, 1 or more (no approval could count otherwise), got ${String(maxAge)}`,
+    );
+  }
+  const fileFromEnv = fromEnvironment(io.env, APPROVAL_ENV.allowedSigners);
+  const file = args['allowed-signers'] ?? fileFromEnv;
+  if (required === undefined) {
+    if (file === undefined) return undefined;
+    const named = args['allowed-signers'] !== undefined ? '--allowed-signers' : APPROVAL_ENV.allowedSigners;
+    throw new UsageError(
+      `${named} names who may approve, but nothing says how many approvals this run needs: add --require-approvals N (or set ${APPROVAL_ENV.required}), or leave out ${named} - a run never pays unchecked while signers are named`,
+    );
+  }
   if (file === undefined) {
     throw new UsageError(
       `${source} ${required} needs the allowed-signers file that says whose keys count: --allowed-signers FILE (or ${APPROVAL_ENV.allowedSigners})`,
@@ -372,11 +391,6 @@ export function originOf(
     return { origin: { sameAs: serviceOf(sameAs.trim()) } };
   }
   return separate ? { origin: { separate: true } } : {};
-}
-
-/** Blank counts as unset. */
-export function nonBlank(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
 }
 
 /** Resolves against the injected cwd; keeps paths as typed when that is the process's own. */

@@ -5,10 +5,16 @@
  * `postgres://` or `postgresql://` URL selects a PostgreSQL register shared by many machines;
  * anything else is a file path.
  */
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { fromEnvironment } from '../environment.js';
+import { RegisterError } from '../errors.js';
 
 export const REGISTER_ENV = 'PAYOUTS_REGISTER';
+
+/** Where a command's register location came from: said when there is no register there. */
+export type RegisterSource = 'flag' | 'environment' | 'default';
 
 /** A register's place, and how it may be shown to people (never with a password). */
 export type RegisterLocation =
@@ -19,15 +25,75 @@ const POSTGRES_URL = /^postgres(?:ql)?:\/\//i;
 
 /** The register's location text for these flags and environment: a URL as given, a path resolved against `cwd`. */
 export function registerLocationText(flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
-  const given = nonBlank(flag) ?? nonBlank(env[REGISTER_ENV]);
+  const given = nonBlank(flag) ?? fromEnvironment(env, REGISTER_ENV);
   if (given !== undefined) return POSTGRES_URL.test(given.trim()) ? given.trim() : path.resolve(cwd, given);
-  const state = nonBlank(env['XDG_STATE_HOME']);
+  const state = fromEnvironment(env, 'XDG_STATE_HOME');
   // XDG: a relative XDG_STATE_HOME is invalid and must be ignored.
   const base =
     state !== undefined && path.isAbsolute(state)
       ? state
       : path.join(nonBlank(env['HOME']) ?? homedir(), '.local', 'state');
   return path.join(base, 'payouts', 'register.db');
+}
+
+/** Which of the flag, the environment and the default named the register. */
+export function registerSourceOf(flag: string | undefined, env: NodeJS.ProcessEnv): RegisterSource {
+  if (nonBlank(flag) !== undefined) return 'flag';
+  return fromEnvironment(env, REGISTER_ENV) !== undefined ? 'environment' : 'default';
+}
+
+/** How a register's source is said in a message. */
+export function sourceInWords(from: RegisterSource): string {
+  return from === 'flag'
+    ? 'named by --register'
+    : from === 'environment'
+      ? `named by ${REGISTER_ENV}`
+      : `the default location, as neither --register nor ${REGISTER_ENV} names one`;
+}
+
+/**
+ * There is no register at `location` (a mistyped path, a volume that was not mounted, a database
+ * without the payouts schema): said with where the location came from and what to do. A
+ * register is made on purpose only (`payouts register init`), never by a command that found none.
+ */
+export function missingRegister(
+  location: string,
+  from: RegisterSource | undefined,
+  what: string | undefined = absence(location),
+): RegisterError {
+  const shown = shownLocation(location);
+  const source = from === undefined ? '' : ` (${sourceInWords(from)})`;
+  // A URL's password is never shown: from the environment, init reads the same variable.
+  const init =
+    from === 'environment' || (from === 'default' && parseLocation(location).kind === 'sqlite')
+      ? 'payouts register init'
+      : `payouts register init ${parseLocation(location).kind === 'sqlite' ? location : shown}`;
+  return new RegisterError(
+    `there is no payouts register at ${shown}${source}${what ? `: ${what}` : ''}. Nothing was sent and nothing was created there. If a register should be there, check the location (a typo, a volume that is not mounted). To start a new one, create it once with: ${init}`,
+    { path: shown },
+  );
+}
+
+/** What is at a location that holds no register, in words. */
+function absence(location: string): string {
+  const where = parseLocation(location);
+  if (where.kind === 'postgres') return 'the database holds no payouts schema';
+  const size = sizeOf(where.path);
+  if (size === 0) return 'the file there is empty';
+  if (size !== undefined) return 'the SQLite file there holds no payouts schema';
+  const folder = path.dirname(where.path);
+  return sizeOf(folder) === undefined ? `its folder ${folder} does not exist either` : 'no such file';
+}
+
+/** The size of the file at `file`, or undefined when there is none (nor a folder on the way). */
+export function sizeOf(file: string): number | undefined {
+  try {
+    return statSync(file).size;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
 }
 
 /**

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { parse } from 'pg-connection-string';
+import { fromEnvironment } from '../environment.js';
 import { ConfigError } from '../errors.js';
 import { isLoopbackHost } from '../webhooks/callback-url.js';
 import { withoutPassword } from './location.js';
@@ -52,7 +53,7 @@ const TLS_PARAMETERS = [
 export function postgresConnection(url: string, env: NodeJS.ProcessEnv = process.env): PostgresConnection {
   const query = queryOf(url);
   const sslmode = sslModeOf(
-    query.get('sslmode') ?? nonBlank(env['PGSSLMODE']) ?? legacySsl(query.get('ssl')),
+    query.get('sslmode') ?? fromEnvironment(env, 'PGSSLMODE') ?? legacySsl(query.get('ssl')),
   );
   const bare = url.replace(/^postgres(?:ql)?:\/\//i, '') === '';
   let parsed: Partial<ReturnType<typeof parse>>;
@@ -107,13 +108,13 @@ function tlsOptions(
   shown: string,
 ): false | ConnectionOptions {
   if (mode === 'disable') return false;
-  const rootcert = query.get('sslrootcert') ?? nonBlank(env['PGSSLROOTCERT']);
+  const rootcert = query.get('sslrootcert') ?? fromEnvironment(env, 'PGSSLROOTCERT');
   const options: ConnectionOptions = {};
   // `system` is libpq's word for the system's trusted authorities, Node's default.
   if (rootcert !== undefined && rootcert !== 'system')
     options.ca = readTlsFile(rootcert, 'sslrootcert', shown);
-  const cert = query.get('sslcert') ?? nonBlank(env['PGSSLCERT']);
-  const key = query.get('sslkey') ?? nonBlank(env['PGSSLKEY']);
+  const cert = query.get('sslcert') ?? fromEnvironment(env, 'PGSSLCERT');
+  const key = query.get('sslkey') ?? fromEnvironment(env, 'PGSSLKEY');
   if (cert !== undefined) options.cert = readTlsFile(cert, 'sslcert', shown);
   if (key !== undefined) options.key = readTlsFile(key, 'sslkey', shown);
   if (mode === 'require' && options.ca === undefined) {

@@ -22,6 +22,7 @@ import { systemClock } from '../clock.js';
 import { InterruptedError, PayoutsError, RegisterError } from '../errors.js';
 import type { GroupCommit } from './group-commit.js';
 import { LEASE, type StoreTime } from './lease.js';
+import { missingRegister } from './location.js';
 import { OUTAGE_DEFAULTS, pause, registerDeadlineMs } from './outage.js';
 import { postgresConnection } from './pg-connection.js';
 import { pgFailureOf } from './pg-errors.js';
@@ -115,7 +116,7 @@ export async function openPostgresRegister(
   try {
     const ready = readonly
       ? await dialect.checkReadable(options.missingOk ?? false)
-      : await dialect.prepare(options.stop);
+      : await dialect.prepare(options.stop, options);
     if (!ready) {
       await dialect.close();
       return undefined;
@@ -482,7 +483,7 @@ class PostgresDialect implements Dialect, Driver {
    * `migrationMs`: a register already at this version takes no lock at all, and one that
    * another process is migrating is waited for (a stop ends the wait at once).
    */
-  async prepare(stop?: AbortSignal): Promise<boolean> {
+  async prepare(stop?: AbortSignal, opening: Pick<OpenOptions, 'create' | 'from'> = {}): Promise<boolean> {
     const client = await this.checkOut();
     let broken: Error | undefined;
     const ask = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
@@ -499,6 +500,10 @@ class PostgresDialect implements Dialect, Driver {
       const found = await withDeadline(client, schemaVersion(client), this.deadlineMs);
       this.refuseNewer(found);
       if (found === PG_SCHEMA_VERSION) return true;
+      // Made on purpose only (register init): a database without the schema is a mistyped URL,
+      // never the place to start a second history.
+      if (found === 0 && !opening.create)
+        throw missingRegister(this.location, opening.from, 'the database holds no payouts schema');
       await this.migrationLock(client, stop);
       try {
         // Read again under the lock: the process that held it may have migrated already.

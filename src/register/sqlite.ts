@@ -13,7 +13,7 @@
  * reader runs on the boot that wrote it (one machine: no wall clock, faked or not, can cut a
  * live run's lease short), else by the wall clock (lease.ts leaseExpired).
  */
-import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statfsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
 import { type Clock, systemClock } from '../clock.js';
@@ -22,6 +22,7 @@ import { makeFolderSync } from '../folders.js';
 import type { GroupCommit } from './group-commit.js';
 import { historyRowId, historyRowIdSql } from './history-row.js';
 import { type BootClock, LEASE, leaseExpired, type StoreTime, systemBootClock } from './lease.js';
+import { missingRegister, sizeOf } from './location.js';
 import { OUTAGE_DEFAULTS, pause } from './outage.js';
 import {
   leaseOf,
@@ -51,7 +52,7 @@ type Db = InstanceType<typeof Database>;
 type Statement = Database.Statement<unknown[]>;
 
 export interface OpenRegisterOptions
-  extends Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying'> {
+  extends Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying' | 'create' | 'from'> {
   /** Open an existing register for reading only (validate, status); never creates one. */
   readonly?: boolean;
   /** How long a write waits for another process's transaction (ms). */
@@ -126,24 +127,20 @@ export function openSqliteRegister(
   openingBusyMs: number = options.busyTimeoutMs ?? REGISTER_DEFAULTS.busyTimeoutMs,
 ): Register {
   const readonly = options.readonly ?? false;
+  // SQLite says only SQLITE_ERROR when it cannot make the -wal or -shm file of a full disk.
   const fail = (what: string, cause: unknown) =>
-    new RegisterError(`the register ${path} ${what}`, { path, cause });
+    new RegisterError(`the register ${path} ${what}`, {
+      path,
+      cause,
+      ...(diskFull(dirname(path)) ? { errno: 'ENOSPC' } : {}),
+    });
   // `run` opens to write: an existing register in a folder it cannot write is one it cannot write.
   const unopened = (cause: unknown) =>
     fail(!readonly && isReadonlyDirectory(cause) ? 'cannot be written' : 'cannot be opened', cause);
-  if (!readonly) {
-    try {
-      makeFolderSync(dirname(path), 0o700);
-      // Created here first so that it is private (0600); SQLite gives its -wal and -shm the same mode.
-      closeSync(openSync(path, 'a', 0o600));
-    } catch (cause) {
-      // mkdir says EEXIST when a part of the path is a file: say what that means.
-      const errno = (cause as NodeJS.ErrnoException).code === 'EEXIST' ? 'ENOTDIR' : undefined;
-      // An existing register this user cannot write is not one that cannot be created.
-      const what = existsSync(path) ? 'cannot be written' : 'cannot be created';
-      throw new RegisterError(`the register ${path} ${what}`, { path, cause, errno });
-    }
-  }
+  // Made on purpose only (register init): a missing file or folder is a mistyped path or a
+  // volume that was not mounted, never the place to start a second history.
+  if (!readonly && !options.create) refuseMissing(path, options);
+  if (!readonly) makeRegisterFile(path);
   /** The schema version as opened: a read-only open reads a register of an older one as it is. */
   let version = SCHEMA_VERSION;
   const connect = (location: string): Db => {
@@ -161,7 +158,7 @@ export function openSqliteRegister(
         db.pragma('journal_mode = WAL');
         db.pragma('synchronous = FULL');
         db.pragma('foreign_keys = ON');
-        migrate(db, path);
+        migrate(db, path, options);
         version = SCHEMA_VERSION;
       } else {
         version = checkVersion(db, path);
@@ -191,6 +188,67 @@ export function openSqliteRegister(
     new SqliteDialect(path, db, readonly, options.clock ?? systemClock, boot, leaseMs, version),
     options,
   );
+}
+
+/** Whether the file system of `folder` has no block left for this user. */
+function diskFull(folder: string): boolean {
+  try {
+    return statfsSync(folder).bavail === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The register's file and folder, private to this user (0600, 0700), made where missing. */
+function makeRegisterFile(path: string): void {
+  try {
+    makeFolderSync(dirname(path), 0o700);
+    // Created here first so that it is private (0600); SQLite gives its -wal and -shm the same mode.
+    closeSync(openSync(path, 'a', 0o600));
+  } catch (cause) {
+    // mkdir says EEXIST when a part of the path is a file: say what that means.
+    const errno = (cause as NodeJS.ErrnoException).code === 'EEXIST' ? 'ENOTDIR' : undefined;
+    // An existing register this user cannot write is not one that cannot be created.
+    const what = existsSync(path) ? 'cannot be written' : 'cannot be created';
+    throw new RegisterError(`the register ${path} ${what}`, { path, cause, errno });
+  }
+}
+
+/**
+ * `payouts register init` for a file where there is none (or an empty file): the schema made in
+ * one transaction, and the file closed at once, one file with no write-ahead log beside it.
+ * Statements run through `exec` alone: libsql keeps a closed connection's file open until every
+ * statement it prepared is collected, and a register made in a process that goes on (a test)
+ * must be let go of when this returns.
+ */
+export function createSqliteRegister(path: string): void {
+  makeRegisterFile(path);
+  const cannot = (cause: unknown) =>
+    new RegisterError(`the register ${path} cannot be created`, { path, cause });
+  let db: Db;
+  try {
+    db = new Database(path);
+  } catch (cause) {
+    throw cannot(cause);
+  }
+  try {
+    db.exec(`PRAGMA busy_timeout = ${REGISTER_DEFAULTS.busyTimeoutMs}`);
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      for (const migration of MIGRATIONS) db.exec(migration);
+      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
+      db.exec('COMMIT');
+    } catch (cause) {
+      db.exec('ROLLBACK');
+      throw cause;
+    }
+    db.exec('PRAGMA journal_mode = WAL');
+  } catch (cause) {
+    throw cannot(cause);
+  } finally {
+    db.close();
+  }
 }
 
 function pragmaNumber(db: Db, name: string): number {
@@ -226,10 +284,24 @@ function checkVersion(db: Db, path: string): number {
   return version;
 }
 
-function migrate(db: Db, path: string): void {
+/** No register file at `path`, or an empty one: refused unless creating. */
+function refuseMissing(path: string, options: OpenRegisterOptions): void {
+  let size: number | undefined;
+  try {
+    size = sizeOf(path);
+  } catch {
+    return; // opening says what else is wrong (a folder it may not read)
+  }
+  if (!size) throw missingRegister(path, options.from);
+}
+
+function migrate(db: Db, path: string, options: OpenRegisterOptions): void {
   db.exec('BEGIN IMMEDIATE');
   try {
     const version = checkVersion(db, path);
+    if (version === 0 && !options.create) {
+      throw missingRegister(path, options.from);
+    }
     for (let v = version; v < SCHEMA_VERSION; v += 1) db.exec(MIGRATIONS[v]!);
     if (version < SCHEMA_VERSION) {
       db.pragma(`user_version = ${SCHEMA_VERSION}`);

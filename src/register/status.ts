@@ -5,14 +5,16 @@
  */
 import { chooseScope, type ScopeHint } from './choose.js';
 import { holderAlive, newSelf } from './lease.js';
-import { shownLocation } from './location.js';
-import { openExistingRegister } from './open.js';
+import { type RegisterSource, shownLocation } from './location.js';
+import { openNamedRegister } from './open.js';
 import { abandonedSendReason } from './rules.js';
 import type { PayoutRecord, RunApproval, RunRecord, ScopeInfo } from './types.js';
 
 export interface StatusOptions extends ScopeHint {
   /** Where the register lives: a file path or a PostgreSQL URL. */
   register: string;
+  /** Which of --register, PAYOUTS_REGISTER and the default named it. */
+  registerFrom?: RegisterSource;
   references: readonly string[];
   /** How many recent runs to list without references. */
   limit: number;
@@ -60,7 +62,10 @@ export type StatusReport =
   | { kind: 'references'; register: string; references: ReferenceStatus[]; note?: string }
   | { kind: 'runs'; register: string; runs: RunStatus[]; note?: string };
 
-/** Reads the register. A missing register knows nothing, which is no error. */
+/**
+ * Reads the register. A missing one is an error (exit 2): a mistyped location must not read as
+ * a register that never paid anything.
+ */
 export async function registerStatus(options: StatusOptions): Promise<StatusReport> {
   const shown = shownLocation(options.register);
   const byReferences = options.references.length > 0;
@@ -73,8 +78,7 @@ export async function registerStatus(options: StatusOptions): Promise<StatusRepo
           note,
         }
       : { kind: 'runs', register: shown, runs: [], note };
-  const register = await openExistingRegister(options.register);
-  if (register === undefined) return empty(`there is no register at ${shown} yet`);
+  const register = await openNamedRegister(options.register, options.registerFrom);
   try {
     const all = await register.scopes();
     // Without a hint every scope is shown, each row naming its service and integrator.

@@ -8,6 +8,7 @@
 import type { Clock } from '../clock.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
+import type { RegisterSource } from './location.js';
 
 /** This process as a claim owner (lease.ts). */
 export interface Self {
@@ -474,6 +475,14 @@ export interface Register {
 export interface OpenOptions {
   /** Read only (validate, status): never creates a register, never writes. */
   readonly?: boolean;
+  /**
+   * Create the register when there is none (`register init`, `register copy --to`, a rehearsal's
+   * throwaway one). Otherwise a missing register is an error: a mistyped location or a volume
+   * that was not mounted must never start a second history.
+   */
+  create?: boolean;
+  /** Where the location came from, for the message when there is no register there. */
+  from?: RegisterSource;
   /** The wall clock (tests); the SQLite store then times leases by it alone. */
   clock?: Clock;
   /** How long a run's lease lasts past its last heartbeat (ms). */

@@ -171,7 +171,7 @@ describe('parseAllowedSigners', () => {
       writeFileSync(path, `alice@example.com ${alice}\n`);
       expect((await readAllowedSigners(path)).signers).toHaveLength(1);
       await expect(readAllowedSigners(join(dir, 'missing'))).rejects.toThrow(
-        /missing: cannot read the allowed-signers file \(ENOENT\)/,
+        /missing: cannot read the allowed-signers file: no such file or directory$/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -17,7 +17,7 @@ import {
 } from '../approvals/ssh-keygen.js';
 import { type CliResult, runCli } from '../helpers/cli.js';
 import { paymentsOf, runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
-import { testRegisterPath } from '../helpers/register.js';
+import { initTestRegister, testRegisterPath } from '../helpers/register.js';
 import { CLEAN_SAMPLE } from '../helpers/sheets.js';
 
 const keys = new KeyFolder();
@@ -177,7 +177,12 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run --require-approvals${SSH_KEYGEN_NOTE}`, ()
   it('does not count a key the allowed-signers file lacks, nor one past its valid-before (exit 4, reason named)', async () => {
     const alice = keys.key('alice-expired', { type: 'ed25519' });
     const mallory = keys.key('mallory', { type: 'ed25519' });
-    const t = await setup([['alice@example.com', alice, 'valid-before="20200101Z"']]);
+    // Bob could approve, so the gate can pass (a file of expired keys alone is exit 2).
+    const bob = keys.key('bob-unsigned', { type: 'ed25519' });
+    const t = await setup([
+      ['alice@example.com', alice, 'valid-before="20200101Z"'],
+      ['bob@example.com', bob],
+    ]);
     // Recorded without --allowed-signers: the register keeps it, the run judges it.
     for (const key of [alice, mallory]) {
       const recorded = await t.approve(['--key', key.path]);
@@ -327,7 +332,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run --require-approvals${SSH_KEYGEN_NOTE}`, ()
     const alice = keys.key('alice-alias', { type: 'ed25519' });
     const t = await setup([['alice@example.com', alice]]);
     // November paid under 127.0.0.1: the register's scope, with its payees' history.
-    const november = await t.run(0);
+    const november = await runAgainst(t.sb, t.sheet, ['--json', '--rate', '200'], t.env);
     expect(november.code, november.stderr).toBe(0);
     expect(paymentsOf(t.sb)).toHaveLength(12);
     // The same service reached as localhost, declared so by the operator.
@@ -347,7 +352,11 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run --require-approvals${SSH_KEYGEN_NOTE}`, ()
     const underOrigin = await approve(t.sb.url, ['--statement']);
     expect(underAlias.stdout).toBe(underOrigin.stdout);
     expect(underAlias.stdout).toContain(`\norigin: ${t.sb.url}\n`);
-    const withoutHistory = await approve(localhost.url, ['--statement'], path.join(t.dir, 'empty.db'));
+    const withoutHistory = await approve(
+      localhost.url,
+      ['--statement'],
+      initTestRegister(path.join(t.dir, 'empty.db')),
+    );
     expect(withoutHistory.code, withoutHistory.stderr).toBe(0);
     const digestOf = (text: string) => /^digest: (\w+)$/m.exec(text)![1];
     expect(digestOf(underAlias.stdout)).not.toBe(digestOf(withoutHistory.stdout));

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { CLI_ENTRY, testDir, testSandbox } from '../helpers/payouts.js';
+import { initTestRegister } from '../helpers/register.js';
 import { generateRows, writeSheet } from '../helpers/sheets.js';
 
 const MB = 1024 * 1024;
@@ -27,7 +28,15 @@ async function heapAtTheEnd(url: string, rows: number): Promise<{ heapUsed: numb
   await writeSheet(sheet, generateRows(rows, { prefix: `HEAP${rows}`, rowsPerPayee: 1 }));
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['--expose-gc', SCRIPT, DIST, sheet, url, path.join(dir, 'register.db'), path.join(dir, 'results.csv')],
+    [
+      '--expose-gc',
+      SCRIPT,
+      DIST,
+      sheet,
+      url,
+      initTestRegister(path.join(dir, 'register.db')),
+      path.join(dir, 'results.csv'),
+    ],
     { timeout: 120_000 },
   );
   return JSON.parse(stdout);

@@ -18,6 +18,7 @@ import {
   testSandbox,
 } from '../helpers/payouts.js';
 import { FORWARD, scriptedProxy } from '../helpers/proxy.js';
+import { initTestRegister } from '../helpers/register.js';
 import { CLEAN_SAMPLE, readCsv, sampleRows, writeSheet } from '../helpers/sheets.js';
 
 interface Reconciled {
@@ -63,7 +64,8 @@ async function lostRegister() {
   const sheet = path.join(dir, 'november.csv');
   await copyFile(CLEAN_SAMPLE, sheet);
   expect((await runAgainst(sb, sheet, ['--json', '--rate', '200'])).code).toBe(0);
-  const fresh = { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'new-register.db') };
+  // A new register, made by whoever set the job up again (payouts register init).
+  const fresh = { ...SANDBOX_ENV, PAYOUTS_REGISTER: initTestRegister(path.join(dir, 'new-register.db')) };
   const lost = await runAgainst(sb, sheet, ['--json', '--rate', '200'], fresh);
   expect(lost.code, lost.stderr).toBe(1);
   expect(summaryOf(lost).statuses).toMatchObject({ unknown: 12 });
@@ -133,7 +135,7 @@ describe('payouts reconcile', () => {
   it('settles the payouts a register restored from an older copy forgot, so nothing is paid twice', async () => {
     const sb = await testSandbox();
     const dir = await testDir();
-    const register = path.join(dir, 'register.db');
+    const register = initTestRegister(path.join(dir, 'register.db'));
     const restoredAt = path.join(dir, 'restored.db');
     const before = { ...SANDBOX_ENV, PAYOUTS_REGISTER: register };
     const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: restoredAt };

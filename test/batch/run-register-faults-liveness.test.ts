@@ -16,6 +16,7 @@ import {
   testSandbox,
   whenPaid,
 } from '../helpers/payouts.js';
+import { initTestRegister } from '../helpers/register.js';
 import { generateRows, writeSheet } from '../helpers/sheets.js';
 
 /** `unshare --time` needs CAP_SYS_ADMIN (CI runs as root); elsewhere the test says so and skips. */
@@ -39,7 +40,7 @@ describe('liveness of runs on one host', () => {
       const sheet = path.join(dir, 'shared.csv');
       const rows = generateRows(150, { prefix: 'NS' });
       await writeSheet(sheet, rows);
-      const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'register.db') };
+      const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: initTestRegister(path.join(dir, 'register.db')) };
       const args = ['run', sheet, '--base-url', sb.url, '--concurrency', '1'];
       const live = spawnCli([...args, '--out', path.join(dir, 'a.csv')], env);
       await whenPaid(sb, live, 5);
@@ -58,7 +59,7 @@ describe('liveness of runs on one host', () => {
   }, async () => {
     const sb = await testSandbox();
     const dir = await testDir();
-    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'register.db') };
+    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: initTestRegister(path.join(dir, 'register.db')) };
     const killed = [];
     for (let i = 0; i < 4; i++) {
       const sheet = path.join(dir, `killed-${i}.csv`);

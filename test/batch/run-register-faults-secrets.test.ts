@@ -10,9 +10,10 @@ import { copyFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/errors.js';
+import { initRegister } from '../../src/register/open.js';
 import { runCli } from '../helpers/cli.js';
 import { runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
-import { asAdmin, testDatabase } from '../helpers/postgres.js';
+import { asAdmin, testDatabase, testRegisterDatabase } from '../helpers/postgres.js';
 import { CLEAN_SAMPLE } from '../helpers/sheets.js';
 
 const PASSWORDS = ['Pg#S3cret', 'Pg/S3cret', 'Pg?S3cret', 'Pg@S3cret', 'Pg%S3cret', 'Pg:S3cret', 'Pg S3cret'];
@@ -27,10 +28,10 @@ async function roleWith(password: string): Promise<{ encoded: string; typed: str
   const name = new URL(database).pathname.slice(1);
   await asAdmin(database, `ALTER DATABASE ${name} OWNER TO ${role}`);
   const { host } = new URL(database);
-  return {
-    encoded: `postgres://${role}:${encodeURIComponent(password)}@${host}/${name}`,
-    typed: `postgres://${role}:${password}@${host}/${name}`,
-  };
+  const encoded = `postgres://${role}:${encodeURIComponent(password)}@${host}/${name}`;
+  // Made by its owner, as `payouts register init` run with that URL would.
+  await initRegister(encoded);
+  return { encoded, typed: `postgres://${role}:${password}@${host}/${name}` };
 }
 
 function expectHidden(text: string): void {
@@ -88,7 +89,7 @@ describe('a PostgreSQL register password is never shown', () => {
 
 describe('a PostgreSQL register and TLS', () => {
   it('sslmode=require against a server without TLS: exit 2, the reason in words, JSON on stderr only', async () => {
-    const url = await testDatabase();
+    const url = await testRegisterDatabase();
     const sb = await testSandbox();
     const result = await runAgainst(sb, CLEAN_SAMPLE, ['--json'], {
       ...SANDBOX_ENV,
@@ -102,7 +103,7 @@ describe('a PostgreSQL register and TLS', () => {
   });
 
   it('sslmode=prefer: exit 2 naming the values payouts takes', async () => {
-    const url = await testDatabase();
+    const url = await testRegisterDatabase();
     const sb = await testSandbox();
     const result = await runAgainst(sb, CLEAN_SAMPLE, ['--json'], {
       ...SANDBOX_ENV,

@@ -22,6 +22,7 @@ import {
   testSandbox,
   whenPaid,
 } from '../helpers/payouts.js';
+import { initTestRegister } from '../helpers/register.js';
 import { generateRows, readCsv, type SheetRow, writeSheet } from '../helpers/sheets.js';
 
 async function setup(count: number, prefix: string) {
@@ -30,7 +31,13 @@ async function setup(count: number, prefix: string) {
   const sheet = path.join(dir, `${prefix.toLowerCase()}.csv`);
   const rows = generateRows(count, { prefix });
   await writeSheet(sheet, rows);
-  return { sb, sheet, rows, out: path.join(dir, 'results.csv'), register: path.join(dir, 'register.db') };
+  return {
+    sb,
+    sheet,
+    rows,
+    out: path.join(dir, 'results.csv'),
+    register: initTestRegister(path.join(dir, 'register.db')),
+  };
 }
 
 type Setup = Awaited<ReturnType<typeof setup>>;

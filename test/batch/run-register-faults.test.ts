@@ -19,7 +19,7 @@ import {
   testSandbox,
   whenPaid,
 } from '../helpers/payouts.js';
-import { asAdmin, testDatabase } from '../helpers/postgres.js';
+import { asAdmin, testRegisterDatabase } from '../helpers/postgres.js';
 import { generateRows, readCsv, type SheetRow, writeSheet } from '../helpers/sheets.js';
 import { type TcpProxy, tcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -35,7 +35,7 @@ interface Setup {
 async function setup(count: number, prefix: string): Promise<Setup> {
   // Latency keeps the run going long enough to meet the fault mid-way.
   const sb = await testSandbox({ latencyMs: 15 });
-  const database = await testDatabase();
+  const database = await testRegisterDatabase();
   const target = new URL(database);
   const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
   const dir = await testDir();

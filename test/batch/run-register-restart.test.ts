@@ -10,6 +10,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/errors.js';
+import { initRegister } from '../../src/register/open.js';
 import {
   expectOnePaymentPerRow,
   paymentsOf,
@@ -45,6 +46,7 @@ describe('payouts run while its PostgreSQL server restarts', () => {
     const sb = await testSandbox({ latencyMs: 15 });
     await asAdmin(server.url, 'CREATE DATABASE payouts_restart');
     const register = server.url.replace(/\/postgres$/, '/payouts_restart');
+    await initRegister(register);
     const dir = await testDir();
     const sheet = path.join(dir, 'restart.csv');
     const out = path.join(dir, 'results.csv');

@@ -10,6 +10,7 @@ import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../../src/errors.js';
 import { openSqliteRegister as openRegister } from '../../src/register/sqlite.js';
+import { runCli } from '../helpers/cli.js';
 import {
   expectOnePaymentPerRow,
   paymentsOf,
@@ -18,6 +19,7 @@ import {
   testDir,
   testSandbox,
 } from '../helpers/payouts.js';
+import { initTestRegister } from '../helpers/register.js';
 import { CLEAN_SAMPLE, generateRows, readCsv, writeSheet } from '../helpers/sheets.js';
 
 const canMount = process.getuid?.() === 0 && process.platform === 'linux';
@@ -31,7 +33,7 @@ function mountTmpfs(dir: string, size: string): void {
 }
 
 describe('payouts run when the register cannot be used', () => {
-  it('is exit 2 with nothing sent when the register cannot be created', async () => {
+  it('is exit 2 with nothing sent where no register is, and register init says why it cannot make one there', async () => {
     const sb = await testSandbox();
     const dir = await testDir();
     const sheet = path.join(dir, 'payouts.csv');
@@ -44,10 +46,15 @@ describe('payouts run when the register cannot be used', () => {
     });
     expect(result.code, result.stderr).toBe(EXIT.usage);
     expect(result.stderr).toContain(
-      `payouts: the register ${register} cannot be created: a part of the path is not a directory (ENOTDIR)`,
+      `payouts: there is no payouts register at ${register} (named by PAYOUTS_REGISTER)`,
     );
     expect(result.stderr).not.toMatch(/internal error|\n\s+at /);
     expect(sb.ledger().requests.total).toBe(0);
+    const init = await runCli(['register', 'init', register, '--log-format', 'text']);
+    expect(init.code, init.stderr).toBe(EXIT.usage);
+    expect(init.stderr).toContain(
+      `payouts: the register ${register} cannot be created: a part of the path is not a directory (ENOTDIR)`,
+    );
   });
 
   it('slow: is exit 2 with nothing sent when another process holds the register past the busy timeout', {
@@ -59,7 +66,7 @@ describe('payouts run when the register cannot be used', () => {
     await copyFile(CLEAN_SAMPLE, sheet);
     const register = path.join(dir, 'register.db');
     // Another process's long write: the register exists and stays locked for the whole run.
-    const created = openRegister(register);
+    const created = openRegister(register, { create: true });
     await created.openScope({ service: 'http://127.0.0.1:9', integratorId: 'x' });
     await created.close();
     const holder = new Database(register);
@@ -87,9 +94,10 @@ describe('payouts run when the register cannot be used', () => {
     await copyFile(CLEAN_SAMPLE, sheet);
     const state = path.join(dir, 'state');
     await mkdir(state);
-    mountTmpfs(state, '64k');
-    await writeFile(path.join(state, 'filler'), Buffer.alloc(128 * 1024)).catch(() => {});
-    const register = path.join(state, 'register.db');
+    mountTmpfs(state, '512k');
+    // Made while there was room; the disk filled up afterwards.
+    const register = initTestRegister(path.join(state, 'register.db'));
+    await writeFile(path.join(state, 'filler'), Buffer.alloc(1024 * 1024)).catch(() => {});
     const result = await runAgainst(sb, sheet, ['--log-format', 'text'], {
       ...SANDBOX_ENV,
       PAYOUTS_REGISTER: register,
@@ -113,7 +121,7 @@ describe('payouts run when the register cannot be used', () => {
       await mkdir(state);
       // Room to create the register and pay some rows, not all.
       mountTmpfs(state, '320k');
-      const register = path.join(state, 'register.db');
+      const register = initTestRegister(path.join(state, 'register.db'));
       const result = await runAgainst(
         sb,
         sheet,

@@ -140,12 +140,14 @@ describe('payouts run and the register', () => {
     const sheet = path.join(await testDir(), 'payouts.csv');
     await copyFile(CLEAN_SAMPLE, sheet);
     const register = testRegisterPath();
+    const before = await readFile(register);
     const result = await runCli(['run', sheet, '--sandbox', '--json', '--rate', '500'], {
       env: { PAYOUTS_REGISTER: register },
     });
     expect(result.code, result.stderr).toBe(0);
     expect(summaryOf(result).register).toBeNull();
-    await expect(readFile(register)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await readFile(register)).equals(before)).toBe(true);
+    await expect(readFile(`${register}-wal`)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('writes a rehearsal beside the real results, says sandbox, and takes no --base-url', async () => {

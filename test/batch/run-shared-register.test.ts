@@ -23,7 +23,8 @@ import {
   testDir,
   testSandbox,
 } from '../helpers/payouts.js';
-import { testDatabase } from '../helpers/postgres.js';
+import { testRegisterDatabase } from '../helpers/postgres.js';
+import { initTestRegister } from '../helpers/register.js';
 import { generateRows, readCsv, writeSheet } from '../helpers/sheets.js';
 
 function summary(exit: ChildExit): RunSummary {
@@ -48,7 +49,7 @@ describe('slow: eight processes share one PostgreSQL register', { timeout: 240_0
     const seed = 16_016;
     const sb = await testSandbox({ seed, latencyMs: 2 });
     const dir = await testDir();
-    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: await testDatabase() };
+    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: await testRegisterDatabase() };
     const rows = generateRows(400, { prefix: `SHARED${seed}` });
     const sheets = { a: path.join(dir, 'a.csv'), b: path.join(dir, 'b.csv'), c: path.join(dir, 'c.csv') };
     // a: 1-200, b: 101-300, c: 201-400: every reference is in two sheets, 100 in a and b.
@@ -145,8 +146,8 @@ function isolated(offset?: string): string[] {
 
 // CI installs what this needs (.ci/run): there it runs or fails, never skips.
 describe.skipIf(!canIsolate() && process.env['CI'] === undefined).each([
-  { store: 'SQLite', register: async (dir: string) => path.join(dir, 'register.db') },
-  { store: 'PostgreSQL', register: async () => testDatabase() },
+  { store: 'SQLite', register: async (dir: string) => initTestRegister(path.join(dir, 'register.db')) },
+  { store: 'PostgreSQL', register: async () => testRegisterDatabase() },
 ])('slow: neighbours on one host, $store register', { timeout: 120_000 }, ({ register }) => {
   it('keeps a live run its claims against a twin (same host name, pid 1) whose clock is a day ahead', async () => {
     const sb = await testSandbox({ seed: 7, latencyMs: 40 });

@@ -43,7 +43,7 @@ async function emptyRegister(dir: string): Promise<{ location: string; service: 
   await mkdir(path.join(dir, 'register'));
   const file = path.join(dir, 'register', 'register.db');
   const service = 'http://127.0.0.1:9';
-  const register = openRegister(file);
+  const register = openRegister(file, { create: true });
   await register.openScope({ service, integratorId: 'int-1' });
   await register.close();
   return { location: file, service };
@@ -54,7 +54,7 @@ async function registerWithRun(dir: string) {
   const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
   const registerPath = path.join(dir, 'register.db');
   const service = 'http://127.0.0.1:9';
-  const register = openRegister(registerPath);
+  const register = openRegister(registerPath, { create: true });
   const store = await register.openScope({ service, integratorId: 'int-1' });
   const now = new Date().toISOString();
   await store.beginRun({ id: 'run-1', sheet: 'may.csv', digest: 'd', host: 'h', pid: 1, startedAt: now });
@@ -275,7 +275,7 @@ describe('validate on a worker thread', () => {
       for (const histories of [true, false]) {
         const location = path.join(dir, `register-${histories}.db`);
         registers.push(location);
-        const register = openRegister(location);
+        const register = openRegister(location, { create: true });
         const store = await register.openScope({ service, integratorId: 'int-1' });
         const now = new Date().toISOString();
         await store.beginRun({
@@ -359,7 +359,7 @@ describe('validate on a worker thread', () => {
       await writeSheet(sheetPath, rows.slice(0, 2500));
       const location = path.join(dir, 'register.db');
       const service = 'http://127.0.0.1:9';
-      const register = openRegister(location);
+      const register = openRegister(location, { create: true });
       const store = await register.openScope({ service, integratorId: 'int-1' });
       const at = '2026-10-25T09:00:00.000Z';
       await store.beginRun({

@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE } from '../approvals/ssh-keygen.js';
 import { runCli } from '../helpers/cli.js';
 import { paymentsOf, runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
-import { testDatabase } from '../helpers/postgres.js';
+import { testRegisterDatabase } from '../helpers/postgres.js';
+import { initTestRegister } from '../helpers/register.js';
 import { CLEAN_SAMPLE } from '../helpers/sheets.js';
 
 const keys = new KeyFolder();
@@ -66,7 +67,7 @@ describe('payouts approve, usage', () => {
   it('prints the same statement for the same sheet, register and day', async () => {
     const dir = await testDir();
     const sheet = await sheetIn(dir);
-    const register = path.join(dir, 'register.db');
+    const register = initTestRegister(path.join(dir, 'register.db'));
     const args = [
       'approve',
       sheet,
@@ -102,7 +103,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts approve with ssh-keygen${SSH_KEYGEN_NO
     const sb = await testSandbox();
     const dir = await testDir();
     const sheet = await sheetIn(dir);
-    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'register.db') };
+    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: initTestRegister(path.join(dir, 'register.db')) };
     const alice = keys.key('alice-interop', { type: 'ecdsa', bits: 256 });
     const bob = keys.key('bob-interop', { type: 'rsa', bits: 2048 });
     const signers = `alice@example.com ${alice.publicKey}\nbob@example.com ${bob.publicKey}\n`;
@@ -159,7 +160,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts approve with ssh-keygen${SSH_KEYGEN_NO
     const sb = await testSandbox();
     const dir = await testDir();
     const sheet = await sheetIn(dir);
-    const file = path.join(dir, 'register.db');
+    const file = initTestRegister(path.join(dir, 'register.db'));
     const alice = keys.key('alice-copy', { type: 'ed25519' });
     const allowed = path.join(dir, 'allowed_signers');
     await writeFile(allowed, `alice@example.com ${alice.publicKey}\n`);
@@ -171,7 +172,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts approve with ssh-keygen${SSH_KEYGEN_NO
     expect(paid.code, paid.stderr).toBe(0);
     const { runId } = summaryOf(paid);
 
-    const url = await testDatabase();
+    const url = await testRegisterDatabase();
     const there = await runCli(['register', 'copy', '--from', file, '--to', url, '--json'], { env: {} });
     expect(there.code, there.stderr).toBe(0);
     expect(JSON.parse(there.stdout).added).toMatchObject({ approval: 1, runApproval: 1 });

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { openRegister } from '../../src/register/open.js';
 import { runCli, withTempDir } from '../helpers/cli.js';
 import { SANDBOX_ENV, testSandbox } from '../helpers/payouts.js';
+import { initTestRegister } from '../helpers/register.js';
 
 const FULL = '/dev/full';
 const SAMPLE = path.resolve(import.meta.dirname, '../../samples/payouts-clean.csv');
@@ -38,7 +39,7 @@ describe.skipIf(!existsSync(FULL))('a --log-file on a full disk', () => {
     const sb = await testSandbox();
     await withTempDir(async (dir) => {
       const result = await runCli(['reconcile', '--json', '--log-file', FULL, '--base-url', sb.url], {
-        env: { ...SANDBOX_ENV, PAYOUTS_REGISTER: path.join(dir, 'register.db') },
+        env: { ...SANDBOX_ENV, PAYOUTS_REGISTER: initTestRegister(path.join(dir, 'register.db')) },
       });
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`payouts: cannot write the log file ${FULL}`);
@@ -49,7 +50,7 @@ describe.skipIf(!existsSync(FULL))('a --log-file on a full disk', () => {
   it('ends register copy with exit 2, the file named', async () => {
     await withTempDir(async (dir) => {
       const from = path.join(dir, 'from.db');
-      await (await openRegister(from)).close();
+      await (await openRegister(from, { create: true })).close();
       const result = await runCli(
         ['register', 'copy', '--from', from, '--to', path.join(dir, 'to.db'), '--log-file', FULL],
         { env: {} },

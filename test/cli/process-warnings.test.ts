@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/errors.js';
 import { expectOnePaymentPerRow, SANDBOX_ENV, spawnCli, testDir, testSandbox } from '../helpers/payouts.js';
-import { testDatabase } from '../helpers/postgres.js';
+import { testRegisterDatabase } from '../helpers/postgres.js';
 import { generateRows, writeSheet } from '../helpers/sheets.js';
 
 /** The test server's password (postgres-server.ts). */
@@ -19,7 +19,7 @@ const PASSWORD = 'payouts-test';
 async function pgpassSetup(mode: number) {
   const sb = await testSandbox();
   const dir = await testDir();
-  const url = new URL(await testDatabase());
+  const url = new URL(await testRegisterDatabase());
   const passfile = path.join(dir, 'pgpass');
   await writeFile(passfile, `${url.hostname}:${url.port}:*:${url.username}:${PASSWORD}\n`);
   await chmod(passfile, mode);

@@ -10,6 +10,7 @@ import type { RegisterEntry } from '../../src/register/types.js';
 import { runCli } from '../helpers/cli.js';
 import { runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
 import { testDatabase } from '../helpers/postgres.js';
+import { initTestRegister } from '../helpers/register.js';
 import { readCsv, writeSheet } from '../helpers/sheets.js';
 
 const SAMPLE = path.resolve(import.meta.dirname, '../../samples/payouts-clean.csv');
@@ -30,7 +31,7 @@ describe('payouts register copy', () => {
   it('moves a register from SQLite to PostgreSQL and back, record for record, and the copy knows what was paid', async () => {
     const sb = await testSandbox();
     const dir = await testDir();
-    const file = path.join(dir, 'register.db');
+    const file = initTestRegister(path.join(dir, 'register.db'));
     const sheet = path.join(dir, 'november.csv');
     await writeSheet(sheet, await readCsv(SAMPLE));
     const paid = await runAgainst(sb, sheet, ['--json'], { ...SANDBOX_ENV, PAYOUTS_REGISTER: file });
@@ -112,7 +113,7 @@ describe('payouts register copy', () => {
     const [a, b] = [path.join(dir, 'a.db'), path.join(dir, 'b.db')];
     const scope = { service: 'https://api.pay.example', integratorId: 'int-1' };
     const seed = async (file: string, amount: string) => {
-      const register = await openRegister(file);
+      const register = await openRegister(file, { create: true });
       const store = await register.openScope(scope);
       await store.beginRun({
         id: `run-${amount}`,

@@ -5,7 +5,7 @@
  * containers starting together migrate it once.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -27,7 +27,7 @@ import {
   testDir,
   testSandbox,
 } from '../helpers/payouts.js';
-import { asAdmin, testDatabase } from '../helpers/postgres.js';
+import { asAdmin, olderRegisterDatabase, testDatabase, testRegisterDatabase } from '../helpers/postgres.js';
 import { readCsv, writeSheet } from '../helpers/sheets.js';
 
 const SAMPLE = path.resolve(import.meta.dirname, '../../samples/payouts-clean.csv');
@@ -47,7 +47,7 @@ describe('a PostgreSQL register', () => {
   it('pays a sheet, then skips it on the next run, and never shows the password', async () => {
     const sb = await testSandbox();
     const dir = await testDir();
-    const url = await testDatabase();
+    const url = await testRegisterDatabase();
     expect(url).toContain(`:${PASSWORD}@`);
     const sheet = path.join(dir, 'november.csv');
     await writeSheet(sheet, await readCsv(SAMPLE));
@@ -84,6 +84,56 @@ describe('a PostgreSQL register', () => {
     expect((await registerRecords(url, sb)).size).toBe(12);
   });
 
+  it('in a database without the payouts schema is refused by every command that needs one: exit 2, nothing sent, no table made', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = path.join(dir, 'november.csv');
+    await writeSheet(sheet, await readCsv(SAMPLE));
+    const url = await testDatabase();
+    const shown = url.replace(`:${PASSWORD}@`, ':***@');
+    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: url, PAYOUTS_WEBHOOK_SECRET: 'whsec-test' };
+    for (const args of [
+      ['run', sheet, '--base-url', sb.url],
+      ['reconcile', '--base-url', sb.url],
+      ['approve', sheet, '--statement', '--base-url', sb.url],
+      ['status'],
+      ['webhooks', 'listen', '--port', '0'],
+      ['validate', sheet, '--no-report'],
+    ]) {
+      const result = await runCli(args[0] === 'status' ? args : [...args, '--log-format', 'text'], { env });
+      expect(result.code, `${args[0]}: ${result.stderr}`).toBe(2);
+      expect(result.stderr).toContain(
+        `there is no payouts register at ${shown} (named by PAYOUTS_REGISTER): the database holds no payouts schema`,
+      );
+      expect(result.stderr).not.toContain(PASSWORD);
+    }
+    expect(sb.ledger().requests.total).toBe(0);
+    const tables = await asAdmin(
+      url,
+      "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')",
+    );
+    expect(tables.rows).toEqual([]);
+    expect(await readdir(dir)).toEqual(['november.csv']);
+
+    const init = await runCli(['register', 'init', '--json'], { env });
+    expect(init.code, init.stderr).toBe(0);
+    expect(JSON.parse(init.stdout)).toEqual({
+      command: 'register init',
+      register: shown,
+      kind: 'postgres',
+      created: true,
+      exitCode: 0,
+    });
+    const again = await runCli(['register', 'init'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(
+      `There is a register at ${shown} (named by PAYOUTS_REGISTER) already: nothing was changed.`,
+    );
+    const paid = await runAgainst(sb, sheet, ['--json', '--rate', '200'], env);
+    expect(paid.code, paid.stderr).toBe(0);
+    await expectOnePaymentPerRow(sb, await readCsv(sheet));
+  });
+
   it('names the database without its password when it refuses the login (exit 2, nothing sent)', async () => {
     const sb = await testSandbox();
     const url = (await testDatabase()).replace(`:${PASSWORD}@`, ':wrong-secret@');
@@ -110,7 +160,7 @@ describe('a PostgreSQL register', () => {
 
   it('is migrated once when several containers open a new database together', async () => {
     const url = await testDatabase();
-    const registers = await Promise.all(Array.from({ length: 4 }, () => openRegister(url)));
+    const registers = await Promise.all(Array.from({ length: 4 }, () => openRegister(url, { create: true })));
     try {
       const scopes = await Promise.all(
         registers.map((r) => r.openScope({ service: 'https://api.example', integratorId: 'int-1' })),
@@ -132,14 +182,14 @@ describe('a PostgreSQL register', () => {
       `CREATE FUNCTION public.slow_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1.5); END $$;
        CREATE EVENT TRIGGER slow_ddl ON ddl_command_start WHEN TAG IN ('CREATE SCHEMA') EXECUTE FUNCTION public.slow_ddl()`,
     );
-    const register = await openRegister(url, { maxOutageMs: 2_000 });
+    const register = await openRegister(url, { maxOutageMs: 2_000, create: true });
     await register.close();
     const version = await asAdmin(url, 'SELECT version FROM payouts.schema_version');
     expect(version.rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
   });
 
   it('waits for another process migrating it, past the register deadline', async () => {
-    const url = await testDatabase();
+    const url = await olderRegisterDatabase();
     const other = await migratingElsewhere(url);
     const started = performance.now();
     const opening = openRegister(url, { maxOutageMs: 2_000 });
@@ -152,8 +202,8 @@ describe('a PostgreSQL register', () => {
     expect(version.rows).toEqual([{ version: PG_SCHEMA_VERSION }]);
   });
 
-  it('ends the wait for another process migrating it at a stop: interrupted, nothing created', async () => {
-    const url = await testDatabase();
+  it('ends the wait for another process migrating it at a stop: interrupted, nothing changed', async () => {
+    const url = await olderRegisterDatabase();
     await migratingElsewhere(url);
     const stop = new AbortController();
     const opening = openRegister(url, { stop: stop.signal }).catch((e: unknown) => e);
@@ -166,8 +216,8 @@ describe('a PostgreSQL register', () => {
     expect((error as Error).message).toMatch(
       /^stopped while the register .* was being opened, before anything was sent$/,
     );
-    const schema = await asAdmin(url, `SELECT to_regclass('payouts.schema_version') IS NOT NULL AS present`);
-    expect(schema.rows).toEqual([{ present: false }]);
+    const version = await asAdmin(url, 'SELECT version FROM payouts.schema_version');
+    expect(version.rows).toEqual([{ version: PG_SCHEMA_VERSION - 1 }]);
   });
 
   it('run: a stop while another process migrates the register ends it at once, exit 5, nothing sent', {
@@ -175,7 +225,7 @@ describe('a PostgreSQL register', () => {
   }, async () => {
     const sb = await testSandbox();
     const dir = await testDir();
-    const url = await testDatabase();
+    const url = await olderRegisterDatabase();
     const sheet = path.join(dir, 'december.csv');
     const out = path.join(dir, 'results.csv');
     await writeSheet(sheet, await readCsv(SAMPLE));

@@ -13,6 +13,7 @@ import { AtomicFile } from '../../src/sheet/atomic-file.js';
 import { type CliResult, runCli } from '../helpers/cli.js';
 import { paymentsOf, runAgainst, SANDBOX_ENV, spawnCli, testDir, testSandbox } from '../helpers/payouts.js';
 import { reachableProgram } from '../helpers/reachable.js';
+import { initTestRegister } from '../helpers/register.js';
 
 const SAMPLE = path.resolve(import.meta.dirname, '../../samples/payouts-clean.csv');
 const SAMPLE_ROWS = 12;
@@ -207,9 +208,16 @@ describe('payouts run: storage failures', () => {
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr).toContain(
-        `payouts: the register ${register} cannot be created: no such file or directory (ENOENT)`,
+        `payouts: there is no payouts register at ${register} (named by PAYOUTS_REGISTER)`,
       );
       expect(sb.ledger().requests.total).toBe(0);
+      // Making one there is refused in words too, at once.
+      const init = await spawnCli(['register', 'init', register, '--log-format', 'text'], {}).exited;
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(init.code, init.stderr).toBe(2);
+      expect(init.stderr).toContain(
+        `payouts: the register ${register} cannot be created: no such file or directory (ENOENT)`,
+      );
     },
   );
 
@@ -440,7 +448,7 @@ describe('a register in a folder this user cannot write', () => {
       await chmod(sheet, 0o644);
       const folder = path.join(dir, 'state');
       await mkdir(folder);
-      const register = path.join(folder, 'register.db');
+      const register = initTestRegister(path.join(folder, 'register.db'));
       const paid = await spawnCli(['run', sheet, '--base-url', sb.url, '--json'], {
         ...SANDBOX_ENV,
         PAYOUTS_REGISTER: register,
@@ -471,7 +479,7 @@ describe('a register on a read-only file system', () => {
     const mount = path.join(dir, 'mount');
     await mkdir(mount);
     if (!mountTmpfs(mount, 'size=8m')) return; // needs root: CI runs as root
-    const register = path.join(mount, 'register.db');
+    const register = initTestRegister(path.join(mount, 'register.db'));
     const sb = await testSandbox();
     const sheet = path.join(dir, 'payouts.csv');
     await copyFile(SAMPLE, sheet);

@@ -20,7 +20,10 @@ describe('usage errors in words', () => {
       '--encoding must be utf8, utf16le, latin1, windows-1252 or macroman, got "ebcdic"',
     ],
     [['reconcile', '--log-level', 'loud'], '--log-level must be debug, info, warn or error, got "loud"'],
-    [['register', 'move', '--from', 'a.db', '--to', 'b.db'], 'register has no action "move": use copy'],
+    [
+      ['register', 'move', '--from', 'a.db', '--to', 'b.db'],
+      'register has no action "move": use copy or init',
+    ],
     [['status', '--json', '--csv'], '--json and --csv cannot be given together: choose one'],
     [['webhooks', 'listen', '--bogus-opt'], 'Unknown argument: bogus-opt'],
   ])('%j: exit 2, "%s"', async (args, words) => {

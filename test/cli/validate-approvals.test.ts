@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE } from '../approvals/ssh-keygen.js';
 import { runCli, withTempDir } from '../helpers/cli.js';
+import { initTestRegister } from '../helpers/register.js';
 import { CLEAN_SAMPLE } from '../helpers/sheets.js';
 
 const keys = new KeyFolder();
@@ -20,7 +21,7 @@ describe(`validate --json and the approvals${SSH_KEYGEN_NOTE}`, () => {
     await withTempDir(async (dir) => {
       const sheet = path.join(dir, 'payouts-2026-11.csv');
       await copyFile(CLEAN_SAMPLE, sheet);
-      const env = { PAYOUTS_REGISTER: path.join(dir, 'register.db') };
+      const env = { PAYOUTS_REGISTER: initTestRegister(path.join(dir, 'register.db')) };
       const result = await runCli(['validate', sheet, '--json', '--no-report', '--base-url', SERVICE], {
         env,
       });
@@ -33,7 +34,7 @@ describe(`validate --json and the approvals${SSH_KEYGEN_NOTE}`, () => {
     await withTempDir(async (dir) => {
       const sheet = path.join(dir, 'payouts-2026-11.csv');
       await copyFile(CLEAN_SAMPLE, sheet);
-      const env = { PAYOUTS_REGISTER: path.join(dir, 'register.db') };
+      const env = { PAYOUTS_REGISTER: initTestRegister(path.join(dir, 'register.db')) };
       const alice = keys.key('alice-validate', { type: 'ed25519' });
       const allowed = path.join(dir, 'allowed_signers');
       await writeFile(allowed, `alice@example.com ${alice.publicKey}\n`);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { runCli, withTempDir } from '../helpers/cli.js';
+import { testRegisterPath } from '../helpers/register.js';
 
 const samples = path.resolve(import.meta.dirname, '../../samples');
 
@@ -36,7 +37,7 @@ describe('payouts validate on the clean sample', () => {
       expect(summary.totals).toEqual({ BRL: '2490.90', COP: '3150000.00', MXN: '19200.00', USD: '24905.74' });
       expect(summary.digest).toMatch(/^[0-9a-f]{64}$/);
       expect(summary.results).toBe(path.join(dir, 'payouts-clean.results.csv'));
-      expect(summary.register).toBeNull();
+      expect(summary.register).toBe(testRegisterPath());
 
       const rows = await readResults(summary.results);
       expect(rows).toHaveLength(12);

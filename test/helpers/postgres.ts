@@ -5,6 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { initRegister } from '../../src/register/open.js';
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from '../../src/register/schema.js';
 
 /** The URL of a new, empty database on the test server. */
 export async function testDatabase(): Promise<string> {
@@ -21,6 +23,24 @@ export async function testDatabase(): Promise<string> {
     await client.end();
   }
   return admin.replace(/\/postgres$/, `/${name}`);
+}
+
+/** The URL of a new database on the test server holding an empty register (`payouts register init`). */
+export async function testRegisterDatabase(): Promise<string> {
+  const url = await testDatabase();
+  await initRegister(url);
+  return url;
+}
+
+/**
+ * The URL of a new database holding a register as the payouts before the last schema change
+ * left it: one that any command opens and upgrades.
+ */
+export async function olderRegisterDatabase(): Promise<string> {
+  const url = await testDatabase();
+  for (const migration of PG_MIGRATIONS.slice(0, -1)) await asAdmin(url, migration);
+  await asAdmin(url, `UPDATE payouts.schema_version SET version = ${PG_SCHEMA_VERSION - 1}`);
+  return url;
 }
 
 /** Runs one statement as the server's superuser on a database (tests that set the stage). */

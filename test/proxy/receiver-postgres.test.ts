@@ -10,7 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { spawnCli } from '../helpers/payouts.js';
-import { testDatabase } from '../helpers/postgres.js';
+import { testRegisterDatabase } from '../helpers/postgres.js';
 import { tcpProxy } from '../helpers/tcp-proxy.js';
 import { payload, SECRET, sign, tempDir } from '../webhooks/helpers.js';
 
@@ -72,7 +72,7 @@ async function recorded(databaseUrl: string): Promise<string[]> {
 
 /** `webhooks listen` (the compiled CLI) with a fresh PostgreSQL register behind the proxy. */
 async function listenThroughProxy() {
-  const database = await testDatabase();
+  const database = await testRegisterDatabase();
   const target = new URL(database);
   const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
   const dir = await tempDir();

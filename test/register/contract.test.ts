@@ -3,6 +3,7 @@
  * a real PostgreSQL server started by the test run. Claims go through the same decision `run`
  * makes (verdict.ts claimJudge: the verdict, liveness by lease.ts holderAlive, the decision).
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,13 @@ import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClaimLostError, RegisterError } from '../../src/errors.js';
 import type { Self } from '../../src/register/lease.js';
-import { type OpenOptions, openExistingRegister, openRegister } from '../../src/register/open.js';
+import { shownLocation, sourceInWords } from '../../src/register/location.js';
+import {
+  initRegister,
+  type OpenOptions,
+  openExistingRegister,
+  openRegister,
+} from '../../src/register/open.js';
 import { paydayTag } from '../../src/register/rules.js';
 import type {
   ClaimRequest,
@@ -44,6 +51,8 @@ interface Store {
   fresh(): Promise<string>;
   /** Makes the register at `location` claim a newer schema than this payouts knows. */
   makeNewer(location: string): Promise<void>;
+  /** The tables at `location` (none where nothing was created). */
+  tables(location: string): Promise<string[]>;
 }
 
 /** Folders of the SQLite registers, removed after the file. */
@@ -63,6 +72,16 @@ const stores: Store[] = [
       raw.pragma('user_version = 99');
       raw.close();
     },
+    tables: async (file) => {
+      if (!existsSync(file)) return [];
+      const raw = new Database(file, { readonly: true });
+      try {
+        const rows = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY 1").all();
+        return rows.map((row) => (row as { name: string }).name);
+      } finally {
+        raw.close();
+      }
+    },
   },
   {
     name: 'PostgreSQL',
@@ -70,6 +89,13 @@ const stores: Store[] = [
     makeNewer: async (url) => {
       await asAdmin(url, 'UPDATE payouts.schema_version SET version = 99');
     },
+    tables: async (url) =>
+      (
+        await asAdmin(
+          url,
+          "SELECT table_schema || '.' || table_name AS name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1",
+        )
+      ).rows.map((row: { name: string }) => row.name),
   },
 ];
 
@@ -107,7 +133,8 @@ function remote(runId: string): Self {
 
 describe.each(stores)('the $name register', (kind) => {
   let location: string;
-  const open = (options: OpenOptions = {}) => openRegister(location, { leaseMs: TEST_LEASE_MS, ...options });
+  const open = (options: OpenOptions = {}) =>
+    openRegister(location, { leaseMs: TEST_LEASE_MS, create: true, ...options });
 
   beforeAll(async () => {
     location = await kind.fresh();
@@ -861,7 +888,7 @@ describe.each(stores)('the $name register', (kind) => {
 
   it('keeps every signed approval once, finds those of a digest or a sheet, and the approvals a run relied on', async () => {
     const register = await open();
-    const copy = await openRegister(await kind.fresh());
+    const copy = await openRegister(await kind.fresh(), { create: true });
     try {
       const approval = (statementDigest: string, fingerprint: string, digest: string, sheet: string) => ({
         statementDigest,
@@ -941,10 +968,29 @@ describe.each(stores)('the $name register', (kind) => {
     }
   });
 
+  it('creates a register only when asked: a missing one is refused and left missing', async () => {
+    const empty = await kind.fresh();
+    for (const from of ['flag', 'environment', 'default'] as const) {
+      const error = await openRegister(empty, { from }).catch((e) => e);
+      expect(error).toBeInstanceOf(RegisterError);
+      expect(error.exitCode).toBe(2);
+      expect(error.message).toContain(`there is no payouts register at ${shownLocation(empty)}`);
+      expect(error.message).toContain(sourceInWords(from));
+    }
+    expect(await openExistingRegister(empty)).toBeUndefined();
+    expect(await kind.tables(empty)).toEqual([]);
+    expect(await initRegister(empty)).toEqual({ created: true });
+    const tables = await kind.tables(empty);
+    expect(tables.length).toBeGreaterThan(5);
+    expect(await initRegister(empty)).toEqual({ created: false });
+    expect(await kind.tables(empty)).toEqual(tables);
+    await (await openRegister(empty)).close();
+  });
+
   it('reads a register that does not exist yet as none, and refuses a newer schema (exit 2)', async () => {
     const empty = await kind.fresh();
     expect(await openExistingRegister(empty)).toBeUndefined();
-    await (await openRegister(empty)).close();
+    await (await openRegister(empty, { create: true })).close();
     await kind.makeNewer(empty);
     const error = await openRegister(empty).catch((e) => e);
     expect(error).toBeInstanceOf(RegisterError);

@@ -15,7 +15,7 @@ const ALIAS = 'http://localhost:8787';
 
 async function register() {
   const dir = await mkdtemp(path.join(tmpdir(), 'payouts-declared-'));
-  const opened = await openRegister(path.join(dir, 'register.db'));
+  const opened = await openRegister(path.join(dir, 'register.db'), { create: true });
   onTestFinished(async () => {
     await opened.close();
     await rm(dir, { recursive: true, force: true });

@@ -48,7 +48,7 @@ async function olderRegister(isNext: (migration: string) => boolean) {
 describe('the SQLite register', () => {
   it('is created private (0600) in a new directory, with its scope secret, and opened again by another connection', async () => {
     const file = path.join(await testDir(), 'state', 'payouts', 'register.db');
-    const a = openRegister(file);
+    const a = openRegister(file, { create: true });
     const b = openRegister(file);
     try {
       expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -72,7 +72,7 @@ describe('the SQLite register', () => {
 
   it('looks up references that hold its separators, alike on a read-only connection', async () => {
     const file = path.join(await testDir(), 'register.db');
-    const register = openRegister(file);
+    const register = openRegister(file, { create: true });
     const reader = openRegister(file, { readonly: true });
     try {
       const self: Self = { runId: 'r', host: 'h', pid: 401 };
@@ -115,7 +115,7 @@ describe('the SQLite register', () => {
   it('refuses a register of a newer schema, another SQLite file, and a missing one read-only (RegisterError, exit 2)', async () => {
     const dir = await testDir();
     const newer = path.join(dir, 'newer.db');
-    await openRegister(newer).close();
+    await openRegister(newer, { create: true }).close();
     const raw = new Database(newer);
     raw.pragma('user_version = 99');
     raw.close();
@@ -182,7 +182,7 @@ describe('the SQLite register', () => {
 
   it('finds each payee’s history under its row id, or by its key where another payee took that id first', async () => {
     const file = path.join(await testDir(), 'register.db');
-    const register = openRegister(file);
+    const register = openRegister(file, { create: true });
     const raw = new Database(file, { readonly: true });
     try {
       const store = await register.openScope(scope);
@@ -342,7 +342,11 @@ describe('the SQLite register', () => {
   it('times leases by an injected clock when one is given: expired past the lease, never before', async () => {
     let now = Date.parse('2026-11-25T12:00:00Z');
     const clock = { now: () => now };
-    const register = openRegister(path.join(await testDir(), 'register.db'), { clock, leaseMs: 60_000 });
+    const register = openRegister(path.join(await testDir(), 'register.db'), {
+      clock,
+      leaseMs: 60_000,
+      create: true,
+    });
     try {
       const holder: Self = { runId: 'holder', host: 'h', pid: 1 };
       const store = await begin(register, holder);
@@ -370,7 +374,7 @@ describe('the SQLite register', () => {
     const dir = await testDir();
     const blocked = path.join(dir, 'a-file');
     await writeFile(blocked, 'x');
-    expect(() => openRegister(path.join(blocked, 'register.db'))).toThrow(
+    expect(() => openRegister(path.join(blocked, 'register.db'), { create: true })).toThrow(
       `the register ${path.join(blocked, 'register.db')} cannot be created: a part of the path is not a directory (ENOTDIR)`,
     );
   });

@@ -20,7 +20,7 @@ describe('payouts status --csv', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'payouts-status-'));
     onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'register.db');
-    const register = await openRegister(file);
+    const register = await openRegister(file, { create: true });
     try {
       const store = await register.openScope({ service: 'https://pay.example', integratorId: 'int-1' });
       const at = '2026-11-26T10:00:00.000Z';

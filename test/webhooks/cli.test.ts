@@ -14,7 +14,7 @@ import { UsageError } from '../../src/errors.js';
 import { SANDBOX_CREDENTIALS, type SandboxHandle } from '../../src/sandbox/index.js';
 import type { WebhookReceiver } from '../../src/webhooks/receiver.js';
 import { secretFingerprint } from '../../src/webhooks/secret.js';
-import { testRegisterPath } from '../helpers/register.js';
+import { initTestRegister, testRegisterPath } from '../helpers/register.js';
 import { call, quoteFor, sandbox, token } from '../sandbox/helpers.js';
 import { jsonLines, payload, SECRET, sign, tempDir } from './helpers.js';
 
@@ -568,8 +568,8 @@ describe('payouts webhooks: no secret in any output', () => {
   });
   it('stops at once when stopped while another process holds the register locked', async () => {
     const dir = await tempDir();
-    const register = path.join(dir, 'register.db');
-    // The register exists (a receiver made it) and another process holds its write lock.
+    const register = initTestRegister(path.join(dir, 'register.db'));
+    // The register exists and another process holds its write lock.
     const made = await listenOn(register);
     await made.stop();
     const holder = new Database(register);

@@ -11,6 +11,7 @@ import path from 'node:path';
 import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { spawnCli } from '../helpers/payouts.js';
+import { initTestRegister } from '../helpers/register.js';
 import { jsonLines, payload, SECRET, sign, tempDir } from './helpers.js';
 
 const MB = 1024 * 1024;
@@ -39,7 +40,7 @@ function bytesRead(pid: number): number {
 async function listen(dir: string) {
   const secretFile = path.join(dir, 'webhook.secret');
   await writeFile(secretFile, `${SECRET}\n`, { mode: 0o600 });
-  const register = path.join(dir, 'register.db');
+  const register = initTestRegister(path.join(dir, 'register.db'));
   const events = path.join(dir, 'events.jsonl');
   const child = spawnCli(
     [

@@ -14,7 +14,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import type { CliIo } from '../../src/cli/io.js';
 import { webhooksListenCommand } from '../../src/cli/webhooks.js';
 import type { WebhookReceiver } from '../../src/webhooks/receiver.js';
-import { asAdmin, testDatabase } from '../helpers/postgres.js';
+import { asAdmin, testRegisterDatabase } from '../helpers/postgres.js';
+import { initTestRegister } from '../helpers/register.js';
 import { tcpProxy } from '../helpers/tcp-proxy.js';
 import { jsonLines, payload, post, SECRET } from './helpers.js';
 
@@ -33,7 +34,7 @@ describe('payouts webhooks listen with a register that stalls', () => {
   it('answers 503 while the register stalls, records again after, and stops within 10 s', {
     timeout: 60_000,
   }, async () => {
-    const database = await testDatabase();
+    const database = await testRegisterDatabase();
     const target = new URL(database);
     const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
     const listener = await listen(proxy.through(database), undefined);
@@ -145,7 +146,7 @@ describe('payouts webhooks listen with an SQLite register another process has lo
     async (_, withEvents) => {
       const dir = await mkdtemp(path.join(tmpdir(), 'payouts-locked-'));
       onTestFinished(() => rm(dir, { recursive: true, force: true }));
-      const register = path.join(dir, 'register.db');
+      const register = initTestRegister(path.join(dir, 'register.db'));
       const eventsFile = withEvents ? path.join(dir, 'events.jsonl') : undefined;
       const first = await listen(register, eventsFile);
       const one = JSON.stringify(payload({ resourceId: 'tx-1' }));

@@ -20,17 +20,17 @@ import { outcomeCode } from '../../batch/exit-code.js';
 import type { SheetOptions } from '../../batch/prepare.js';
 import { validateSheet } from '../../batch/validate.js';
 import { type Clock, systemClock } from '../../clock.js';
+import { fromEnvironment } from '../../environment.js';
 import { ConfigError, errnoInWords, errnoOf, GuardError, UsageError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
-import { registerLocationText, shownLocation } from '../../register/location.js';
-import { openExistingRegister, openRegister } from '../../register/open.js';
+import { type RegisterSource, registerLocationText, shownLocation } from '../../register/location.js';
+import { openExistingRegister, openNamedRegister, openRegister } from '../../register/open.js';
 import type { ApprovalRecord } from '../../register/types.js';
 import { formatByExtension } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
 import type { CliIo } from '../io.js';
 import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
 import {
-  nonBlank,
   registerHint,
   registerOption,
   resolveFrom,
@@ -41,7 +41,7 @@ import {
 /** The sheet and the register a statement is computed from. */
 export interface StatementSource extends SheetOptions {
   /** The register to read (as validate reads it) and its scope hint. */
-  register: { location: string; service: string; login?: string };
+  register: { location: string; from?: RegisterSource; service: string; login?: string };
   clock?: Clock;
 }
 
@@ -139,6 +139,9 @@ export async function approveCommand(
 ): Promise<number> {
   try {
     const clock = options.clock ?? systemClock;
+    // The register keeps the approval, and its payee history is part of the digest: one that
+    // is not there (a typo, a volume not mounted) is said before anything is read or signed.
+    await (await openNamedRegister(options.register.location, options.register.from)).close();
     // A missing or unreadable allowed-signers file is said before anything is signed.
     const allowed = options.allowedSigners ? await readAllowedSigners(options.allowedSigners) : undefined;
     const current = await currentStatement(options);
@@ -204,7 +207,10 @@ export async function approveCommand(
     // Written before the register keeps the approval: a file that cannot be written leaves
     // nothing recorded, and the message can say so.
     if (action.kind === 'sign' && action.out) await writeSignatureOut(action.out, signature);
-    const register = await openRegister(options.register.location, { warn: (m) => log.logger.warn(m) });
+    const register = await openRegister(options.register.location, {
+      ...(options.register.from ? { from: options.register.from } : {}),
+      warn: (m) => log.logger.warn(m),
+    });
     let added: boolean;
     // What the register holds: this record, or the one it kept when the same key first recorded
     // the same text (its time and principals, not this call's).
@@ -408,7 +414,7 @@ function approveOptionsOf(args: ArgsOf<typeof options>, io: CliIo): ApproveComma
     throw new UsageError('--out writes the signature --key makes: give it with --key');
   if (args['statement-file'] !== undefined && args.signature === undefined)
     throw new UsageError('--statement-file names the text a --signature signs: give it with --signature');
-  const baseUrl = args['base-url'] ?? nonBlank(io.env['PAYOUTS_BASE_URL']);
+  const baseUrl = args['base-url'] ?? fromEnvironment(io.env, 'PAYOUTS_BASE_URL');
   if (baseUrl === undefined) {
     throw new UsageError(
       'payouts approve needs the service the approval is for: --base-url URL (or PAYOUTS_BASE_URL), as run will use it',
@@ -418,7 +424,7 @@ function approveOptionsOf(args: ArgsOf<typeof options>, io: CliIo): ApproveComma
   parseServiceUrl(baseUrl, '--base-url');
   const hint = registerHint({ register: args.register, 'base-url': baseUrl }, io);
   const reading = sheetReadingOf(args.file, args, io);
-  const allowedSigners = args['allowed-signers'] ?? nonBlank(io.env['PAYOUTS_ALLOWED_SIGNERS']);
+  const allowedSigners = args['allowed-signers'] ?? fromEnvironment(io.env, 'PAYOUTS_ALLOWED_SIGNERS');
   let action: ApproveCommandOptions['action'];
   if (args.statement) action = { kind: 'statement' };
   else if (args.key !== undefined) {

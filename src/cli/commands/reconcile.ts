@@ -9,7 +9,7 @@ import { exitCodeOfError, runExitCode } from '../../batch/exit-code.js';
 import { type Outcome, type ReconcileOptions, reconcile } from '../../batch/reconcile.js';
 import { BatchSummary, formatAmountForPeople } from '../../batch/summary.js';
 import { UsageError } from '../../errors.js';
-import { registerLocationText } from '../../register/location.js';
+import { registerLocationText, registerSourceOf } from '../../register/location.js';
 import { boundCell } from '../../sheet/quote.js';
 import type { ArgsOf } from '../command.js';
 import { connectionFromArgs } from '../connection.js';
@@ -183,6 +183,7 @@ export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<
     parsed = {
       connection: connectionFromArgs(args, io.env),
       register: registerLocationText(args.register, io.env, io.cwd),
+      registerFrom: registerSourceOf(args.register, io.env),
       references: (args.references ?? []).map(String),
       ...(since ? { since } : {}),
       json: args.json,

@@ -1,15 +1,25 @@
 /**
- * `payouts register copy --from A --to B` (README "Commands"): copies a register (SQLite path
- * or PostgreSQL URL) into another, idempotently, refusing conflicting records. Prints what it
- * copied, per kind of record, and every conflict on stdout; exit 0 without conflicts, 1 with
- * some. Its warnings and its last record are logs (stderr, or --log-file).
+ * `payouts register init [PATH|URL]` and `payouts register copy --from A --to B` (README
+ * "Commands"). init creates an empty register, the one way a register comes to be besides a
+ * copy's target and a rehearsal's throwaway one; on an existing register it changes nothing.
+ * copy copies a register (SQLite path or PostgreSQL URL) into another, idempotently, refusing
+ * conflicting records, and prints what it copied, per kind of record, and every conflict on
+ * stdout; exit 0 without conflicts, 1 with some. Their warnings and last record are logs
+ * (stderr, or --log-file).
  */
 import type { Argv } from 'yargs';
 import { exitCodeOfError, outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import { copyRegister } from '../../register/copy.js';
-import { registerLocationText, shownLocation } from '../../register/location.js';
-import { openExistingRegister, openRegister } from '../../register/open.js';
+import {
+  parseLocation,
+  type RegisterSource,
+  registerLocationText,
+  registerSourceOf,
+  shownLocation,
+  sourceInWords,
+} from '../../register/location.js';
+import { initRegister, openExistingRegister, openRegister } from '../../register/open.js';
 import type { ArgsOf } from '../command.js';
 import type { CliIo } from '../io.js';
 import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
@@ -34,7 +44,7 @@ export async function registerCopyCommand(
     const source = await openExistingRegister(options.from);
     if (source === undefined) throw new UsageError(`there is no register at ${from} to copy`);
     try {
-      const target = await openRegister(options.to, { warn: (m) => log.logger.warn(m) });
+      const target = await openRegister(options.to, { create: true, warn: (m) => log.logger.warn(m) });
       try {
         const report = await copyRegister(source, target);
         if (options.json) {
@@ -94,22 +104,76 @@ export async function registerCopyCommand(
   }
 }
 
-/** register's options: the action, both registers, the output and the logs. */
+export interface RegisterInitOptions {
+  /** A file path or a PostgreSQL URL. */
+  location: string;
+  /** Which of the argument, --register, PAYOUTS_REGISTER and the default named it. */
+  from: RegisterSource | 'argument';
+  json: boolean;
+}
+
+/** `payouts register init`: creates the register, or finds it there; returns the exit code. */
+export async function registerInitCommand(
+  options: RegisterInitOptions,
+  io: CliIo,
+  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
+): Promise<number> {
+  try {
+    const shown = shownLocation(options.location);
+    const { created } = await initRegister(options.location, { warn: (m) => log.logger.warn(m) });
+    const exitCode = outcomeCode(true);
+    const kind = parseLocation(options.location).kind;
+    const where = options.from === 'argument' ? '' : ` (${sourceInWords(options.from)})`;
+    if (options.json) {
+      io.stdout.write(
+        `${JSON.stringify({ command: 'register init', register: shown, kind, created, exitCode })}
+`,
+      );
+    } else if (created) {
+      io.stdout.write(
+        kind === 'sqlite'
+          ? `Created an empty register at ${shown}${where}: a SQLite file readable by this user only. Runs, approvals and reconcile use it from now on.
+`
+          : `Created an empty register in ${shown}${where}: the payouts schema of that database. Runs, approvals and reconcile use it from now on.
+`,
+      );
+    } else {
+      io.stdout.write(`There is a register at ${shown}${where} already: nothing was changed.
+`);
+    }
+    log.logger.info({ register: shown, created, exitCode }, created ? 'register created' : 'register found');
+    return exitCode;
+  } catch (error) {
+    log.fail(error);
+    throw error;
+  } finally {
+    await log.close();
+  }
+}
+
+/** register's options: the action, the registers, the output and the logs. */
 function options(y: Argv) {
   return logOptions(y)
     .positional('action', {
-      choices: ['copy'] as const,
-      describe: 'copy: every record of --from into --to',
+      choices: ['copy', 'init'] as const,
+      describe: 'init: create an empty register - copy: every record of --from into --to',
+    })
+    .positional('location', {
+      type: 'string',
+      describe:
+        'init: where (a file path or postgres:// URL, default --register, PAYOUTS_REGISTER, the state directory)',
+    })
+    .option('register', {
+      type: 'string',
+      describe: 'init: the register to create (as the location argument)',
     })
     .option('from', {
       type: 'string',
-      demandOption: true,
-      describe: 'the register to copy (path or postgres:// URL)',
+      describe: 'copy: the register to copy (path or postgres:// URL)',
     })
     .option('to', {
       type: 'string',
-      demandOption: true,
-      describe: 'the register to copy into (created if need be)',
+      describe: 'copy: the register to copy into (created if need be)',
     })
     .option('json', {
       type: 'boolean',
@@ -121,7 +185,32 @@ function options(y: Argv) {
 export const builder = options;
 
 /** Parses register's options and runs the action. */
-export function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  if (args.action === 'init') {
+    if (args.from !== undefined || args.to !== undefined)
+      throw new UsageError('register init takes no --from or --to: those are for register copy');
+    if (args.location !== undefined && args.register !== undefined)
+      throw new UsageError(
+        'register init takes the location once: as its argument or as --register, not both',
+      );
+    const named = args.location ?? args.register;
+    return registerInitCommand(
+      {
+        location: registerLocationText(named, io.env, io.cwd),
+        from: args.location !== undefined ? 'argument' : registerSourceOf(args.register, io.env),
+        json: args.json,
+      },
+      io,
+      openCommandLog(logSettingsOf(args as LogArgs, io), io),
+    );
+  }
+  const missing = (['from', 'to'] as const).filter((name) => args[name] === undefined);
+  if (missing.length > 0)
+    throw new UsageError(`payouts register copy needs ${missing.map((name) => `--${name}`).join(' and ')}`);
+  if (args.location !== undefined)
+    throw new UsageError(
+      `register copy takes its registers as --from and --to, not as an argument (${args.location})`,
+    );
   return registerCopyCommand(
     {
       from: registerLocationText(args.from, {}, io.cwd),

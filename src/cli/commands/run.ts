@@ -10,7 +10,13 @@ import type { SheetOptions } from '../../batch/prepare.js';
 import { runBatch } from '../../batch/run.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { UsageError } from '../../errors.js';
-import { commandLinePasswordWarning, registerLocationText, shownLocation } from '../../register/location.js';
+import {
+  commandLinePasswordWarning,
+  type RegisterSource,
+  registerLocationText,
+  registerSourceOf,
+  shownLocation,
+} from '../../register/location.js';
 import type { OriginDeclaration } from '../../register/types.js';
 import type { SandboxHandle } from '../../sandbox/index.js';
 import { formatByExtension, resultsPathFor } from '../../sheet/results-path.js';
@@ -53,6 +59,8 @@ export interface RunCommandOptions extends SheetOptions {
   sandbox: boolean;
   /** The register (README `--register`, `PAYOUTS_REGISTER`, the state directory). */
   register: string;
+  /** Which of those named it. */
+  registerFrom?: RegisterSource;
   approve?: string;
   /** `--require-approvals N --allowed-signers FILE` (or their environment variables). */
   approvals?: { required: number; allowedSigners: string; maxAgeDays: number };
@@ -371,6 +379,7 @@ function runOptionsOf(args: ArgsOf<typeof options>, io: CliIo): RunCommandOption
     connection: () => connectionFromArgs(args, io.env),
     sandbox: args.sandbox,
     register: registerLocationText(args.register, io.env, io.cwd),
+    registerFrom: registerSourceOf(args.register, io.env),
     ...(args.approve !== undefined ? { approve: args.approve } : {}),
     ...(approvals ? { approvals } : {}),
     retryUnknown: args['retry-unknown'],

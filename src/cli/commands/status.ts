@@ -10,8 +10,8 @@ import type { SheetOptions } from '../../batch/prepare.js';
 import { UsageError } from '../../errors.js';
 import type { ScopeHint } from '../../register/choose.js';
 import { serviceOf } from '../../register/identity.js';
-import { registerLocationText } from '../../register/location.js';
-import { openExistingRegister } from '../../register/open.js';
+import { type RegisterSource, registerLocationText, registerSourceOf } from '../../register/location.js';
+import { openNamedRegister } from '../../register/open.js';
 import {
   type ReferenceStatus,
   type RunStatus,
@@ -25,6 +25,7 @@ import { countOf } from '../summary.js';
 
 export interface StatusCommandOptions extends ScopeHint {
   register: string;
+  registerFrom?: RegisterSource;
   references: string[];
   limit: number;
   format: 'text' | 'json' | 'csv';
@@ -85,6 +86,7 @@ export interface SheetApproval {
 export async function sheetApprovalsCommand(
   options: {
     register: string;
+    registerFrom?: RegisterSource;
     service: string;
     login?: string;
     format: 'text' | 'json' | 'csv';
@@ -93,19 +95,21 @@ export async function sheetApprovalsCommand(
 ): Promise<number> {
   // Loaded here alone: status without --approvals reads no sheet.
   const { currentStatement } = await import('./approve.js');
-  const { register: location, service, login, format: _, ...reading } = options;
-  const current = await currentStatement({
-    ...reading,
-    register: {
-      location,
-      service,
-      ...(login === undefined ? {} : { login }),
-    },
-  });
-  const register = await openExistingRegister(options.register);
+  const { register: location, registerFrom, service, login, format: _, ...reading } = options;
+  // Before the sheet is read: a register that is not there has no approvals to list.
+  const register = await openNamedRegister(location, registerFrom);
   const approvals: SheetApproval[] = [];
+  let current: Awaited<ReturnType<typeof currentStatement>>;
   try {
-    for (const record of (await register?.approvals({ digest: current.digest })) ?? []) {
+    current = await currentStatement({
+      ...reading,
+      register: {
+        location,
+        service,
+        ...(login === undefined ? {} : { login }),
+      },
+    });
+    for (const record of await register.approvals({ digest: current.digest })) {
       if (record.origin !== current.origin) continue;
       const day = /\nday: (\S+)\n$/.exec(record.statement)?.[1] ?? '';
       approvals.push({
@@ -116,7 +120,7 @@ export async function sheetApprovalsCommand(
       });
     }
   } finally {
-    await register?.close();
+    await register.close();
   }
   const facts = { sheet: current.sheet, digest: current.digest, origin: current.origin, approvals };
   if (options.format === 'json') io.stdout.write(`${JSON.stringify(facts)}\n`);
@@ -282,6 +286,7 @@ export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<
     return sheetApprovalsCommand(
       {
         register: registerLocationText(args.register, io.env, io.cwd),
+        registerFrom: hint.from,
         service: serviceOf(hint.service),
         ...(hint.login === undefined ? {} : { login: hint.login }),
         ...sheetReadingOf(args.approvals, args, io),
@@ -294,6 +299,7 @@ export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<
     {
       ...registerHint(args, io),
       register: registerLocationText(args.register, io.env, io.cwd),
+      registerFrom: registerSourceOf(args.register, io.env),
       references: (args.references ?? []).map(String),
       limit: args.limit,
       format,

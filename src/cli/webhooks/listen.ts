@@ -5,7 +5,13 @@ import type { Argv } from 'yargs';
 import { exitCodeOfError, outcomeCode } from '../../batch/exit-code.js';
 import { STOP_GRACE_MS } from '../../batch/stop-grace.js';
 import { InterruptedError, UsageError } from '../../errors.js';
-import { REGISTER_ENV, registerLocationText, shownLocation } from '../../register/location.js';
+import {
+  REGISTER_ENV,
+  type RegisterSource,
+  registerLocationText,
+  registerSourceOf,
+  shownLocation,
+} from '../../register/location.js';
 import { openRegister } from '../../register/open.js';
 import type { Register, EventRecord as RegisterEvent, Settlement } from '../../register/types.js';
 import { isLoopbackHost } from '../../webhooks/callback-url.js';
@@ -35,6 +41,8 @@ export interface WebhooksListenOptions {
   eventsFile: string | undefined;
   /** The register the events are recorded in (README `--register`). */
   register: string;
+  /** Which of --register, PAYOUTS_REGISTER and the default named it. */
+  registerFrom?: RegisterSource;
   /** Current secret first, then any previous one still accepted. */
   secrets: string[];
   /** Resolves when the receiver should stop; SIGINT or SIGTERM by default. */
@@ -71,6 +79,7 @@ export async function webhooksListenCommand(
     let register: Register;
     try {
       register = await openRegister(options.register, {
+        ...(options.registerFrom ? { from: options.registerFrom } : {}),
         warn: (message) => logger.warn(message),
         abandon: abandon.signal,
         keepTrying: true,
@@ -215,6 +224,7 @@ export function listenCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
         path: args.path,
         eventsFile: args.events === undefined ? undefined : path.resolve(io.cwd, args.events),
         register: registerLocationText(args.register, io.env, io.cwd),
+        registerFrom: registerSourceOf(args.register, io.env),
         secrets: await webhookSecretsFrom(args, io),
       };
       setExit(

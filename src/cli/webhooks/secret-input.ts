@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import type { Argv } from 'yargs';
+import { fromEnvironment } from '../../environment.js';
 import { ConfigError, UsageError } from '../../errors.js';
 import { readSecretFile } from '../../webhooks/secret.js';
 import type { CliIo } from '../io.js';
@@ -53,9 +54,10 @@ export async function webhookSecretsFrom(args: SecretInputArgs, io: CliIo): Prom
   const secrets =
     fromFlags.length > 0
       ? fromFlags
-      : [io.env[WEBHOOK_SECRET_ENV.current], io.env[WEBHOOK_SECRET_ENV.previous]].filter(
-          (s): s is string => s !== undefined,
-        );
+      : [
+          fromEnvironment(io.env, WEBHOOK_SECRET_ENV.current),
+          fromEnvironment(io.env, WEBHOOK_SECRET_ENV.previous),
+        ].filter((s): s is string => s !== undefined);
   const usable = [...new Set(secrets.filter((s) => s.trim() !== ''))];
   if (usable.length === 0) {
     throw new ConfigError(
