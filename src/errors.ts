@@ -316,6 +316,13 @@ export class StorageError extends PayoutsError {
 /** The register (README "Never pay twice: the register") cannot be opened, read or written. */
 export class RegisterError extends StorageError {}
 
+/**
+ * The run's scratch space (TMPDIR: the sheet's snapshot, the rows' warnings and results) is
+ * missing, read-only, full or too small: exit 2 before sending, 6 after (docs/container.md
+ * "Scratch space").
+ */
+export class ScratchError extends StorageError {}
+
 /** The `code` of a Node.js system error (or an SQLite error code), if it has one. */
 export function errnoOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;

@@ -6,49 +6,33 @@
  * register that fails mid-run costs no warning and no results file, and the run holds no row's
  * warnings in memory.
  */
-import { type FileHandle, open } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { ScratchLines } from './scratch.js';
 import { decodeWarnings, encodeWarnings, type RowWarning } from './warnings.js';
-
-/** Text gathered before a write. */
-const WRITE_CHARS = 256 * 1024;
 
 /** Writes each row's warnings, in sheet order. */
 export class JudgedWarningsWriter {
-  private pending = '';
-
-  private constructor(
-    readonly file: string,
-    private readonly handle: FileHandle,
-  ) {}
+  private constructor(private readonly lines: ScratchLines) {}
 
   /** A new file (0600, beside the snapshot's rows). */
   static async create(file: string): Promise<JudgedWarningsWriter> {
-    return new JudgedWarningsWriter(file, await open(file, 'w', 0o600));
+    return new JudgedWarningsWriter(await ScratchLines.create(file));
   }
 
   /** The next row's warnings; a promise to wait on only when a write is due. */
   add(warnings: readonly RowWarning[]): Promise<void> | undefined {
-    this.pending += `${encodeWarnings(warnings)}\n`;
-    return this.pending.length >= WRITE_CHARS ? this.flush() : undefined;
+    return this.lines.add(encodeWarnings(warnings));
   }
 
   /** Writes what is pending and closes the file; the warnings can then be read. */
   async seal(): Promise<JudgedWarnings> {
-    await this.flush();
-    await this.handle.close();
-    return new JudgedWarnings(this.file);
+    await this.lines.seal();
+    return new JudgedWarnings(this.lines.file);
   }
 
   /** Closes the file without sealing it (the run stopped before sending). */
   async abandon(): Promise<void> {
-    await this.handle.close().catch(() => {});
-  }
-
-  private async flush(): Promise<void> {
-    if (this.pending === '') return;
-    const text = this.pending;
-    this.pending = '';
-    await this.handle.write(text);
+    await this.lines.abandon();
   }
 }
 

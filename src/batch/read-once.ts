@@ -3,6 +3,7 @@
  * counted, totalled and hashed, so that the guards see every row before any is sent; and the
  * replay of those rows for the send pass and the results file.
  */
+import { stat } from 'node:fs/promises';
 import { rowRead } from './collect.js';
 import { BatchDigest } from './digest.js';
 import type { JudgedWarnings } from './judged.js';
@@ -16,6 +17,7 @@ import {
   type SheetOptions,
   sheetNumbers,
 } from './prepare.js';
+import { checkScratchRoom, SCRATCH } from './scratch.js';
 import { RowSnapshot } from './snapshot.js';
 import { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
@@ -50,6 +52,15 @@ export async function readOnce(options: ReadOptions): Promise<ReadSheet> {
     await prepared.sheet.close?.();
     throw error;
   }
+  // Before anything is written there: a sheet whose snapshot cannot fit is refused with the figures.
+  const sheetBytes = (await stat(prepared.sheet.path).catch(() => undefined))?.size ?? 0;
+  const format = prepared.sheet.format;
+  try {
+    checkScratchRoom(sheetBytes * SCRATCH.snapshotPerByte[format], 'for the snapshot of its rows');
+  } catch (error) {
+    await prepared.sheet.close?.();
+    throw error;
+  }
   const snapshot = await RowSnapshot.create();
   try {
     let count = new SheetCount(prepared.header.index);
@@ -60,6 +71,12 @@ export async function readOnce(options: ReadOptions): Promise<ReadSheet> {
       count.add(row);
     }
     await snapshot.seal();
+    // What sending adds: each row's warnings and result, checked now rather than a third of the
+    // way through the sheet.
+    checkScratchRoom(
+      count.summary.rows * SCRATCH.bytesPerRow,
+      `for the warnings and results of its ${count.summary.rows.toLocaleString('en-US')} rows`,
+    );
     // A totals row that does not match the rows above it refuses the batch (exit 4).
     const mismatch = totalsRowGuard(prepared.totalsMismatches());
     if (mismatch !== undefined) throw mismatch;

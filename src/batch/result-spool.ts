@@ -4,9 +4,15 @@
  * it). The passes after sending (webhook outcomes, `--wait`) read it back a chunk at a time and
  * the results file is written from it beside the snapshot's rows, so a run holds no map of its
  * rows' results: a million rows cost what a thousand do.
+ *
+ * The scratch space can fill while rows are sent. A write that fails loses nothing: the file
+ * is cut back to its last whole line, and what it could not keep stays in memory (the run then
+ * stops taking rows, so that is the rows under way), to be read after what the file holds.
  */
-import { type FileHandle, open, rename } from 'node:fs/promises';
+import { type FileHandle, open, rename, rm } from 'node:fs/promises';
+import type { ScratchError } from '../errors.js';
 import type { RowResult } from './row-steps.js';
+import { diskFull, inScratch, scratchFailure, WRITE_CHARS } from './scratch.js';
 
 /**
  * A row's result with its sheet row number; `fromRegister` when the register decided it (paid
@@ -14,9 +20,6 @@ import type { RowResult } from './row-steps.js';
  * `held` when `--hold-changed-payees` held it: a row that needs attention.
  */
 export type SentRow = RowResult & { rowNumber: number; fromRegister?: boolean; held?: boolean };
-
-/** Text gathered before a write. */
-const WRITE_CHARS = 256 * 1024;
 
 /** A row's result and its place in the sheet (the n-th row read, from 0; not its row number). */
 export interface SpooledRow {
@@ -44,20 +47,31 @@ export class ResultSpoolWriter {
   private pending = '';
   private writing: Promise<void> = Promise.resolve();
   private last = -1;
+  /** Bytes of whole lines on disk. */
+  private written = 0;
+  /** Lines the file could not keep, in order, after those it holds. */
+  private kept: string[] = [];
+  /** Why the file stopped taking lines: the scratch space failed. */
+  private failed: ScratchError | undefined;
 
   private constructor(
     readonly file: string,
     private readonly handle: FileHandle,
   ) {}
 
-  /** A new spool (0600) at `file`. */
+  /** A new spool (0600) at `file`; a scratch space that cannot take it is a ScratchError. */
   static async create(file: string): Promise<ResultSpoolWriter> {
-    return new ResultSpoolWriter(file, await open(file, 'w', 0o600));
+    return new ResultSpoolWriter(file, await inScratch(() => open(file, 'w', 0o600)));
+  }
+
+  /** The failure of the scratch space that made this spool keep lines in memory, if one did. */
+  get failure(): ScratchError | undefined {
+    return this.failed;
   }
 
   /**
-   * Adds a row's result. Writes are chained, never two at once on the file; a failed write is
-   * thrown by `seal`.
+   * Adds a row's result. Writes are chained, never two at once on the file; once one fails,
+   * lines are kept in memory (see `failure`).
    */
   add(seq: number, reference: string, row: SentRow): void {
     // The results file is merged with the snapshot's rows by position: out of order would
@@ -81,7 +95,10 @@ export class ResultSpoolWriter {
     if (this.pending.length >= WRITE_CHARS) this.flush();
   }
 
-  /** Writes what is pending and closes the file; the results can then be read. */
+  /**
+   * Writes what is pending and closes the file; the results can then be read, those the file
+   * could not keep from memory. Never throws for the scratch space: `failure` says it failed.
+   */
   async seal(): Promise<ResultSpool> {
     this.flush();
     try {
@@ -89,7 +106,7 @@ export class ResultSpoolWriter {
     } finally {
       await this.handle.close().catch(() => {});
     }
-    return new ResultSpool(this.file);
+    return new ResultSpool(this.file, this.kept);
   }
 
   /** Closes the file without sealing it. */
@@ -103,45 +120,69 @@ export class ResultSpoolWriter {
     const text = this.pending;
     this.pending = '';
     this.writing = this.writing.then(async () => {
-      await this.handle.write(text);
+      if (this.failed === undefined) {
+        const bytes = Buffer.from(text);
+        try {
+          // A full disk may take part of a write and refuse the rest.
+          const { bytesWritten } = await this.handle.write(bytes, 0, bytes.length, this.written);
+          if (bytesWritten === bytes.length) {
+            this.written += bytesWritten;
+            return;
+          }
+          throw diskFull();
+        } catch (error) {
+          this.failed = scratchFailure(error);
+          // The file ends where this write began: these lines are kept whole, in memory.
+          await this.handle.truncate(this.written).catch(() => {});
+        }
+      }
+      this.kept.push(...text.split('\n').filter((line) => line !== ''));
     });
   }
 }
 
 /** The rows' results of a run, read in sheet order. */
 export class ResultSpool {
-  constructor(readonly file: string) {}
+  /** `kept`: the lines that follow the file's, held in memory (the scratch space filled). */
+  constructor(
+    readonly file: string,
+    private readonly kept: readonly string[] = [],
+  ) {}
 
   /** Every row's result, in sheet order. */
   async *rows(): AsyncGenerator<SpooledRow> {
+    for await (const text of this.lines()) {
+      const [
+        seq,
+        reference,
+        rowNumber,
+        status,
+        errors,
+        beneficiaryId,
+        recipientId,
+        simulationId,
+        transactionId,
+        decided,
+      ] = JSON.parse(text) as Line;
+      const row: SentRow = { status, errors, rowNumber };
+      if (beneficiaryId !== null) row.beneficiaryId = beneficiaryId;
+      if (recipientId !== null) row.recipientId = recipientId;
+      if (simulationId !== null) row.simulationId = simulationId;
+      if (transactionId !== null) row.transactionId = transactionId;
+      if (decided === 'r') row.fromRegister = true;
+      else if (decided === 'h') row.held = true;
+      yield { seq, reference, row };
+    }
+  }
+
+  private async *lines(): AsyncGenerator<string> {
     const handle = await open(this.file, 'r');
     try {
-      for await (const text of handle.readLines({ encoding: 'utf8' })) {
-        if (text === '') continue;
-        const [
-          seq,
-          reference,
-          rowNumber,
-          status,
-          errors,
-          beneficiaryId,
-          recipientId,
-          simulationId,
-          transactionId,
-          decided,
-        ] = JSON.parse(text) as Line;
-        const row: SentRow = { status, errors, rowNumber };
-        if (beneficiaryId !== null) row.beneficiaryId = beneficiaryId;
-        if (recipientId !== null) row.recipientId = recipientId;
-        if (simulationId !== null) row.simulationId = simulationId;
-        if (transactionId !== null) row.transactionId = transactionId;
-        if (decided === 'r') row.fromRegister = true;
-        else if (decided === 'h') row.held = true;
-        yield { seq, reference, row };
-      }
+      for await (const text of handle.readLines({ encoding: 'utf8' })) if (text !== '') yield text;
     } finally {
       await handle.close();
     }
+    yield* this.kept;
   }
 
   /** The results `size` rows at a time. */
@@ -162,6 +203,8 @@ export class ResultSpool {
    * became known after sending), and puts the changed results in this spool's place.
    */
   async rewrite(size: number, change: (chunk: SpooledRow[]) => Promise<void>): Promise<void> {
+    // A spool that already keeps lines in memory stays as it is: the scratch space is full.
+    if (this.kept.length > 0) throw new Error('the scratch space filled while the rows were sent');
     const next = await ResultSpoolWriter.create(`${this.file}.next`);
     try {
       for await (const chunk of this.chunks(size)) {
@@ -169,8 +212,12 @@ export class ResultSpool {
         for (const { seq, reference, row } of chunk) next.add(seq, reference, row);
       }
       await next.seal();
+      // Changed outcomes that the scratch space cannot hold are left: this spool says what the
+      // sending knew.
+      if (next.failure !== undefined) throw next.failure;
     } catch (error) {
       await next.abandon();
+      await rm(next.file, { force: true }).catch(() => {});
       throw error;
     }
     await rename(next.file, this.file);

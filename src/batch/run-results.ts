@@ -5,6 +5,7 @@
  * nothing from the register and holds no row but the one it writes.
  */
 import { ClaimLostError } from '../errors.js';
+import { EarlierResults } from './earlier-results.js';
 import type { JudgedWarnings } from './judged.js';
 import { notSentBecause, notSentInterrupted } from './outcome.js';
 import { openResultsFor } from './prepare.js';
@@ -71,14 +72,19 @@ export async function writeResults(
   stop: StopReason,
   judged?: JudgedWarnings,
 ) {
-  // Every valid row the send pass did not finish has the same result: said once.
+  // Every valid row the send pass did not finish has the same result: said once, unless an
+  // earlier run of the sheet paid it (or may have): then what that run's results file said.
   const unfinished = unfinishedResult(stop);
+  const stoppedEarly = stop.interrupted || stop.unavailable || stop.stoppedBy !== undefined;
   // The rows' results come in sheet order, as the snapshot's rows do: merged by position.
   const results = spool?.rows();
   let next = results === undefined ? undefined : await results.next();
   let seq = -1;
   const writer = await openResultsFor(read.prepared, options);
   const resultsPath = writer.path;
+  const earlier = stoppedEarly
+    ? await EarlierResults.open(resultsPath, read.prepared.sheet.headers, read.prepared.header.index)
+    : undefined;
   const summary = new BatchSummary();
   const samples: RowSample[] = [];
   const shown = new WarningTally(options.warnedReferences ?? true);
@@ -90,6 +96,8 @@ export async function writeResults(
         sent = next.value.row;
         next = await results!.next();
       }
+      if (sent === undefined && earlier !== undefined && row.issues.length === 0 && row.totals === undefined)
+        sent = await earlier.outcomeOf(row.raw.rowNumber, row.payout.reference);
       const result: RowResult =
         row.totals !== undefined
           ? { status: 'skipped', errors: [row.totals.message] }
@@ -134,6 +142,7 @@ export async function writeResults(
     throw error;
   } finally {
     await results?.return(undefined);
+    await earlier?.dispose();
   }
   return {
     format: read.prepared.sheet.format,

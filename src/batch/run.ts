@@ -17,6 +17,7 @@ import {
   GuardError,
   InterruptedError,
   type NetworkError,
+  ScratchError,
   ServiceError,
   UsageError,
 } from '../errors.js';
@@ -292,13 +293,16 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
     const sent = await sendRows(options, read, run, steps, approval.judged, signal, () => breaker.gaveUp);
     // In the snapshot's private folder: removed with it, whatever ends the run.
     const { spool } = sent;
-    // A register unreachable past --max-outage, or abandoned after a stop, ends the run as an
-    // outage of the service or a stop does: reported (exit 6 or 5, the summary printed), not thrown.
-    const registerOutage = sent.fatal instanceof RegisterOutageError ? sent.fatal : undefined;
-    const registerEnded =
-      registerOutage !== undefined || (signal.aborted && sent.fatal instanceof InterruptedError);
-    const unavailable = breaker.gaveUp || registerOutage !== undefined;
-    const unavailableReason = breaker.gaveUpBecause ?? registerOutage?.message;
+    // A register unreachable past --max-outage or a scratch space that filled, or a register
+    // abandoned after a stop, ends the run as an outage of the service or a stop does: reported
+    // (exit 6 or 5, the summary printed), not thrown.
+    const outage =
+      sent.fatal instanceof RegisterOutageError || sent.fatal instanceof ScratchError
+        ? sent.fatal
+        : undefined;
+    const registerEnded = outage !== undefined || (signal.aborted && sent.fatal instanceof InterruptedError);
+    const unavailable = breaker.gaveUp || outage !== undefined;
+    const unavailableReason = breaker.gaveUpBecause ?? outage?.message;
     const settle: Settle = (reference, result) =>
       store.settle(
         reference,
@@ -625,7 +629,9 @@ async function sendRows(
   const limit = pLimit(options.concurrency);
   const inFlight = new Set<Promise<void>>();
   let fatal: { error: unknown } | undefined;
-  const stopped = () => signal.aborted || fatal !== undefined || unavailable();
+  // A scratch space that fills stops the sending too: the rows under way settle, kept in memory.
+  const stopped = () =>
+    signal.aborted || fatal !== undefined || spooled.failure !== undefined || unavailable();
   // A stop while the feeder waits for room: rows behind a row never sent must not hold it.
   const nudge = () => window.nudge();
   signal.addEventListener('abort', nudge, { once: true });
@@ -736,6 +742,7 @@ async function sendRows(
     await spooled.abandon();
     throw fatal === undefined ? error : fatal.error;
   }
+  if (spooled.failure !== undefined) fatal ??= { error: spooled.failure };
   return fatal ? { spool, fatal: fatal.error } : { spool };
 }
 

@@ -6,54 +6,54 @@
  * numbers), removed when the run ends. A run killed before it could remove its snapshot
  * (SIGKILL, a power cut) leaves it behind: the next run on this host removes it.
  */
-import { type FileHandle, lstat, mkdtemp, open, readdir, rm } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { lstat, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { pidAlive } from '../register/lease.js';
 import type { Cell, CellKind, RawRow } from '../sheet/types.js';
-
-/** Text gathered before a write. */
-const WRITE_CHARS = 256 * 1024;
+import { inScratch, ScratchLines, scratchFolder, scratchLines } from './scratch.js';
 
 export class RowSnapshot {
-  private pending = '';
-
   private constructor(
     private readonly dir: string,
-    private readonly file: string,
-    private readonly handle: FileHandle,
+    private readonly lines: ScratchLines,
   ) {}
 
-  /** A new empty snapshot in a private temporary directory (named for this host and pid). */
+  /**
+   * A new empty snapshot in a private folder of the scratch space (named for this host and
+   * pid). A scratch space that cannot be used is a ScratchError, nothing left behind.
+   */
   static async create(): Promise<RowSnapshot> {
     await removeStaleSnapshots();
-    const dir = await mkdtemp(path.join(tmpdir(), `${snapshotPrefix()}${process.pid}-`));
-    const file = path.join(dir, 'rows.jsonl');
-    const handle = await open(file, 'w', 0o600);
-    return new RowSnapshot(dir, file, handle);
+    const dir = await inScratch(() =>
+      mkdtemp(path.join(scratchFolder(), `${snapshotPrefix()}${process.pid}-`)),
+    );
+    try {
+      return new RowSnapshot(dir, await ScratchLines.create(path.join(dir, 'rows.jsonl')));
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true }).catch(() => {});
+      throw error;
+    }
   }
 
   /** Stores a row; returns a promise to wait on only when a write is due (not one per row). */
   add(row: RawRow): Promise<void> | undefined {
-    this.pending += `${JSON.stringify(encodeRow(row))}\n`;
-    return this.pending.length >= WRITE_CHARS ? this.flush() : undefined;
+    return this.lines.add(JSON.stringify(encodeRow(row)));
   }
 
   /** Writes what is pending; call before replaying. */
   async seal(): Promise<void> {
-    await this.flush();
+    await this.lines.seal();
+  }
+
+  /** The bytes the stored rows take (the scratch space's measure of this sheet). */
+  async size(): Promise<number> {
+    return (await stat(this.lines.file)).size;
   }
 
   /** The rows in the order they were stored. */
   async *rows(): AsyncGenerator<RawRow> {
-    const handle = await open(this.file, 'r');
-    try {
-      for await (const line of handle.readLines({ encoding: 'utf8' })) {
-        if (line !== '') yield decodeRow(JSON.parse(line) as StoredRow);
-      }
-    } finally {
-      await handle.close();
-    }
+    for await (const line of scratchLines(this.lines.file)) yield decodeRow(JSON.parse(line) as StoredRow);
   }
 
   /** A file of this snapshot's private folder, for what the run keeps beside its rows; removed with it. */
@@ -63,15 +63,8 @@ export class RowSnapshot {
 
   /** Removes the snapshot. */
   async dispose(): Promise<void> {
-    await this.handle.close().catch(() => {});
-    await rm(this.dir, { recursive: true, force: true });
-  }
-
-  private async flush(): Promise<void> {
-    if (this.pending === '') return;
-    const text = this.pending;
-    this.pending = '';
-    await this.handle.write(text);
+    await this.lines.abandon();
+    await rm(this.dir, { recursive: true, force: true }).catch(() => {});
   }
 }
 
@@ -129,7 +122,7 @@ function snapshotPrefix(): string {
  * Removes the snapshots of runs on this host whose process is gone, owned by this user. Best
  * effort: a snapshot that cannot be read or removed is left, and the run goes on.
  */
-export async function removeStaleSnapshots(dir = tmpdir()): Promise<string[]> {
+export async function removeStaleSnapshots(dir = scratchFolder()): Promise<string[]> {
   const prefix = snapshotPrefix();
   const removed: string[] = [];
   let names: string[];

@@ -21,16 +21,9 @@ import {
 } from '../helpers/payouts.js';
 import { initTestRegister } from '../helpers/register.js';
 import { CLEAN_SAMPLE, generateRows, readCsv, writeSheet } from '../helpers/sheets.js';
+import { CAN_MOUNT, mountTmpfs } from '../helpers/tmpfs.js';
 
-const canMount = process.getuid?.() === 0 && process.platform === 'linux';
-
-/** A tmpfs of `size` on `dir`, detached when the test ends. */
-function mountTmpfs(dir: string, size: string): void {
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
-  onTestFinished(() => {
-    execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
-  });
-}
+const canMount = CAN_MOUNT;
 
 describe('payouts run when the register cannot be used', () => {
   it('is exit 2 with nothing sent where no register is, and register init says why it cannot make one there', async () => {
