@@ -119,26 +119,6 @@ export function defaultLog(io: LogIo): CommandLog {
   return openCommandLog(logSettingsOf({}, io), io);
 }
 
-/**
- * Runs a command with the log its options ask for: the error that ends it is the log's one
- * fatal record (JSON lines on stderr, or the --log-file), and the log is closed after.
- */
-export async function withCommandLog(
-  args: LogArgs,
-  io: LogIo,
-  work: (log: CommandLog) => Promise<number>,
-): Promise<number> {
-  const log = openCommandLog(logSettingsOf(args, io), io);
-  try {
-    return await work(log);
-  } catch (error) {
-    log.fail(error);
-    throw error;
-  } finally {
-    await log.close();
-  }
-}
-
 /** Opens the log of a command: the one logger setup of the CLI. */
 export function openCommandLog(
   settings: LogSettings,

@@ -61,6 +61,10 @@ export function stopOnSignals(
     abandon: second.signal,
     stopped,
     dispose() {
+      // Once stopped, the process is on its way out: a second signal in the moment left (the
+      // summary written, the process not yet gone) still ends it with exit 5, never the
+      // kernel's default kill.
+      if (first.signal.aborted) return;
       for (const name of STOP_SIGNALS) process.off(name, onSignal);
     },
   };

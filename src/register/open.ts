@@ -3,6 +3,7 @@
  * `postgres://` or `postgresql://` URL opens the PostgreSQL store, anything else the SQLite file.
  * Callers get the Register contract (types.ts), never a path check, SQL or a driver.
  */
+import { InterruptedError } from '../errors.js';
 import { missingRegister, parseLocation, type RegisterSource, sizeOf } from './location.js';
 import type { OpenOptions, Register } from './types.js';
 
@@ -76,4 +77,43 @@ export async function initRegister(location: string, options: Omit<OpenOptions, 
     await (await openRegister(location, { ...options, create: true })).close();
   }
   return { created: true };
+}
+
+export interface UntilStoppedOptions {
+  from?: RegisterSource | undefined;
+  /** Told once of something a person should know about the connection. */
+  warn: (message: string) => void;
+  /** Told once per outage of the register, in words, when it begins. */
+  onOutage: (words: string) => void;
+  /** Aborted when the stop's grace is over: register operations end at once. */
+  abandon: AbortSignal;
+  /** Resolves when the server is stopped: the wait to open the register ends then. */
+  stopped: Promise<void>;
+}
+
+/**
+ * The register at `location` as a server opens its store (`webhooks listen`): waited for while
+ * another process holds it locked, for as long as the server is not stopped, and waited through
+ * an outage for ever after; or why it was stopped before it opened.
+ */
+export async function openRegisterUntilStopped(
+  location: string,
+  options: UntilStoppedOptions,
+): Promise<{ register: Register } | { stopped: string }> {
+  const opening = new AbortController();
+  void options.stopped.then(() => opening.abort());
+  try {
+    const register = await openRegister(location, {
+      ...(options.from ? { from: options.from } : {}),
+      warn: options.warn,
+      abandon: options.abandon,
+      keepTrying: true,
+      stop: opening.signal,
+      onOutage: options.onOutage,
+    });
+    return { register };
+  } catch (error) {
+    if (error instanceof InterruptedError && opening.signal.aborted) return { stopped: error.message };
+    throw error;
+  }
 }

@@ -1,8 +1,9 @@
-import { access, rename, rm, writeFile } from 'node:fs/promises';
+import { access, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { type CanonicalColumn, IDENTIFIER_COLUMNS } from '../columns/columns.js';
 import { RAILS, type Rail } from '../columns/rails.js';
+import { ConfigError, errnoOf, systemErrorInWords } from '../errors.js';
 import { makeFolder } from '../folders.js';
 import { columnHelp, columnsForRails, railsDescription } from './column-help.js';
 
@@ -51,6 +52,41 @@ export async function existingPaths(paths: readonly string[]): Promise<string[]>
 }
 
 /** Writes `<name>.csv` and `<name>.xlsx` for each spec into `dir`; returns the paths written. */
+/**
+ * `--dir` is a folder, or nothing yet (it is made): a file there would otherwise read as
+ * "templates already exist", and a path under a file as a bug.
+ */
+export async function checkTemplateFolder(dir: string): Promise<void> {
+  let isFolder: boolean;
+  try {
+    isFolder = (await stat(dir)).isDirectory();
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return;
+    throw cannotWrite(dir, error);
+  }
+  if (!isFolder)
+    throw new ConfigError(`--dir ${dir} is a file, not a folder: choose a folder for the templates`);
+}
+
+/** Writes the templates into `dir`; a folder the system refuses is the user's to fix (exit 2), not a bug. */
+export async function writeTemplatesTo(dir: string, specs: readonly TemplateSpec[]): Promise<string[]> {
+  try {
+    return await writeTemplates(dir, specs);
+  } catch (error) {
+    if (errnoOf(error) === undefined) throw error;
+    throw cannotWrite(dir, error);
+  }
+}
+
+function cannotWrite(dir: string, error: unknown): ConfigError {
+  return new ConfigError(
+    `cannot write the templates to ${dir}: ${systemErrorInWords(error)} - choose another --dir`,
+    {
+      cause: error,
+    },
+  );
+}
+
 export async function writeTemplates(dir: string, specs: readonly TemplateSpec[]): Promise<string[]> {
   await makeFolder(dir);
   const written: string[] = [];

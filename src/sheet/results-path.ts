@@ -109,3 +109,13 @@ function quoted(file: string): string {
   const shown = file.length > 80 ? `${file.slice(0, 38)}...${file.slice(-39)}` : file;
   return `"${shown}"`;
 }
+
+/** The path when that file was written at or after `since` (epoch ms), else null (none there). */
+export function writtenSince(file: string, since: number): string | null {
+  try {
+    // File times are rounded by some file systems: a second of slack.
+    return statSync(file).mtimeMs >= since - 1_000 ? file : null;
+  } catch {
+    return null;
+  }
+}

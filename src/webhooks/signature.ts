@@ -4,6 +4,8 @@
  * webhook secret.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { systemErrorInWords, UsageError } from '../errors.js';
 
 /** Base64 HMAC-SHA256 of the raw body with the secret: the header value the service sends. */
 export function signBody(rawBody: Buffer | string, secret: string): string {
@@ -60,5 +62,14 @@ export class StreamingSignature {
       if (given.length === expected.length && timingSafeEqual(given, expected)) valid = true;
     }
     return valid;
+  }
+}
+
+/** The raw body of a request kept in `file` (`payouts webhooks verify`); exit 2 in words when it cannot be read. */
+export async function readBodyFile(file: string): Promise<Buffer> {
+  try {
+    return await readFile(file);
+  } catch (error) {
+    throw new UsageError(`verify: cannot read the body file ${file}: ${systemErrorInWords(error)}`);
   }
 }

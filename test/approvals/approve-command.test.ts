@@ -7,7 +7,7 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-import { writeSignatureOut } from '../../src/cli/commands/approve.js';
+import { writeSignatureOut } from '../../src/approvals/record.js';
 import { ConfigError } from '../../src/errors.js';
 import { openRegister } from '../../src/register/open.js';
 import { runCli } from '../helpers/cli.js';

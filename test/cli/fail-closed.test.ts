@@ -6,37 +6,22 @@
 import { existsSync } from 'node:fs';
 import { copyFile, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import { VARIABLES } from '../../src/environment.js';
 import type { SandboxHandle } from '../../src/sandbox/index.js';
 import { HAS_SSH_KEYGEN, KeyFolder } from '../approvals/ssh-keygen.js';
-import type { CliResult } from '../helpers/cli.js';
+import { type CliResult, runCli } from '../helpers/cli.js';
 import { paymentsOf, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
 import { initTestRegister } from '../helpers/register.js';
 import { CLEAN_SAMPLE } from '../helpers/sheets.js';
 
-/** The CLI in-process with exactly this environment (no test register added). */
-async function cli(args: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): Promise<CliResult> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => {
-    out += d.toString('utf8');
-  });
-  stderr.on('data', (d: Buffer) => {
-    err += d.toString('utf8');
-  });
-  const code = await main([...args, ...(args[0] === 'status' ? [] : ['--log-format', 'text'])], {
-    stdout,
-    stderr,
+/** The CLI in-process with exactly this environment (no test register added), text logs. */
+function cli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return runCli([...args, ...(args[0] === 'status' ? [] : ['--log-format', 'text'])], {
     env,
-    cwd,
+    exactEnv: true,
   });
-  return { code, stdout: out, stderr: err };
 }
 
 /** A folder with the clean sample and a register made on purpose in it. */

@@ -11,10 +11,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the payouts CLI in-process with captured streams (no TTY). */
+/**
+ * Runs the payouts CLI in-process with captured streams (no TTY). A command that reads or writes
+ * the register gets the test's own (made on first use), unless `exactEnv` asks for `env` as is.
+ */
 export async function runCli(
   args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; exactEnv?: boolean } = {},
 ): Promise<CliResult> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
@@ -29,7 +32,7 @@ export async function runCli(
   const code = await main(args, {
     stdout,
     stderr,
-    env: usesRegister(args) ? withTestRegister(options.env ?? {}) : (options.env ?? {}),
+    env: usesRegister(args) && !options.exactEnv ? withTestRegister(options.env ?? {}) : (options.env ?? {}),
     cwd: options.cwd ?? process.cwd(),
   });
   return { code, stdout: out, stderr: err };

@@ -5,8 +5,13 @@
  */
 import type { Argv } from 'yargs';
 import { BREAKER_DEFAULTS } from '../../api/breaker.js';
-import { exitCodeOfError, runExitCode } from '../../batch/exit-code.js';
-import { type Outcome, type ReconcileOptions, reconcile } from '../../batch/reconcile.js';
+import { runExitCode } from '../../batch/exit-code.js';
+import {
+  type Outcome,
+  type ReconcileOptions,
+  type ReconcileReport,
+  reconcile,
+} from '../../batch/reconcile.js';
 import { BatchSummary, formatAmountForPeople } from '../../batch/summary.js';
 import { UsageError } from '../../errors.js';
 import { registerLocationText, registerSourceOf } from '../../register/location.js';
@@ -14,7 +19,8 @@ import { boundCell } from '../../sheet/quote.js';
 import type { ArgsOf } from '../command.js';
 import { connectionFromArgs } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
+import { type Ending, runLifecycle } from '../lifecycle.js';
+import { type CommandLog, defaultLog, type LogArgs, logOptions } from '../logging.js';
 import { checkMaxOutage, checkPace, connectionOptions, registerOption } from '../options.js';
 import { stopOnSignals } from '../signals.js';
 import { countOf } from '../summary.js';
@@ -32,12 +38,13 @@ const OUTCOMES: readonly { outcome: Outcome; label: string }[] = [
   { outcome: 'skipped', label: 'not asked (see below)' },
 ];
 
-/** Runs reconcile and reports it; returns the exit code. */
+/** Runs reconcile with its open log; says how it ended (lifecycle.ts). */
 export async function reconcileCommand(
   options: ReconcileCommandOptions,
   io: CliIo,
-  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
-): Promise<number> {
+  log: CommandLog = defaultLog(io),
+  atEnd: (cleanup: () => unknown) => void = () => {},
+): Promise<Ending> {
   const stop = stopOnSignals({
     signal: options.signal,
     onFirst: (name) => log.logger.warn({ signal: name }, 'stopping: finishing the look-ups under way'),
@@ -45,82 +52,68 @@ export async function reconcileCommand(
   try {
     const report = await reconcile({ ...options, logger: log.logger, signal: stop.signal });
     // Reconcile sends no payment: only the look-ups' outcome decides, through the one function.
-    let exitCode = runExitCode({
+    const exitCode = runExitCode({
       sent: false,
       interrupted: report.interrupted,
       unavailable: report.unavailable,
       rowsOk: report.attention.length === 0,
     });
-    const checked = Object.values(report.counts).reduce((a, b) => a + b, 0);
-    const lines = [
-      `Reconciled ${countOf(checked, 'payout')} of ${report.service} (integrator ${report.integratorId || 'not reached'}) in ${report.register}:`,
-    ];
-    for (const { outcome, label } of OUTCOMES) {
-      const n = report.counts[outcome];
-      if (n === 0) continue;
-      const totals = [...report.totals[outcome]]
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([currency, minor]) => `${currency} ${formatAmountForPeople(minor)}`)
-        .join(', ');
-      lines.push(`  ${String(n).padStart(7)} ${label}${totals ? ` - ${totals}` : ''}`);
-    }
-    if (report.attention.length > 0) {
-      lines.push('To look at:');
-      for (const p of report.attention) {
-        const tx = p.transactionId ? ` transaction ${p.transactionId}` : '';
-        lines.push(`  ${boundCell(p.reference)} (${p.outcome}${tx}): ${p.message ?? ''}`);
-      }
-    }
-    if (report.unavailable)
-      lines.push('payouts: the service stayed unavailable past --max-outage: run reconcile again later');
-    if (report.interrupted) lines.push('payouts: interrupted: run reconcile again to finish');
-    if (log.jsonOnStderr) {
-      log.tell(lines);
-      log.logger.info({ exitCode, counts: report.counts }, 'reconcile finished');
-    } else {
-      // The summary goes to stderr: the log (a --log-file) ends first, and what failed in
-      // writing it (disk full) is said there and in the exit code, never lost.
-      log.logger.info({ exitCode, counts: report.counts }, 'reconcile finished');
-      const logFailure = await closedLogFailure(log);
-      if (logFailure) {
-        exitCode = Math.max(exitCode, exitCodeOfError(logFailure));
-        lines.push(`payouts: ${logFailure.message}`);
-      }
-      log.tell(lines);
-    }
-    if (options.json) {
-      const totals = Object.fromEntries(
-        Object.entries(report.totals).map(([outcome, map]) => [outcome, BatchSummary.formatTotals(map)]),
-      );
-      io.stdout.write(
-        `${JSON.stringify({
-          command: 'reconcile',
-          register: report.register,
-          service: report.service,
-          integratorId: report.integratorId,
-          counts: report.counts,
-          totals,
-          attention: report.attention,
-          interrupted: report.interrupted,
-          unavailable: report.unavailable,
-          exitCode,
-        })}\n`,
-      );
-    }
-    return exitCode;
-  } catch (error) {
-    log.fail(error);
-    throw error;
+    return {
+      exitCode,
+      finished: { msg: 'reconcile finished', fields: { exitCode, counts: report.counts } },
+      tell: () => summaryLines(report),
+      print: ({ exitCode }) => {
+        if (!options.json) return;
+        const totals = Object.fromEntries(
+          Object.entries(report.totals).map(([outcome, map]) => [outcome, BatchSummary.formatTotals(map)]),
+        );
+        io.stdout.write(
+          `${JSON.stringify({
+            command: 'reconcile',
+            register: report.register,
+            service: report.service,
+            integratorId: report.integratorId,
+            counts: report.counts,
+            totals,
+            attention: report.attention,
+            interrupted: report.interrupted,
+            unavailable: report.unavailable,
+            exitCode,
+          })}\n`,
+        );
+      },
+    };
   } finally {
-    stop.dispose();
-    await log.close();
+    atEnd(() => stop.dispose());
   }
 }
 
-/** What went wrong writing --log-file (disk full), known only once the file is closed. */
-async function closedLogFailure(log: CommandLog) {
-  await log.close();
-  return log.failure();
+/** The summary a person reads: counts and totals per outcome, and every payout to look at. */
+function summaryLines(report: ReconcileReport): string[] {
+  const checked = Object.values(report.counts).reduce((a, b) => a + b, 0);
+  const lines = [
+    `Reconciled ${countOf(checked, 'payout')} of ${report.service} (integrator ${report.integratorId || 'not reached'}) in ${report.register}:`,
+  ];
+  for (const { outcome, label } of OUTCOMES) {
+    const n = report.counts[outcome];
+    if (n === 0) continue;
+    const totals = [...report.totals[outcome]]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([currency, minor]) => `${currency} ${formatAmountForPeople(minor)}`)
+      .join(', ');
+    lines.push(`  ${String(n).padStart(7)} ${label}${totals ? ` - ${totals}` : ''}`);
+  }
+  if (report.attention.length > 0) {
+    lines.push('To look at:');
+    for (const p of report.attention) {
+      const tx = p.transactionId ? ` transaction ${p.transactionId}` : '';
+      lines.push(`  ${boundCell(p.reference)} (${p.outcome}${tx}): ${p.message ?? ''}`);
+    }
+  }
+  if (report.unavailable)
+    lines.push('payouts: the service stayed unavailable past --max-outage: run reconcile again later');
+  if (report.interrupted) lines.push('payouts: interrupted: run reconcile again to finish');
+  return lines;
 }
 
 /**
@@ -173,14 +166,12 @@ function options(y: Argv) {
 export const builder = options;
 
 /** Parses reconcile's options into its typed options and runs it. */
-export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
-  const log = openCommandLog(logSettingsOf(args as LogArgs, io), io);
-  let parsed: ReconcileCommandOptions;
-  try {
+export function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  return runLifecycle(args as LogArgs, io, (log, atEnd) => {
     checkPace(args.concurrency, args.rate);
     checkMaxOutage(args['max-outage']);
     const since = args.since === undefined ? undefined : sinceOf(args.since);
-    parsed = {
+    const parsed: ReconcileCommandOptions = {
       connection: connectionFromArgs(args, io.env),
       register: registerLocationText(args.register, io.env, io.cwd),
       registerFrom: registerSourceOf(args.register, io.env),
@@ -191,10 +182,6 @@ export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<
       rate: args.rate,
       maxOutageSeconds: args['max-outage'],
     };
-  } catch (error) {
-    log.fail(error);
-    await log.close();
-    throw error;
-  }
-  return reconcileCommand(parsed, io, log);
+    return reconcileCommand(parsed, io, log, atEnd);
+  });
 }

@@ -8,7 +8,7 @@
  * (stderr, or --log-file).
  */
 import type { Argv } from 'yargs';
-import { exitCodeOfError, outcomeCode } from '../../batch/exit-code.js';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import { copyRegister } from '../../register/copy.js';
 import {
@@ -22,7 +22,8 @@ import {
 import { initRegister, openExistingRegister, openRegister } from '../../register/open.js';
 import type { ArgsOf } from '../command.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
+import { type Ending, runLifecycle } from '../lifecycle.js';
+import { type CommandLog, defaultLog, type LogArgs, logOptions } from '../logging.js';
 import { countOf } from '../summary.js';
 
 export interface RegisterCopyOptions {
@@ -32,76 +33,69 @@ export interface RegisterCopyOptions {
   json: boolean;
 }
 
-/** `payouts register copy`: copies and reports; returns the exit code. */
+/** `payouts register copy`: copies and reports what it copied; says how it ended (lifecycle.ts). */
 export async function registerCopyCommand(
   options: RegisterCopyOptions,
   io: CliIo,
-  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
-): Promise<number> {
+  log: CommandLog = defaultLog(io),
+): Promise<Ending> {
+  const [from, to] = [shownLocation(options.from), shownLocation(options.to)];
+  if (from === to) throw new UsageError(`--from and --to name the same register (${from})`);
+  const source = await openExistingRegister(options.from);
+  if (source === undefined) throw new UsageError(`there is no register at ${from} to copy`);
+  let report: Awaited<ReturnType<typeof copyRegister>>;
   try {
-    const [from, to] = [shownLocation(options.from), shownLocation(options.to)];
-    if (from === to) throw new UsageError(`--from and --to name the same register (${from})`);
-    const source = await openExistingRegister(options.from);
-    if (source === undefined) throw new UsageError(`there is no register at ${from} to copy`);
+    const target = await openRegister(options.to, { create: true, warn: (m) => log.logger.warn(m) });
     try {
-      const target = await openRegister(options.to, { create: true, warn: (m) => log.logger.warn(m) });
-      try {
-        const report = await copyRegister(source, target);
-        if (options.json) {
-          io.stdout.write(`${JSON.stringify({ from, to, ...report })}\n`);
-        } else {
-          const kinds = [
-            'origin',
-            'scope',
-            'run',
-            'payout',
-            'payee',
-            'history',
-            'event',
-            'approval',
-            'runApproval',
-          ] as const;
-          const label = (kind: (typeof kinds)[number]) =>
-            kind === 'history' ? 'histories' : kind === 'runApproval' ? 'run approvals' : `${kind}s`;
-          io.stdout.write(`Copied ${from} into ${to}\n`);
-          for (const kind of kinds) {
-            io.stdout.write(
-              `  ${label(kind).padEnd(13)} ${String(report.added[kind]).padStart(8)} added ${String(report.same[kind]).padStart(8)} already there\n`,
-            );
-          }
-          if (report.conflicts.length > 0) {
-            const n = report.conflicts.length;
-            io.stdout.write(
-              `${countOf(n, 'conflicting record')} ${n === 1 ? 'was' : 'were'} not copied (the target keeps its own):\n`,
-            );
-            for (const conflict of report.conflicts) io.stdout.write(`  ${conflict}\n`);
-          }
-        }
-        const exitCode = outcomeCode(report.conflicts.length === 0);
-        log.logger.info(
-          { from, to, added: report.added, conflicts: report.conflicts.length, exitCode },
-          'register copied',
-        );
-        if (log.jsonOnStderr) return exitCode;
-        // A --log-file that could not be written (disk full) is known once it is closed: said
-        // on stderr and in the exit code (2: the copy sends nothing), never lost.
-        await log.close();
-        const logFailure = log.failure();
-        if (logFailure === undefined) return exitCode;
-        io.stderr.write(`payouts: ${logFailure.message}\n`);
-        return Math.max(exitCode, exitCodeOfError(logFailure));
-      } finally {
-        await target.close();
-      }
+      report = await copyRegister(source, target);
     } finally {
-      await source.close();
+      await target.close();
     }
-  } catch (error) {
-    log.fail(error);
-    throw error;
   } finally {
-    await log.close();
+    await source.close();
   }
+  io.stdout.write(
+    options.json ? `${JSON.stringify({ from, to, ...report })}\n` : copiedLines(from, to, report),
+  );
+  const exitCode = outcomeCode(report.conflicts.length === 0);
+  return {
+    exitCode,
+    finished: {
+      msg: 'register copied',
+      fields: { from, to, added: report.added, conflicts: report.conflicts.length, exitCode },
+    },
+  };
+}
+
+/** What a copy did, per kind of record, and every conflict, for a person. */
+function copiedLines(from: string, to: string, report: Awaited<ReturnType<typeof copyRegister>>): string {
+  const kinds = [
+    'origin',
+    'scope',
+    'run',
+    'payout',
+    'payee',
+    'history',
+    'event',
+    'approval',
+    'runApproval',
+  ] as const;
+  const label = (kind: (typeof kinds)[number]) =>
+    kind === 'history' ? 'histories' : kind === 'runApproval' ? 'run approvals' : `${kind}s`;
+  const lines = [`Copied ${from} into ${to}`];
+  for (const kind of kinds) {
+    lines.push(
+      `  ${label(kind).padEnd(13)} ${String(report.added[kind]).padStart(8)} added ${String(report.same[kind]).padStart(8)} already there`,
+    );
+  }
+  if (report.conflicts.length > 0) {
+    const n = report.conflicts.length;
+    lines.push(
+      `${countOf(n, 'conflicting record')} ${n === 1 ? 'was' : 'were'} not copied (the target keeps its own):`,
+    );
+    for (const conflict of report.conflicts) lines.push(`  ${conflict}`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 export interface RegisterInitOptions {
@@ -112,43 +106,37 @@ export interface RegisterInitOptions {
   json: boolean;
 }
 
-/** `payouts register init`: creates the register, or finds it there; returns the exit code. */
+/** `payouts register init`: creates the register, or finds it there; says how it ended. */
 export async function registerInitCommand(
   options: RegisterInitOptions,
   io: CliIo,
-  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
-): Promise<number> {
-  try {
-    const shown = shownLocation(options.location);
-    const { created } = await initRegister(options.location, { warn: (m) => log.logger.warn(m) });
-    const exitCode = outcomeCode(true);
-    const kind = parseLocation(options.location).kind;
-    const where = options.from === 'argument' ? '' : ` (${sourceInWords(options.from)})`;
-    if (options.json) {
-      io.stdout.write(
-        `${JSON.stringify({ command: 'register init', register: shown, kind, created, exitCode })}
-`,
-      );
-    } else if (created) {
-      io.stdout.write(
-        kind === 'sqlite'
-          ? `Created an empty register at ${shown}${where}: a SQLite file readable by this user only. Runs, approvals and reconcile use it from now on.
-`
-          : `Created an empty register in ${shown}${where}: the payouts schema of that database. Runs, approvals and reconcile use it from now on.
-`,
-      );
-    } else {
-      io.stdout.write(`There is a register at ${shown}${where} already: nothing was changed.
-`);
-    }
-    log.logger.info({ register: shown, created, exitCode }, created ? 'register created' : 'register found');
-    return exitCode;
-  } catch (error) {
-    log.fail(error);
-    throw error;
-  } finally {
-    await log.close();
+  log: CommandLog = defaultLog(io),
+): Promise<Ending> {
+  const shown = shownLocation(options.location);
+  const { created } = await initRegister(options.location, { warn: (m) => log.logger.warn(m) });
+  const exitCode = outcomeCode(true);
+  const kind = parseLocation(options.location).kind;
+  const where = options.from === 'argument' ? '' : ` (${sourceInWords(options.from)})`;
+  if (options.json) {
+    io.stdout.write(
+      `${JSON.stringify({ command: 'register init', register: shown, kind, created, exitCode })}\n`,
+    );
+  } else if (created) {
+    io.stdout.write(
+      kind === 'sqlite'
+        ? `Created an empty register at ${shown}${where}: a SQLite file readable by this user only. Runs, approvals and reconcile use it from now on.\n`
+        : `Created an empty register in ${shown}${where}: the payouts schema of that database. Runs, approvals and reconcile use it from now on.\n`,
+    );
+  } else {
+    io.stdout.write(`There is a register at ${shown}${where} already: nothing was changed.\n`);
   }
+  return {
+    exitCode,
+    finished: {
+      msg: created ? 'register created' : 'register found',
+      fields: { register: shown, created, exitCode },
+    },
+  };
 }
 
 /** register's options: the action, the registers, the output and the logs. */
@@ -185,39 +173,41 @@ function options(y: Argv) {
 export const builder = options;
 
 /** Parses register's options and runs the action. */
-export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
-  if (args.action === 'init') {
-    if (args.from !== undefined || args.to !== undefined)
-      throw new UsageError('register init takes no --from or --to: those are for register copy');
-    if (args.location !== undefined && args.register !== undefined)
-      throw new UsageError(
-        'register init takes the location once: as its argument or as --register, not both',
+export function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  return runLifecycle(args as LogArgs, io, (log) => {
+    if (args.action === 'init') {
+      if (args.from !== undefined || args.to !== undefined)
+        throw new UsageError('register init takes no --from or --to: those are for register copy');
+      if (args.location !== undefined && args.register !== undefined)
+        throw new UsageError(
+          'register init takes the location once: as its argument or as --register, not both',
+        );
+      const named = args.location ?? args.register;
+      return registerInitCommand(
+        {
+          location: registerLocationText(named, io.env, io.cwd),
+          from: args.location !== undefined ? 'argument' : registerSourceOf(args.register, io.env),
+          json: args.json,
+        },
+        io,
+        log,
       );
-    const named = args.location ?? args.register;
-    return registerInitCommand(
+    }
+    const missing = (['from', 'to'] as const).filter((name) => args[name] === undefined);
+    if (missing.length > 0)
+      throw new UsageError(`payouts register copy needs ${missing.map((name) => `--${name}`).join(' and ')}`);
+    if (args.location !== undefined)
+      throw new UsageError(
+        `register copy takes its registers as --from and --to, not as an argument (${args.location})`,
+      );
+    return registerCopyCommand(
       {
-        location: registerLocationText(named, io.env, io.cwd),
-        from: args.location !== undefined ? 'argument' : registerSourceOf(args.register, io.env),
+        from: registerLocationText(args.from, {}, io.cwd),
+        to: registerLocationText(args.to, {}, io.cwd),
         json: args.json,
       },
       io,
-      openCommandLog(logSettingsOf(args as LogArgs, io), io),
+      log,
     );
-  }
-  const missing = (['from', 'to'] as const).filter((name) => args[name] === undefined);
-  if (missing.length > 0)
-    throw new UsageError(`payouts register copy needs ${missing.map((name) => `--${name}`).join(' and ')}`);
-  if (args.location !== undefined)
-    throw new UsageError(
-      `register copy takes its registers as --from and --to, not as an argument (${args.location})`,
-    );
-  return registerCopyCommand(
-    {
-      from: registerLocationText(args.from, {}, io.cwd),
-      to: registerLocationText(args.to, {}, io.cwd),
-      json: args.json,
-    },
-    io,
-    openCommandLog(logSettingsOf(args as LogArgs, io), io),
-  );
+  });
 }

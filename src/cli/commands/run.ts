@@ -1,5 +1,5 @@
 /** `payouts run <sheet>` (README "Commands"): validate, then pay every valid row, resumably. */
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Argv } from 'yargs';
@@ -19,18 +19,12 @@ import {
 } from '../../register/location.js';
 import type { OriginDeclaration } from '../../register/types.js';
 import type { SandboxHandle } from '../../sandbox/index.js';
-import { formatByExtension, resultsPathFor } from '../../sheet/results-path.js';
+import { formatByExtension, resultsPathFor, writtenSince } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
 import { type Connection, connectionFromArgs } from '../connection.js';
 import type { CliIo } from '../io.js';
-import {
-  type CommandLog,
-  type LogArgs,
-  logOptions,
-  logSettingsOf,
-  openCommandLog,
-  runFinishedFields,
-} from '../logging.js';
+import { type Ending, runLifecycle } from '../lifecycle.js';
+import { type CommandLog, defaultLog, type LogArgs, logOptions, runFinishedFields } from '../logging.js';
 import {
   type ApprovalGateArgs,
   approvalGateOf,
@@ -82,12 +76,13 @@ export interface RunCommandOptions extends SheetOptions {
   clock?: Clock;
 }
 
-/** `payouts run <sheet>`: pays the sheet and reports it; returns the exit code. */
+/** `payouts run <sheet>`: pays the sheet and writes its report; says how it ended (lifecycle.ts). */
 export async function runCommand(
   options: RunCommandOptions,
   io: CliIo,
-  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
-): Promise<number> {
+  log: CommandLog = defaultLog(io),
+  atEnd: (cleanup: () => unknown) => void = () => {},
+): Promise<Ending> {
   const clock = options.clock ?? systemClock;
   const now = () => clock.now();
   const started = now();
@@ -185,79 +180,64 @@ export async function runCommand(
       unavailable: report.unavailable,
       rowsOk: report.summary.allOk,
     };
-    let exitCode = runExitCode(happened);
+    const exitCode = runExitCode(happened);
     const ending = report.interrupted
       ? 'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume'
       : report.unavailable
         ? `payouts: stopped early: ${report.unavailableReason ?? 'the service stayed unavailable past --max-outage - run again later to resume'} (rows under way finished, the rest were not sent: skipped)`
         : undefined;
-    // With JSON logs on stderr, stderr holds JSON records only: the human summary is one.
-    if (log.jsonOnStderr) log.tell([...humanSummary(facts), ...(ending ? [ending] : [])]);
-    logger.info(
-      runFinishedFields({
-        exitCode,
-        durationMs: now() - started,
-        summary: report.summary,
-        resultsPath: report.resultsPath,
-        registerPath: options.sandbox ? null : report.register,
-      }),
-      'run finished',
-    );
-    // A log file that could not be written (disk full) ends the run with exit 6; its
-    // last write is known only once the file is closed.
-    await log.close();
-    const logFailure = log.failure();
-    if (logFailure) {
-      facts.error = logFailure.sent();
-      exitCode = runExitCode({ ...happened, storageFailed: true });
-    }
-    if (!log.jsonOnStderr) log.tell([...humanSummary(facts), ...(ending ? [ending] : [])]);
-    if (options.json) {
-      await writeSummaryJson(io.stdout, facts, {
-        runId: report.runId,
-        interrupted: report.interrupted,
-        unavailable: report.unavailable,
-        exitCode,
-      });
-    }
-    return exitCode;
-  } catch (error) {
-    // The error is a log record too, then the final one, so a JSON log always ends
-    // with `run finished`; main.ts reportError then leaves stderr alone if it got both.
-    // Text logs on the terminal: main.ts reportError prints the error itself, once.
-    const exitCode = log.fail(error);
-    logger.info(
-      runFinishedFields({
-        exitCode,
-        durationMs: now() - started,
-        // Only a results file this run wrote: refused credentials before sending write none.
-        resultsPath: await writtenSince(options.outPath ?? defaultResultsPath(options), started),
-        registerPath: options.sandbox ? null : shownLocation(options.register),
-      }),
-      'run finished',
-    );
-    throw error;
+    return {
+      exitCode,
+      sent: report.sent,
+      finished: {
+        msg: 'run finished',
+        fields: runFinishedFields({
+          exitCode,
+          durationMs: now() - started,
+          summary: report.summary,
+          resultsPath: report.resultsPath,
+          registerPath: options.sandbox ? null : report.register,
+        }),
+      },
+      tell: () => [...humanSummary(facts), ...(ending ? [ending] : [])],
+      print: async ({ exitCode, logFailure }) => {
+        if (!options.json) return;
+        await writeSummaryJson(
+          io.stdout,
+          { ...facts, ...(logFailure ? { error: report.sent ? logFailure.sent() : logFailure } : {}) },
+          { runId: report.runId, interrupted: report.interrupted, unavailable: report.unavailable, exitCode },
+        );
+      },
+    };
   } finally {
-    stop.dispose();
-    await sandbox?.close();
-    if (throwaway) await rm(throwaway, { recursive: true, force: true });
-    await log.close();
+    // After the summary: a second signal while it is written still cuts at once (exit 5).
+    atEnd(async () => {
+      stop.dispose();
+      await sandbox?.close();
+      if (throwaway) await rm(throwaway, { recursive: true, force: true });
+    });
   }
+}
+
+/**
+ * The last record of a run that ended on an error: `run finished` with its code, and the
+ * results file only if this run wrote one (refused credentials before sending write none).
+ */
+async function runFailed(options: RunCommandOptions, started: number, log: CommandLog, exitCode: number) {
+  log.logger.info(
+    runFinishedFields({
+      exitCode,
+      durationMs: (options.clock ?? systemClock).now() - started,
+      resultsPath: writtenSince(options.outPath ?? defaultResultsPath(options), started),
+      registerPath: options.sandbox ? null : shownLocation(options.register),
+    }),
+    'run finished',
+  );
 }
 
 /** Where a run writes its results when --out is not given. */
 function defaultResultsPath(options: RunCommandOptions): string {
   return resultsPathFor(options.sheetPath, formatByExtension(options.sheetPath), options.sandbox);
-}
-
-/** The path when that file was written at or after `since` (epoch ms), else null. */
-async function writtenSince(file: string, since: number): Promise<string | null> {
-  try {
-    // File times are rounded by some file systems: a second of slack.
-    return (await stat(file)).mtimeMs >= since - 1_000 ? file : null;
-  } catch {
-    return null;
-  }
 }
 
 /** run's options: the sheet's, the register's, the service's, the pace's and the logs'. */
@@ -327,19 +307,24 @@ function options(y: Argv) {
 export const builder = options;
 
 /** Parses run's options into its typed options and runs it. */
-export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
-  const log = openCommandLog(logSettingsOf(args as LogArgs, io), io);
-  let parsed: RunCommandOptions;
-  try {
-    parsed = runOptionsOf(args, io);
-    const exposed = commandLinePasswordWarning(args.register);
-    if (exposed !== undefined) log.logger.warn(exposed);
-  } catch (error) {
-    log.fail(error);
-    await log.close();
-    throw error;
-  }
-  return runCommand(parsed, io, log);
+export function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  let parsed: RunCommandOptions | undefined;
+  const started = systemClock.now();
+  return runLifecycle(
+    args as LogArgs,
+    io,
+    (log, atEnd) => {
+      parsed = runOptionsOf(args, io);
+      const exposed = commandLinePasswordWarning(args.register);
+      if (exposed !== undefined) log.logger.warn(exposed);
+      return runCommand(parsed, io, log, atEnd);
+    },
+    // The error is a log record too, then the final one, so a JSON log always ends with `run
+    // finished` (options that could not be read end it with the error alone).
+    async (_error, log, exitCode) => {
+      if (parsed !== undefined) await runFailed(parsed, started, log, exitCode);
+    },
+  );
 }
 
 /** run's typed options, checked before anything is read or sent (usage errors: exit 2). */

@@ -8,14 +8,8 @@ import { writeReport } from '../../report/html.js';
 import { reportPathFor } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
 import type { CliIo } from '../io.js';
-import {
-  type CommandLog,
-  type LogArgs,
-  logOptions,
-  logSettingsOf,
-  openCommandLog,
-  runFinishedFields,
-} from '../logging.js';
+import { type Ending, runLifecycle } from '../lifecycle.js';
+import { type CommandLog, defaultLog, type LogArgs, logOptions, runFinishedFields } from '../logging.js';
 import { registerHint, registerOption, type SheetArgs, sheetOptions, sheetOptionsOf } from '../options.js';
 import { RowCounter } from '../progress.js';
 import { exitCodeOf, humanSummary, type SummaryFacts, writeSummaryJson } from '../summary.js';
@@ -30,109 +24,104 @@ export interface ValidateCommandOptions extends SheetOptions {
   report?: string | false;
 }
 
-/** `payouts validate <sheet>`: runs the dry run and reports it; returns the exit code. */
+/** `payouts validate <sheet>`: runs the dry run and writes its report; says how it ended. */
 export async function validateCommand(
   options: ValidateCommandOptions,
   io: CliIo,
-  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
-): Promise<number> {
+  log: CommandLog = defaultLog(io),
+): Promise<Ending> {
   const started = systemClock.now();
-  try {
-    // The counter draws on a terminal only, and never among JSON lines.
-    const counter = log.jsonOnStderr ? undefined : new RowCounter(io.stderr, 'Validating');
-    const report = await validateSheet({
-      ...options,
-      warnedReferences: options.json,
-      onProgress: (n) => counter?.update(n),
-      onWorkerOutOfMemory: (limitMb) =>
-        log.logger.info(
-          { workerLimitMb: limitMb },
-          'the rows are checked again on one thread: the worker thread reached its memory limit',
-        ),
-    });
-    counter?.done();
-    const reportPath =
-      options.report === false
-        ? undefined
-        : (options.report ?? reportPathFor(report.sheetPath, report.resultsPath));
-    // Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown"),
-    // for the service whose scope was read (the declared one under an alias URL): the report
-    // and the JSON summary both name them.
-    const service = report.service ?? options.register?.service;
-    const approvals =
-      (reportPath || options.json) && options.register && service !== undefined
-        ? await (await import('./approve.js')).recordedApprovals(
-            options.register.location,
-            report.digest,
-            service,
-          )
-        : undefined;
-    const facts: SummaryFacts = {
+  // The counter draws on a terminal only, and never among JSON lines.
+  const counter = log.jsonOnStderr ? undefined : new RowCounter(io.stderr, 'Validating');
+  const report = await validateSheet({
+    ...options,
+    warnedReferences: options.json,
+    onProgress: (n) => counter?.update(n),
+    onWorkerOutOfMemory: (limitMb) =>
+      log.logger.info(
+        { workerLimitMb: limitMb },
+        'the rows are checked again on one thread: the worker thread reached its memory limit',
+      ),
+  });
+  counter?.done();
+  const reportPath =
+    options.report === false
+      ? undefined
+      : (options.report ?? reportPathFor(report.sheetPath, report.resultsPath));
+  // Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown"),
+  // for the service whose scope was read (the declared one under an alias URL): the report
+  // and the JSON summary both name them.
+  const service = report.service ?? options.register?.service;
+  const approvals =
+    (reportPath || options.json) && options.register && service !== undefined
+      ? await (await import('./approve.js')).recordedApprovals(
+          options.register.location,
+          report.digest,
+          service,
+        )
+      : undefined;
+  const facts: SummaryFacts = {
+    command: 'validate',
+    sheetPath: report.sheetPath,
+    format: report.format,
+    summary: report.summary,
+    digest: report.digest,
+    resultsPath: report.resultsPath,
+    registerPath: report.register ?? null,
+    ...(report.registerNote ? { registerNote: report.registerNote } : {}),
+    unknownColumns: report.unknownColumns,
+    samples: report.invalidSamples,
+    warnings: report.warnings,
+    sincePrevious: report.sincePrevious,
+    // Always a list in --json, as run's: empty without a register or a signature.
+    approvals: approvals ?? [],
+    ...(reportPath ? { reportPath } : {}),
+    error: report.guardError,
+  };
+  if (reportPath) {
+    await writeReport(reportPath, {
+      ...(approvals === undefined ? {} : { approvals }),
       command: 'validate',
       sheetPath: report.sheetPath,
-      format: report.format,
-      summary: report.summary,
+      at: new Date(systemClock.now()),
       digest: report.digest,
-      resultsPath: report.resultsPath,
-      registerPath: report.register ?? null,
-      ...(report.registerNote ? { registerNote: report.registerNote } : {}),
-      unknownColumns: report.unknownColumns,
-      samples: report.invalidSamples,
+      summary: report.summary,
       warnings: report.warnings,
       sincePrevious: report.sincePrevious,
-      // Always a list in --json, as run's: empty without a register or a signature.
-      approvals: approvals ?? [],
-      ...(reportPath ? { reportPath } : {}),
-      error: report.guardError,
-    };
-    if (reportPath) {
-      await writeReport(reportPath, {
-        ...(approvals === undefined ? {} : { approvals }),
-        command: 'validate',
-        sheetPath: report.sheetPath,
-        at: new Date(systemClock.now()),
-        digest: report.digest,
-        summary: report.summary,
-        warnings: report.warnings,
-        sincePrevious: report.sincePrevious,
-        controls: options.controls,
-        guardError: report.guardError,
-        resultsPath: report.resultsPath,
-        registerPath: report.register ?? null,
-        holdChangedPayees: options.holdChangedPayees,
-      });
-    }
-    // On a terminal the summary's first lines say it; a log record says it to a log reader.
-    if (report.registerNote && !log.textOnStderr)
-      log.logger.warn({ registerNotChecked: report.registerNote }, 'register not checked');
-    if (!log.jsonOnStderr) {
-      // The summary is text on stderr: a --log-file still ends with what the dry run found.
-      if (!log.textOnStderr)
-        log.logger.info(
-          runFinishedFields({
-            exitCode: exitCodeOf(facts),
-            durationMs: systemClock.now() - started,
-            summary: report.summary,
-            resultsPath: report.resultsPath,
-            registerPath: report.register ?? null,
-          }),
-          'validate finished',
-        );
-      // A --log-file that could not be written (disk full) is known once it is closed: exit 2,
-      // said on stderr and in the summary, never a success with the logs lost.
-      await log.close();
-      const logFailure = log.failure();
-      if (logFailure) facts.error = logFailure;
-    }
-    log.tell(humanSummary(facts));
-    if (options.json) await writeSummaryJson(io.stdout, facts);
-    return exitCodeOf(facts);
-  } catch (error) {
-    log.fail(error);
-    throw error;
-  } finally {
-    await log.close();
+      controls: options.controls,
+      guardError: report.guardError,
+      resultsPath: report.resultsPath,
+      registerPath: report.register ?? null,
+      holdChangedPayees: options.holdChangedPayees,
+    });
   }
+  // On a terminal the summary's first lines say it; a log record says it to a log reader.
+  if (report.registerNote && !log.textOnStderr)
+    log.logger.warn({ registerNotChecked: report.registerNote }, 'register not checked');
+  const exitCode = exitCodeOf(facts);
+  return {
+    exitCode,
+    // A --log-file ends with what the dry run found; on stderr the summary says it.
+    ...(log.jsonOnStderr || log.textOnStderr
+      ? {}
+      : {
+          finished: {
+            msg: 'validate finished',
+            fields: runFinishedFields({
+              exitCode,
+              durationMs: systemClock.now() - started,
+              summary: report.summary,
+              resultsPath: report.resultsPath,
+              registerPath: report.register ?? null,
+            }),
+          },
+        }),
+    tell: () => humanSummary(facts),
+    print: async ({ exitCode, logFailure }) => {
+      if (options.json)
+        await writeSummaryJson(io.stdout, { ...facts, error: logFailure ?? facts.error }, { exitCode });
+    },
+  };
 }
 
 /** validate's options: the sheet's, the register's, the service whose scope to read, the logs'. */
@@ -146,15 +135,12 @@ function options(y: Argv) {
 export const builder = options;
 
 /** Parses validate's options into its typed options and runs it. */
-export async function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
-  const log = openCommandLog(logSettingsOf(args as LogArgs, io), io);
-  let sheet: ReturnType<typeof sheetOptionsOf>;
-  try {
-    sheet = sheetOptionsOf(args as unknown as SheetArgs, io);
-  } catch (error) {
-    log.fail(error);
-    await log.close();
-    throw error;
-  }
-  return validateCommand({ ...sheet, register: registerHint(args, io) }, io, log);
+export function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
+  return runLifecycle(args as LogArgs, io, (log) =>
+    validateCommand(
+      { ...sheetOptionsOf(args as unknown as SheetArgs, io), register: registerHint(args, io) },
+      io,
+      log,
+    ),
+  );
 }

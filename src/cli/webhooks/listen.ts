@@ -2,9 +2,9 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
-import { exitCodeOfError, outcomeCode } from '../../batch/exit-code.js';
+import { outcomeCode } from '../../batch/exit-code.js';
 import { STOP_GRACE_MS } from '../../batch/stop-grace.js';
-import { InterruptedError, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import {
   REGISTER_ENV,
   type RegisterSource,
@@ -12,7 +12,7 @@ import {
   registerSourceOf,
   shownLocation,
 } from '../../register/location.js';
-import { openRegister } from '../../register/open.js';
+import { openRegisterUntilStopped } from '../../register/open.js';
 import type { Register, EventRecord as RegisterEvent, Settlement } from '../../register/types.js';
 import { isLoopbackHost } from '../../webhooks/callback-url.js';
 import type { EventRecord } from '../../webhooks/events-file.js';
@@ -25,7 +25,15 @@ import {
 import { transactionOutcomeOf } from '../../webhooks/reconcile.js';
 import { secretFingerprint } from '../../webhooks/secret.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
+import { type Ending, lifecycleOf } from '../lifecycle.js';
+import {
+  type CommandLog,
+  defaultLog,
+  type LogArgs,
+  logOptions,
+  logSettingsOf,
+  openCommandLog,
+} from '../logging.js';
 import { registerOption } from '../options.js';
 import { untilStopped } from '../signals.js';
 import { secretInputOptions, webhookSecretsFrom } from './secret-input.js';
@@ -51,12 +59,22 @@ export interface WebhooksListenOptions {
   onListening?: (receiver: WebhookReceiver) => void;
 }
 
-/** `payouts webhooks listen`: runs the receiver until stopped, one log line per event. */
-export async function webhooksListenCommand(
+/** `payouts webhooks listen`: runs the receiver until stopped; resolves to the exit code. */
+export function webhooksListenCommand(
   options: WebhooksListenOptions,
   io: CliIo,
-  log: CommandLog = openCommandLog(logSettingsOf({}, io), io),
+  log: CommandLog = defaultLog(io),
 ): Promise<number> {
+  return lifecycleOf(log, (log, atEnd) => listen(options, io, log, atEnd));
+}
+
+/** Serves until stopped, one log line per event; says how it ended (lifecycle.ts). */
+async function listen(
+  options: WebhooksListenOptions,
+  io: CliIo,
+  log: CommandLog,
+  atEnd: (cleanup: () => unknown) => void,
+): Promise<Ending> {
   const { logger } = log;
   // A log file that fails while serving (disk full) is said at once on stderr; the receiver goes
   // on: the events it records in the register are the outcomes of payments, its log lines are not.
@@ -67,82 +85,64 @@ export async function webhooksListenCommand(
   );
   // Listening for the signals first: one that follows the "listening" line at once stops cleanly.
   const stop = untilStopped(options.stopSignal);
-  try {
-    // Events go into the register, so confirmed outcomes show in `payouts status` and
-    // in the next results file without --events.
-    // Once stopped, the register is not waited for past the stop's grace: a write still waiting
-    // through an outage (its sender already answered 503) must not hold the exit (10 s).
-    const abandon = new AbortController();
-    // A stop while another process holds the register locked ends the wait to open it.
-    const opening = new AbortController();
-    void stop.stopped.then(() => opening.abort());
-    let register: Register;
-    try {
-      register = await openRegister(options.register, {
-        ...(options.registerFrom ? { from: options.registerFrom } : {}),
-        warn: (message) => logger.warn(message),
-        abandon: abandon.signal,
-        keepTrying: true,
-        stop: opening.signal,
-        onOutage: (words) =>
-          logger.warn(`the register does not answer (${words}): events are answered 503 until it does`),
-      });
-    } catch (error) {
-      if (!(error instanceof InterruptedError && opening.signal.aborted)) throw error;
-      logger.info(
-        { register: shownLocation(options.register) },
-        `webhook receiver stopped: ${error.message}`,
-      );
-      return outcomeCode(true);
-    }
-    let receiver: WebhookReceiver;
-    try {
-      receiver = await startListening(options, logger, register);
-    } catch (error) {
-      await register.close();
-      throw error;
-    }
-    logger.info(
-      {
-        url: receiver.url,
-        register: register.location,
-        events: options.eventsFile ?? null,
-        secretFingerprints: options.secrets.map(secretFingerprint),
+  atEnd(() => stop.dispose());
+  // Events go into the register, so confirmed outcomes show in `payouts status` and in the next
+  // results file without --events. Once stopped, the register is not waited for past the stop's
+  // grace: a write still waiting through an outage (its sender already answered 503) must not
+  // hold the exit (10 s).
+  const abandon = new AbortController();
+  const opened = await openRegisterUntilStopped(options.register, {
+    from: options.registerFrom,
+    warn: (message) => logger.warn(message),
+    abandon: abandon.signal,
+    stopped: stop.stopped,
+    onOutage: (words) =>
+      logger.warn(`the register does not answer (${words}): events are answered 503 until it does`),
+  });
+  // Stopping is how a receiver ends: a signal here is no interrupted run (exit 0).
+  if ('stopped' in opened) {
+    return {
+      exitCode: outcomeCode(true),
+      finished: {
+        msg: `webhook receiver stopped: ${opened.stopped}`,
+        fields: { register: shownLocation(options.register) },
       },
-      'webhook receiver listening',
-    );
-    if (!isLoopbackHost(options.host)) {
-      logger.warn(
-        { host: options.host },
-        'serving plain HTTP beyond loopback: the service must reach it through an HTTPS front',
-      );
-    }
-    options.onListening?.(receiver);
-    await stop.stopped;
-    const grace = setTimeout(() => abandon.abort(), STOP_GRACE_MS);
-    await receiver.close();
-    // Every request is answered: what the register has not committed by now was answered 503.
-    abandon.abort();
-    clearTimeout(grace);
-    await register.close();
-    logger.info({ ...receiver.stats }, 'webhook receiver stopped');
-    // What failed in writing the log file is known for sure once it is closed; then it is the
-    // exit code, as for the other commands that send nothing.
-    await log.close();
-    const logFailure = log.failure();
-    if (logFailure !== undefined) {
-      io.stderr.write(`payouts: ${logFailure.message}\n`);
-      return exitCodeOfError(logFailure);
-    }
-    // Stopping is how a receiver ends: a signal here is no interrupted run.
-    return outcomeCode(true);
-  } catch (error) {
-    log.fail(error);
-    throw error;
-  } finally {
-    stop.dispose();
-    await log.close();
+    };
   }
+  const { register } = opened;
+  let receiver: WebhookReceiver | undefined;
+  try {
+    receiver = await startListening(options, logger, register);
+  } finally {
+    if (receiver === undefined) await register.close();
+  }
+  logger.info(
+    {
+      url: receiver.url,
+      register: register.location,
+      events: options.eventsFile ?? null,
+      secretFingerprints: options.secrets.map(secretFingerprint),
+    },
+    'webhook receiver listening',
+  );
+  if (!isLoopbackHost(options.host)) {
+    logger.warn(
+      { host: options.host },
+      'serving plain HTTP beyond loopback: the service must reach it through an HTTPS front',
+    );
+  }
+  options.onListening?.(receiver);
+  await stop.stopped;
+  const grace = setTimeout(() => abandon.abort(), STOP_GRACE_MS);
+  await receiver.close();
+  // Every request is answered: what the register has not committed by now was answered 503.
+  abandon.abort();
+  clearTimeout(grace);
+  await register.close();
+  return {
+    exitCode: outcomeCode(true),
+    finished: { msg: 'webhook receiver stopped', fields: { ...receiver.stats } },
+  };
 }
 
 /** The receiver, recording each new event in the register (and the events file, if given). */

@@ -4,7 +4,8 @@ import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, defaultLog, logOptions, withCommandLog } from '../logging.js';
+import { runLifecycle } from '../lifecycle.js';
+import { type CommandLog, defaultLog, logOptions } from '../logging.js';
 import {
   deliverSecret,
   secretFileOutput,
@@ -37,7 +38,11 @@ export function rotateSecretCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: nu
     (c) => secretFileOutput(logOptions(connectionOptions(c))),
     async (args) => {
       const options = secretOptionsOf(args, io);
-      setExit(await withCommandLog(args, io, (log) => webhooksRotateSecretCommand(options, io, log)));
+      setExit(
+        await runLifecycle(args, io, async (log) => ({
+          exitCode: await webhooksRotateSecretCommand(options, io, log),
+        })),
+      );
     },
   );
 }

@@ -2,7 +2,8 @@
 import type { Argv } from 'yargs';
 import { connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { logOptions, withCommandLog } from '../logging.js';
+import { runLifecycle } from '../lifecycle.js';
+import { logOptions } from '../logging.js';
 import { webhooksFetchSecretCommand } from './fetch-secret.js';
 import { secretFileOutput, secretOptionsOf } from './integrator.js';
 
@@ -14,7 +15,11 @@ export function secretCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
     (c) => secretFileOutput(logOptions(connectionOptions(c))),
     async (args) => {
       const options = secretOptionsOf(args, io);
-      setExit(await withCommandLog(args, io, (log) => webhooksFetchSecretCommand(options, io, log)));
+      setExit(
+        await runLifecycle(args, io, async (log) => ({
+          exitCode: await webhooksFetchSecretCommand(options, io, log),
+        })),
+      );
     },
   );
 }

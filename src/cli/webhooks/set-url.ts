@@ -6,7 +6,8 @@ import { UsageError } from '../../errors.js';
 import { callbackUrlProblem } from '../../webhooks/callback-url.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, defaultLog, logOptions, withCommandLog } from '../logging.js';
+import { runLifecycle } from '../lifecycle.js';
+import { type CommandLog, defaultLog, logOptions } from '../logging.js';
 import { printUrl, type WebhooksUrlOptions, withIntegrator } from './integrator.js';
 
 export interface WebhooksSetUrlOptions extends WebhooksUrlOptions {
@@ -52,7 +53,11 @@ export function setUrlCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
         url: args.url ?? null,
         json: args.json,
       };
-      setExit(await withCommandLog(args, io, (log) => webhooksSetUrlCommand(options, io, log)));
+      setExit(
+        await runLifecycle(args, io, async (log) => ({
+          exitCode: await webhooksSetUrlCommand(options, io, log),
+        })),
+      );
     },
   );
 }

@@ -4,7 +4,8 @@ import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { type CommandLog, defaultLog, logOptions, withCommandLog } from '../logging.js';
+import { runLifecycle } from '../lifecycle.js';
+import { type CommandLog, defaultLog, logOptions } from '../logging.js';
 import { printUrl, type WebhooksUrlOptions, withIntegrator } from './integrator.js';
 
 /** `payouts webhooks show-url`: prints the callback URL the service holds. */
@@ -33,7 +34,11 @@ export function showUrlCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number)
       }),
     async (args) => {
       const options = { connection: connectionFromArgs(args, io.env), json: args.json };
-      setExit(await withCommandLog(args, io, (log) => webhooksShowUrlCommand(options, io, log)));
+      setExit(
+        await runLifecycle(args, io, async (log) => ({
+          exitCode: await webhooksShowUrlCommand(options, io, log),
+        })),
+      );
     },
   );
 }

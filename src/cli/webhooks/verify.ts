@@ -1,12 +1,10 @@
 /** `payouts webhooks verify`: checks a signature against a raw body. */
 
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { outcomeCode } from '../../batch/exit-code.js';
-import { systemErrorInWords, UsageError } from '../../errors.js';
 import { secretFingerprint } from '../../webhooks/secret.js';
-import { verifySignature } from '../../webhooks/signature.js';
+import { readBodyFile, verifySignature } from '../../webhooks/signature.js';
 import { type CliIo, println } from '../io.js';
 import { secretInputOptions, webhookSecretsFrom } from './secret-input.js';
 
@@ -18,14 +16,7 @@ export interface WebhooksVerifyOptions {
 
 /** `payouts webhooks verify`: 0 when the signature matches the body under one of the secrets, else 1. */
 export async function webhooksVerifyCommand(options: WebhooksVerifyOptions, io: CliIo): Promise<number> {
-  let body: Buffer;
-  try {
-    body = await readFile(options.bodyFile);
-  } catch (error) {
-    throw new UsageError(
-      `verify: cannot read the body file ${options.bodyFile}: ${systemErrorInWords(error)}`,
-    );
-  }
+  const body = await readBodyFile(options.bodyFile);
   if (verifySignature(body, options.signature, options.secrets)) {
     println(io.stderr, `signature valid for ${options.bodyFile} (${plural(body.length, 'byte')})`);
     return outcomeCode(true);

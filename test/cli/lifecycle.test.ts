@@ -1,0 +1,130 @@
+/**
+ * The one command lifecycle (src/cli/lifecycle.ts): the runner ends the log, tells the person
+ * and the script, and picks the exit code; a log file that cannot be written is exit 2, or 6
+ * once anything was sent, said after the summary; an error is the log's one fatal record and is
+ * rethrown; a command's cleanups run last, whatever happened.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { type Ending, runLifecycle } from '../../src/cli/lifecycle.js';
+import { GuardError } from '../../src/errors.js';
+import { withTempDir } from '../helpers/cli.js';
+
+/** Streams and what was written to them. */
+function capture() {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const seen = { out: '', err: '' };
+  stdout.on('data', (d: Buffer) => {
+    seen.out += d.toString('utf8');
+  });
+  stderr.on('data', (d: Buffer) => {
+    seen.err += d.toString('utf8');
+  });
+  return { io: { stdout, stderr, env: {}, cwd: process.cwd() }, seen };
+}
+
+/** What each ending printed for a script, in order. */
+const printed: { exitCode: number; failed: string | undefined }[] = [];
+
+const ENDING: Ending = {
+  exitCode: 1,
+  finished: { msg: 'thing finished', fields: { rows: 3 } },
+  tell: ({ exitCode }) => ['Did the thing: 3 rows', `code ${exitCode}`],
+  print: ({ exitCode, logFailure }) => {
+    printed.push({ exitCode, failed: logFailure?.message });
+  },
+};
+
+describe('the command lifecycle', () => {
+  it('with a --log-file: the finished record ends the file, the summary goes to stderr, the code is the ending’s', async () => {
+    await withTempDir(async (dir) => {
+      const file = path.join(dir, 'log.jsonl');
+      const { io, seen } = capture();
+      printed.length = 0;
+      const code = await runLifecycle({ 'log-file': file, 'log-format': 'json' }, io, async () => ENDING);
+      expect(code).toBe(1);
+      const records = (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(records.at(-1)).toMatchObject({ msg: 'thing finished', rows: 3 });
+      expect(seen.err).toBe('Did the thing: 3 rows\ncode 1\n');
+      expect(printed).toEqual([{ exitCode: 1, failed: undefined }]);
+    });
+  });
+
+  it('with JSON logs on stderr: the summary is one record before the finished one', async () => {
+    const { io, seen } = capture();
+    printed.length = 0;
+    expect(await runLifecycle({ 'log-format': 'json' }, io, async () => ENDING)).toBe(1);
+    const records = seen.err
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.map((r) => r['msg'])).toEqual(['summary', 'thing finished']);
+    expect(records[0]).toMatchObject({ lines: ['Did the thing: 3 rows', 'code 1'] });
+  });
+
+  it.skipIf(!existsSync('/dev/full'))(
+    'a log file that cannot be written: exit 2, or 6 once something was sent, said after the summary',
+    async () => {
+      for (const [sent, expected] of [
+        [false, 2],
+        [true, 6],
+      ] as const) {
+        const { io, seen } = capture();
+        printed.length = 0;
+        const code = await runLifecycle({ 'log-file': '/dev/full', 'log-format': 'json' }, io, async () => ({
+          ...ENDING,
+          exitCode: 0,
+          sent,
+        }));
+        expect(code).toBe(expected);
+        const lines = seen.err.trim().split('\n');
+        expect(lines.slice(0, 2)).toEqual(['Did the thing: 3 rows', `code ${expected}`]);
+        expect(lines.at(-1)).toMatch(/^payouts: cannot write the log file \/dev\/full/);
+        expect(printed[0]).toMatchObject({
+          exitCode: expected,
+          failed: expect.stringContaining('/dev/full'),
+        });
+      }
+    },
+  );
+
+  it('an error is the one fatal record, then onError, then the cleanups; it is rethrown', async () => {
+    const { io, seen } = capture();
+    const order: string[] = [];
+    const refused = new GuardError('the control totals do not match');
+    await expect(
+      runLifecycle(
+        { 'log-format': 'json' },
+        io,
+        async (log, atEnd) => {
+          atEnd(() => order.push('cleanup'));
+          log.logger.info('working');
+          throw refused;
+        },
+        async (error, log, exitCode) => {
+          order.push(`onError ${exitCode}`);
+          expect(error).toBe(refused);
+          log.logger.info({ exitCode }, 'thing finished');
+        },
+      ),
+    ).rejects.toBe(refused);
+    expect(order).toEqual(['onError 4', 'cleanup']);
+    const records = seen.err
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.map((r) => r['msg'])).toEqual([
+      'working',
+      'the control totals do not match',
+      'thing finished',
+    ]);
+    expect(records[1]).toMatchObject({ level: 60, exitCode: 4, code: 'GUARD' });
+  });
+});
