@@ -339,6 +339,18 @@ function paymentKey(payee: Payee, amount: string, currency: string): string {
  * The results writer of a prepared sheet: same format and delimiter as the input, at `--out`
  * or the default `<sheet dir>/<sheet name>.results.<ext>`.
  */
+/** The encoding and mark of CSV results for a sheet read in `dialect`. */
+export function resultsEncodingOf(dialect: { encoding?: string; bom?: boolean }): {
+  encoding: 'utf-8' | 'utf-16le' | 'utf-16be';
+  bom: boolean;
+} {
+  if (dialect.encoding === 'utf-16le' || dialect.encoding === 'utf-16be')
+    return { encoding: dialect.encoding, bom: true };
+  if (dialect.encoding === 'windows-1252' || dialect.encoding === 'macintosh')
+    return { encoding: 'utf-8', bom: true };
+  return { encoding: 'utf-8', bom: dialect.bom ?? false };
+}
+
 export function openResultsFor(
   prepared: PreparedSheet,
   options: { sheetPath: string; outPath?: string; rehearsal?: boolean },
@@ -349,9 +361,11 @@ export function openResultsFor(
     format: prepared.sheet.format,
     inputHeaders: prepared.sheet.headers,
     delimiter: prepared.sheet.dialect.delimiter,
-    // docs/sheets.md "The results file": CSV results keep the sheet's encoding mark, a BOM only
-    // if the sheet had one.
-    bom: prepared.sheet.dialect.bom ?? false,
+    // docs/sheets.md "The results file": CSV results keep the sheet's Unicode encoding and its
+    // mark (a BOM only if a UTF-8 sheet had one; UTF-16 with its BOM); a windows-1252 or
+    // macroman sheet gets UTF-8 with a BOM, which spreadsheet programs open with the accents
+    // intact and which holds every character of a message.
+    ...resultsEncodingOf(prepared.sheet.dialect),
     layout: prepared.sheet.layout,
     // XLSX results keep the workbook's other sheets and the payout sheet's name.
     ...(prepared.sheet.format === 'xlsx' && prepared.sheet.dialect.worksheet !== undefined

@@ -257,7 +257,15 @@ export interface ErrorContext {
 }
 
 /** The commands whose --json prints one object: on an error, `{command, exitCode, error}`. */
-const JSON_COMMANDS = ['validate', 'run', 'reconcile', 'register copy', 'register init', 'status'] as const;
+const JSON_COMMANDS = [
+  'validate',
+  'run',
+  'reconcile',
+  'approve',
+  'register copy',
+  'register init',
+  'status',
+] as const;
 
 /**
  * The error context of parsed options: JSON logs when `--log-format json` was asked for, or by

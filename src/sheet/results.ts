@@ -65,8 +65,13 @@ export interface ResultsWriterOptions {
   inputHeaders: readonly string[];
   /** CSV only: the input's delimiter (default comma). */
   delimiter?: string;
-  /** CSV only: start with a UTF-8 BOM so Excel reads the text right (default true). */
+  /** CSV only: start with a byte order mark so Excel reads the text right (default true). */
   bom?: boolean;
+  /**
+   * CSV only: the results' encoding, UTF-8 unless a UTF-16 sheet's (docs/sheets.md "The results
+   * file": a sheet keeps its own Unicode encoding; a windows-1252 or macroman one gets UTF-8).
+   */
+  encoding?: 'utf-8' | 'utf-16le' | 'utf-16be';
   /** XLSX only: input columns to format as text; default, the identifier columns by header. */
   textColumns?: readonly number[];
   /** XLSX only: the input's layout (widths, hidden columns, number formats) to keep. */
@@ -272,6 +277,11 @@ class CsvResultsWriter implements ResultsWriter {
   private full: Buffer[] = [];
   private readonly drained: Drain;
 
+  /** Node's name of the encoding the text is written in, and its bytes per UTF-16 unit at most. */
+  private readonly unit: { encoding: 'utf8' | 'utf16le'; bytes: number };
+  /** UTF-16BE: written as UTF-16LE, each filled buffer's byte pairs swapped. */
+  private readonly bigEndian: boolean;
+
   constructor(
     private readonly file: AtomicFile,
     private readonly layout: ResultsLayout,
@@ -280,7 +290,10 @@ class CsvResultsWriter implements ResultsWriter {
     this.path = opts.path;
     this.drained = new Drain(file);
     this.encoder = new CsvRecordEncoder(opts.delimiter ?? ',');
-    // The UTF-8 byte order mark, U+FEFF as text.
+    const utf16 = opts.encoding === 'utf-16le' || opts.encoding === 'utf-16be';
+    this.unit = utf16 ? { encoding: 'utf16le', bytes: 2 } : { encoding: 'utf8', bytes: 3 };
+    this.bigEndian = opts.encoding === 'utf-16be';
+    // The byte order mark, U+FEFF as text, in the results' encoding.
     if (opts.bom ?? true) this.encode('\uFEFF');
     this.add(layout.headers.map(neutraliseFormula));
   }
@@ -336,24 +349,29 @@ class CsvResultsWriter implements ResultsWriter {
     this.encode(this.encoder.record(record));
   }
 
-  // UTF-8 takes at most 3 bytes per UTF-16 unit: a text that may not fit ends the chunk.
+  // UTF-8 takes at most 3 bytes per UTF-16 unit, UTF-16 2: a text that may not fit ends the chunk.
   private encode(text: string): void {
-    if (this.used + text.length * 3 > this.chunk.length) {
+    const { encoding, bytes } = this.unit;
+    if (this.used + text.length * bytes > this.chunk.length) {
       this.spill();
-      if (text.length * 3 > this.chunk.length) {
-        this.full.push(Buffer.from(text, 'utf8'));
+      if (text.length * bytes > this.chunk.length) {
+        this.filled(Buffer.from(text, encoding));
         return;
       }
     }
-    this.used += this.chunk.write(text, this.used, 'utf8');
+    this.used += this.chunk.write(text, this.used, encoding);
   }
 
   // The chunk so far joins the filled ones; writing goes on in a fresh one.
   private spill(): void {
     if (this.used === 0) return;
-    this.full.push(this.chunk.subarray(0, this.used));
+    this.filled(this.chunk.subarray(0, this.used));
     this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     this.used = 0;
+  }
+
+  private filled(buffer: Buffer): void {
+    this.full.push(this.bigEndian ? buffer.swap16() : buffer);
   }
 
   // Hands the filled buffers to the file; a promise when the file asks us to wait (backpressure).

@@ -189,6 +189,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts approve, already recorded${SSH_KEYGEN_
     expect(held).toHaveLength(1);
     expect(said).toMatchObject({
       command: 'approve',
+      exitCode: 0,
       recorded: false,
       fingerprint: bob.fingerprint,
       principals: held[0]!.principals,

@@ -231,10 +231,10 @@ export async function approveCommand(
       ...(allowed ? [] : ['Give --allowed-signers FILE to check whose key it is.']),
       ...(action.kind === 'sign' && action.out ? [`Signature written to ${action.out}`] : []),
     ],
-    print: () => {
+    print: ({ exitCode }) => {
       if (options.json)
         io.stdout.write(
-          `${JSON.stringify({ command: 'approve', ...fields, recordedAt: kept.recordedAt })}\n`,
+          `${JSON.stringify({ command: 'approve', ...fields, recordedAt: kept.recordedAt, exitCode })}\n`,
         );
     },
   };

@@ -54,10 +54,10 @@ export async function registerCopyCommand(
   } finally {
     await source.close();
   }
-  io.stdout.write(
-    options.json ? `${JSON.stringify({ from, to, ...report })}\n` : copiedLines(from, to, report),
-  );
   const exitCode = outcomeCode(report.conflicts.length === 0);
+  io.stdout.write(
+    options.json ? `${JSON.stringify({ from, to, ...report, exitCode })}\n` : copiedLines(from, to, report),
+  );
   return {
     exitCode,
     finished: {

@@ -122,7 +122,13 @@ export async function sheetApprovalsCommand(
   } finally {
     await register.close();
   }
-  const facts = { sheet: current.sheet, digest: current.digest, origin: current.origin, approvals };
+  const facts = {
+    sheet: current.sheet,
+    digest: current.digest,
+    origin: current.origin,
+    approvals,
+    exitCode: outcomeCode(true),
+  };
   if (options.format === 'json') io.stdout.write(`${JSON.stringify(facts)}\n`);
   else if (options.format === 'csv') {
     const columns = ['principals', 'fingerprint', 'recordedAt', 'day'] as const;
@@ -167,9 +173,13 @@ export async function statusCommand(options: StatusCommandOptions, io: CliIo): P
     unknown
   >[];
   const columns: readonly string[] = report.kind === 'references' ? REFERENCE_COLUMNS : RUN_COLUMNS;
+  const missing = report.kind === 'references' && report.references.some((r) => r.state === 'not-found');
+  const exitCode = outcomeCode(!missing);
   if (options.format === 'json') {
     const others = elsewhere.length > 0 ? { runsOfOtherServices: elsewhere } : {};
-    io.stdout.write(`${JSON.stringify({ register: report.register, [report.kind]: rows, ...others })}\n`);
+    io.stdout.write(
+      `${JSON.stringify({ register: report.register, [report.kind]: rows, ...others, exitCode })}\n`,
+    );
   } else if (options.format === 'csv') {
     io.stdout.write(
       stringify([
@@ -186,8 +196,7 @@ export async function statusCommand(options: StatusCommandOptions, io: CliIo): P
   } else {
     printTable(io, report.kind, rows, report.register, elsewhere.length > 0 ? options.service : undefined);
   }
-  const missing = report.kind === 'references' && report.references.some((r) => r.state === 'not-found');
-  return outcomeCode(!missing);
+  return exitCode;
 }
 
 /** The services with runs in the register when the hint's service has none (else none). */
