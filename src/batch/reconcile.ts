@@ -68,6 +68,11 @@ export interface ReconcileReport {
   interrupted: boolean;
   /** The service stayed unavailable past --max-outage: what was not asked stays as it was. */
   unavailable: boolean;
+  /**
+   * When nothing awaited an outcome (none in doubt, none named): how many payouts of the scope
+   * (since `--since`) are final already, so that "nothing to reconcile" is not read as "nothing paid".
+   */
+  alreadyFinal?: number;
 }
 
 /** Payouts read from the register per page. */
@@ -159,6 +164,11 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     }
     report.interrupted = signal.aborted;
     report.unavailable = client.breaker.gaveUp;
+    const asked = Object.values(report.counts).some((n) => n > 0);
+    if (integratorId !== undefined && !asked && !stopped() && !options.references?.length) {
+      const store = await register.openScope(await scopeOf(register, { service, integratorId }, {}));
+      report.alreadyFinal = await countFinal(store, options.since);
+    }
     return report;
   } finally {
     await register?.close().catch(() => {});
@@ -221,6 +231,22 @@ async function* targets(
     });
     if (page.length === 0) return;
     yield page.filter((payout) => inDoubt(payout, self));
+    after = page.at(-1)!.reference;
+  }
+}
+
+/** How many payouts of the scope are completed or failed (since `since`), a page at a time. */
+async function countFinal(store: ScopeStore, since: string | undefined): Promise<number> {
+  let count = 0;
+  for (let after: string | undefined; ; ) {
+    const page = await store.payoutsIn({
+      states: ['completed', 'failed'],
+      ...(since ? { since } : {}),
+      ...(after !== undefined ? { after } : {}),
+      limit: PAGE,
+    });
+    count += page.length;
+    if (page.length < PAGE) return count;
     after = page.at(-1)!.reference;
   }
 }

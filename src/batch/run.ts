@@ -280,7 +280,8 @@ export async function runBatch(options: RunOptions): Promise<RunReport> {
       },
       'register scope opened',
     );
-    if ((await store.recentPayouts(1)).length === 0) {
+    // A rehearsal's register is its own and new every time: nothing to say of it.
+    if (!options.rehearsal && (await store.recentPayouts(1)).length === 0) {
       // A lost volume or a new container starts from nothing: say so, once, where it shows.
       logger.warn(
         { register: register.location, service: scope.service, integrator: scope.integratorId },

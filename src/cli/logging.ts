@@ -44,7 +44,7 @@ export interface LogArgs {
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 /** Declares `--log-format`, `--log-file` and `--log-level` (README "Options"). */
-export function logOptions<T>(y: Argv<T>, level: (typeof LOG_LEVELS)[number] = 'info') {
+export function logOptions<T>(y: Argv<T>) {
   return y
     .option('log-format', {
       choices: ['json', 'text'] as const,
@@ -53,8 +53,7 @@ export function logOptions<T>(y: Argv<T>, level: (typeof LOG_LEVELS)[number] = '
     .option('log-file', { type: 'string', describe: 'write logs to this file instead of stderr' })
     .option('log-level', {
       choices: LOG_LEVELS,
-      default: level,
-      describe: 'least important log level shown',
+      describe: 'least important log level shown (default: warn at a terminal, else info)',
     });
 }
 
@@ -70,11 +69,12 @@ export function logSettingsOf(args: LogArgs, io: { stderr: { isTTY?: boolean }; 
   const format =
     args['log-format'] === 'json' || args['log-format'] === 'text' ? args['log-format'] : undefined;
   const file = args['log-file'] ? path.resolve(io.cwd, args['log-file']) : undefined;
-  return {
-    format: logFormatOf({ format, file, stderr: io.stderr }),
-    ...(file ? { file } : {}),
-    ...(args['log-level'] ? { level: args['log-level'] } : {}),
-  };
+  const decided = logFormatOf({ format, file, stderr: io.stderr });
+  // A person at a terminal reads the summary, warnings and errors: `info` records (one repeats
+  // the summary) only when asked for. JSON lines and a --log-file keep them.
+  const atTerminal = decided === 'text' && file === undefined && io.stderr.isTTY === true;
+  const level = args['log-level'] ?? (atTerminal ? 'warn' : undefined);
+  return { format: decided, ...(file ? { file } : {}), ...(level ? { level } : {}) };
 }
 
 /** True when the logs of these settings are JSON lines on stderr: stderr then holds nothing else. */

@@ -1,4 +1,5 @@
 import { runExitCode } from '../batch/exit-code.js';
+import type { ControlTotals } from '../batch/guards.js';
 import type { SincePrevious } from '../batch/since-previous.js';
 import {
   BatchSummary,
@@ -36,6 +37,8 @@ export interface SummaryFacts {
   reportPath?: string;
   /** run: the signed approvals it relied on (README "Approvals"); none without the gate. */
   approvals?: readonly { principal: string; fingerprint: string; recordedAt: string }[];
+  /** `--expect-count`, `--expect-total`: confirmed in the summary when they match. */
+  controls?: ControlTotals;
   error?: PayoutsError;
 }
 
@@ -252,6 +255,8 @@ export function humanSummary(facts: SummaryFacts): string[] {
       `  ${signal.padEnd(19)} ${warnings.counts[signal].toLocaleString('en-US').padStart(9)}${example}`,
     );
   }
+  const confirmed = controlTotalsLine(facts);
+  if (confirmed) lines.push(confirmed);
   lines.push(`Batch digest: ${facts.digest}`);
   if (facts.approvals && facts.approvals.length > 0) {
     lines.push(
@@ -268,4 +273,21 @@ export function humanSummary(facts: SummaryFacts): string[] {
 /** "1 row", "2,000 rows": a count with its noun in the right number. */
 export function countOf(n: number, noun: string, plural = `${noun}s`): string {
   return `${n.toLocaleString('en-US')} ${n === 1 ? noun : plural}`;
+}
+
+/**
+ * The control totals given, confirmed: `Control totals: 50 rows ✓, USD 243,811.00 ✓`. Nothing
+ * without any; a mismatch is said as the error it is, never here.
+ */
+function controlTotalsLine(facts: SummaryFacts): string | undefined {
+  const controls = facts.controls;
+  if (controls === undefined || facts.error !== undefined) return undefined;
+  const parts: string[] = [];
+  if (controls.expectCount !== undefined && controls.expectCount === facts.summary.rows)
+    parts.push(`${countOf(controls.expectCount, 'row')} ✓`);
+  for (const [currency, minor] of [...controls.expectTotals].sort(([a], [b]) => a.localeCompare(b))) {
+    if ((facts.summary.sheetTotals.get(currency) ?? 0n) === minor)
+      parts.push(`${currency} ${formatAmountForPeople(minor)} ✓`);
+  }
+  return parts.length === 0 ? undefined : `Control totals: ${parts.join(', ')}`;
 }

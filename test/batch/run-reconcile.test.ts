@@ -111,7 +111,10 @@ describe('payouts reconcile', () => {
     // Nothing is left to ask about.
     const again = await runCli(['reconcile', '--base-url', sb.url, '--json'], { env: SANDBOX_ENV });
     expect(again.code, again.stderr).toBe(0);
-    expect(Object.values((JSON.parse(again.stdout) as Reconciled).counts).every((n) => n === 0)).toBe(true);
+    const nothing = JSON.parse(again.stdout) as Reconciled & { alreadyFinal?: number };
+    expect(Object.values(nothing.counts).every((n) => n === 0)).toBe(true);
+    expect(nothing.alreadyFinal).toBe(12);
+    expect(again.stderr).toContain('nothing to reconcile: 12 payouts already final');
     expect(paymentsOf(sb)).toHaveLength(12);
   });
 

@@ -51,8 +51,8 @@ describe('--log-format json', () => {
       env: SANDBOX_ENV,
     });
     expect(text.code).toBe(0);
-    // Nothing is left to ask the second time.
-    expect(text.stderr).toMatch(/^Reconciled 0 payouts of /m);
+    // Nothing is left to ask the second time: said so, with what is final.
+    expect(text.stderr).toMatch(/^payouts: nothing to reconcile: 12 payouts already final, of /m);
   });
 
   it('register copy: JSON lines only, and its --log-file', async () => {

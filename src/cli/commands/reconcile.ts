@@ -78,6 +78,7 @@ export async function reconcileCommand(
             attention: report.attention,
             interrupted: report.interrupted,
             unavailable: report.unavailable,
+            ...(report.alreadyFinal === undefined ? {} : { alreadyFinal: report.alreadyFinal }),
             exitCode,
           })}\n`,
         );
@@ -91,6 +92,12 @@ export async function reconcileCommand(
 /** The summary a person reads: counts and totals per outcome, and every payout to look at. */
 function summaryLines(report: ReconcileReport): string[] {
   const checked = Object.values(report.counts).reduce((a, b) => a + b, 0);
+  if (report.alreadyFinal !== undefined) {
+    // Nothing awaited an outcome: said so, with what is final, never an empty list.
+    return [
+      `payouts: nothing to reconcile: ${countOf(report.alreadyFinal, 'payout')} already final, of ${report.service} (integrator ${report.integratorId}) in ${report.register}`,
+    ];
+  }
   const lines = [
     `Reconciled ${countOf(checked, 'payout')} of ${report.service} (integrator ${report.integratorId || 'not reached'}) in ${report.register}:`,
   ];

@@ -173,6 +173,7 @@ export async function runCommand(
       sincePrevious: report.sincePrevious,
       approvals: report.approvals,
       ...(reportPath ? { reportPath } : {}),
+      controls: options.controls,
     };
     const happened = {
       sent: report.sent,

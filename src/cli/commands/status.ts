@@ -249,9 +249,16 @@ function printTable(
       const counts = r.statuses ? ` ${cellText(r.statuses)}` : '';
       const approved =
         r.approvals.length > 0 ? `, approved by ${r.approvals.map((a) => a.principal).join(', ')}` : '';
+      // Each time says what it is: a run's start is not when it finished.
+      const ended =
+        r.state === 'finished' && r.finishedAt !== undefined
+          ? `finished ${r.finishedAt}`
+          : r.state === 'running'
+            ? 'still running'
+            : 'died (never finished: payouts reconcile settles what it sent)';
       println(
         io.stdout,
-        `${r.startedAt} ${r.state.padEnd(8)} ${r.sheet}: ${r.rows === undefined ? '? rows' : countOf(r.rows, 'row')}${counts}${r.exitCode === undefined ? '' : `, exit ${r.exitCode}`}${approved} (run ${r.runId}, ${r.service})`,
+        `started ${r.startedAt}, ${ended}: ${r.sheet}, ${r.rows === undefined ? '? rows' : countOf(r.rows, 'row')}${counts}${r.exitCode === undefined ? '' : `, exit ${r.exitCode}`}${approved} (run ${r.runId}, ${r.service})`,
       );
     }
   }

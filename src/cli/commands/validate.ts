@@ -76,6 +76,7 @@ export async function validateCommand(
     // Always a list in --json, as run's: empty without a register or a signature.
     approvals: approvals ?? [],
     ...(reportPath ? { reportPath } : {}),
+    controls: options.controls,
     error: report.guardError,
   };
   if (reportPath) {

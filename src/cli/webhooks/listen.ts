@@ -26,14 +26,7 @@ import { transactionOutcomeOf } from '../../webhooks/reconcile.js';
 import { secretFingerprint } from '../../webhooks/secret.js';
 import type { CliIo } from '../io.js';
 import { type Ending, lifecycleOf } from '../lifecycle.js';
-import {
-  type CommandLog,
-  defaultLog,
-  type LogArgs,
-  logOptions,
-  logSettingsOf,
-  openCommandLog,
-} from '../logging.js';
+import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';
 import { registerOption } from '../options.js';
 import { untilStopped } from '../signals.js';
 import { secretInputOptions, webhookSecretsFrom } from './secret-input.js';
@@ -63,9 +56,17 @@ export interface WebhooksListenOptions {
 export function webhooksListenCommand(
   options: WebhooksListenOptions,
   io: CliIo,
-  log: CommandLog = defaultLog(io),
+  log: CommandLog = receiverLog({}, io),
 ): Promise<number> {
   return lifecycleOf(log, (log, atEnd) => listen(options, io, log, atEnd));
+}
+
+/**
+ * The receiver's log: a receiver's events are what it shows a person watching it, so its
+ * records are `info` at a terminal too, unless --log-level says otherwise.
+ */
+function receiverLog(args: LogArgs, io: CliIo): CommandLog {
+  return openCommandLog(logSettingsOf({ ...args, 'log-level': args['log-level'] ?? 'info' }, io), io);
 }
 
 /** Serves until stopped, one log line per event; says how it ended (lifecycle.ts). */
@@ -227,9 +228,7 @@ export function listenCommand<T>(y: Argv<T>, io: CliIo, setExit: (code: number) 
         registerFrom: registerSourceOf(args.register, io.env),
         secrets: await webhookSecretsFrom(args, io),
       };
-      setExit(
-        await webhooksListenCommand(options, io, openCommandLog(logSettingsOf(args as LogArgs, io), io)),
-      );
+      setExit(await webhooksListenCommand(options, io, receiverLog(args as LogArgs, io)));
     },
   );
 }
