@@ -44,7 +44,7 @@ import { type ResultSpool, ResultSpoolWriter, type SpooledRow } from './result-s
 import { type PayeeOfRow, type RowResult, RowSteps } from './row-steps.js';
 import { RunHolder } from './run-holder.js';
 import { type SentRow, type StopReason, writeResults } from './run-results.js';
-import { LISTED_SHOWN, type SincePrevious, sinceCandidates, sinceOf } from './since-previous.js';
+import { compareChoiceOf, LISTED_SHOWN, type SincePrevious, sinceCandidates, sinceOf } from './since-previous.js';
 import { STOP_GRACE_MS, StopGrace } from './stop-grace.js';
 import { BatchSummary } from './summary.js';
 import type { RowSample } from './validate.js';
@@ -63,6 +63,8 @@ export interface RunOptions extends SheetOptions {
   outPath?: string;
   /** Where the register lives (README `--register`): a file path or a PostgreSQL URL. */
   register: string;
+  /** `--compare-with SHEET|DIGEST`: the earlier batch `sincePrevious` compares with. */
+  compareWith?: string;
   /** Where that location came from, said when there is no register there. */
   registerFrom?: RegisterSource;
   controls?: ControlTotals;
@@ -541,7 +543,8 @@ async function judgeBatch(
   const warnings = new PayeeWarnings(store, asOf, read.tag);
   const check = store === undefined ? undefined : new RegisterCheck(store);
   // What changed since the previous batch: read with the rows that decide what is sent.
-  const comparisons = keep === undefined ? [] : await sinceCandidates(store);
+  const comparisons =
+    keep === undefined ? [] : await sinceCandidates(store, { choice: compareChoiceOf(options) });
   const sendTotals = new Map<string, bigint>();
   const writer = keep === undefined ? undefined : await JudgedWarningsWriter.create(keep);
   try {

@@ -6,6 +6,8 @@
  * the previous batch's amounts per payee, a fixed few bytes each (payee-amounts.ts), never the
  * sheet's rows nor the previous batch's payouts, which are read again for the payees listed.
  */
+import { basename } from 'node:path';
+import { UsageError } from '../errors.js';
 import { minorOf } from '../register/rules.js';
 import type { PaidBatch, ScopeStore } from '../register/types.js';
 import { formatMinor } from '../rows/money.js';
@@ -24,12 +26,19 @@ export interface EarlierPayout {
   currency: string;
 }
 
-/** The previous batch: which sheet, when, how many rows. */
+/**
+ * Why this batch is the one compared with: asked for (`--compare-with`), the latest of a sheet
+ * of the same name but for its digits, or the latest of any name.
+ */
+export type ChosenBy = 'asked' | 'name' | 'latest';
+
+/** The previous batch: which sheet, when, how many rows, and why it was chosen. */
 export interface PreviousBatch {
   sheet: string;
   /** When it was paid (its last run's start, ISO 8601). */
   at: string;
   rows: number;
+  chosenBy?: ChosenBy;
 }
 
 /** A payee paid last time and not in this sheet. */
@@ -228,11 +237,12 @@ export class SincePreviousComparison {
     again: NamingPages = pages,
   ): Promise<SincePreviousComparison> {
     const { sheet, at } = batch;
-    const comparison = new SincePreviousComparison({ sheet, at, rows: batch.rows ?? 0 }, [], digest);
+    const chosen = batch.chosenBy === undefined ? {} : { chosenBy: batch.chosenBy };
+    const comparison = new SincePreviousComparison({ sheet, at, rows: batch.rows ?? 0, ...chosen }, [], digest);
     comparison.readAgain = again;
     let payouts = 0;
     for await (const page of pages()) payouts += comparison.take(page);
-    if (batch.rows === null) comparison.batch = { sheet, at, rows: payouts };
+    if (batch.rows === null) comparison.batch = { sheet, at, rows: payouts, ...chosen };
     return comparison;
   }
 
@@ -478,6 +488,67 @@ function signed(minor: bigint): string {
  */
 export const COMPARED_BATCHES = 2;
 
+/** How far back the register's paid batches are looked through for one of the same name. */
+const LOOKED_BACK = 500;
+
+/** Which earlier batch a sheet is compared with: the sheet's file name, and `--compare-with`. */
+export interface CompareChoice {
+  sheet: string;
+  /** A sheet file or name as `status` lists it (the latest batch of it), or a batch digest. */
+  compareWith?: string | undefined;
+}
+
+/**
+ * The batches a sheet is compared with, with why (README "--compare-with"): the one asked for;
+ * else the latest (COMPARED_BATCHES) of a sheet whose name is this one's but for its digits
+ * (payroll-2026-11.csv for payroll-2026-12.csv), so a one-off sheet between two payrolls is no
+ * payroll's previous batch; else the latest of any name. A `--compare-with` that names no batch
+ * of this service is a usage error (exit 2), before anything is sent.
+ */
+export async function comparedBatches(
+  store: Pick<ScopeStore, 'paidBatches'>,
+  choice: CompareChoice,
+): Promise<(PaidBatch & { chosenBy: ChosenBy })[]> {
+  const paid = await store.paidBatches(choice.compareWith === undefined ? LOOKED_BACK : LOOKED_BACK * 4);
+  if (choice.compareWith !== undefined) {
+    const asked = choice.compareWith.trim();
+    const name = basename(asked);
+    const found = /^[0-9a-f]{64}$/i.test(asked)
+      ? paid.find((batch) => batch.digest === asked.toLowerCase())
+      : paid.find((batch) => batch.sheet === name);
+    if (found === undefined) {
+      throw new UsageError(
+        `--compare-with ${asked} names no batch the register paid for this service: give a sheet's file or its name as payouts status lists it, or the batch digest a run recorded`,
+      );
+    }
+    return [{ ...found, chosenBy: 'asked' }];
+  }
+  const family = nameWithoutDigits(choice.sheet);
+  const sameName = paid.filter((batch) => nameWithoutDigits(batch.sheet) === family);
+  return sameName.length > 0
+    ? sameName.slice(0, COMPARED_BATCHES).map((batch) => ({ ...batch, chosenBy: 'name' as const }))
+    : paid.slice(0, COMPARED_BATCHES).map((batch) => ({ ...batch, chosenBy: 'latest' as const }));
+}
+
+/** Why a batch was compared with, in words (the summary and the report). */
+export function chosenInWords(chosenBy: ChosenBy | undefined): string {
+  return chosenBy === 'asked'
+    ? 'as --compare-with asked'
+    : chosenBy === 'name'
+      ? "the latest batch of this sheet's name (its digits aside)"
+      : 'the latest batch paid, no earlier sheet having this name';
+}
+
+/** The choice of a command's options: its sheet, and `--compare-with` when given. */
+export function compareChoiceOf(options: { sheetPath: string; compareWith?: string | undefined }): CompareChoice {
+  return { sheet: basename(options.sheetPath), compareWith: options.compareWith };
+}
+
+/** A sheet's file name with every digit left out, in lower case: a month's sheet's family. */
+function nameWithoutDigits(sheet: string): string {
+  return basename(sheet).replace(/\d/g, '').toLowerCase();
+}
+
 /**
  * The comparisons a sheet is read with (COMPARED_BATCHES): `batches`, when the store was asked
  * for them already. `pause` is awaited between two pages of a batch: a thread with other work
@@ -485,12 +556,21 @@ export const COMPARED_BATCHES = 2;
  */
 export async function sinceCandidates(
   store: Pick<ScopeStore, 'paidBatches' | 'batchPayouts'> | undefined,
-  options: { batches?: readonly PaidBatch[]; pause?: () => Promise<void> } = {},
+  options: {
+    batches?: readonly (PaidBatch & { chosenBy?: ChosenBy })[];
+    pause?: () => Promise<void>;
+    choice?: CompareChoice;
+  } = {},
 ): Promise<SincePreviousComparison[]> {
   if (store === undefined) return [];
   const { pause } = options;
   const comparisons: SincePreviousComparison[] = [];
-  for (const batch of options.batches ?? (await store.paidBatches(COMPARED_BATCHES))) {
+  const batches =
+    options.batches ??
+    (options.choice === undefined
+      ? await store.paidBatches(COMPARED_BATCHES)
+      : await comparedBatches(store, options.choice));
+  for (const batch of batches) {
     const pages = () => earlierPages(store, batch.digest);
     const first = pause === undefined ? pages : () => paused(pages(), pause);
     comparisons.push(

@@ -24,7 +24,7 @@ import {
   sheetNumbers,
 } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
-import { COMPARED_BATCHES, type SincePrevious, sinceCandidates } from './since-previous.js';
+import { comparedBatches, compareChoiceOf, type SincePrevious, sinceCandidates } from './since-previous.js';
 import type { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
@@ -36,6 +36,8 @@ export { type RowSample, tally } from './verdicts.js';
 export interface ValidateOptions extends SheetOptions {
   /** Results file; default `<sheet dir>/<sheet name>.results.<ext>` (README, `--out`). */
   outPath?: string;
+  /** `--compare-with SHEET|DIGEST`: the earlier batch `sincePrevious` compares with. */
+  compareWith?: string;
   controls?: ControlTotals;
   /** Called as rows go by, for a progress indicator. */
   onProgress?: (rowsDone: number) => void;
@@ -270,7 +272,7 @@ async function checkHere(
   );
   const check = store ? new RegisterCheck(store) : undefined;
   const warnings = new PayeeWarnings(store, asOf, batch);
-  tally.compareWith(await sinceCandidates(store));
+  tally.compareWith(await sinceCandidates(store, { choice: compareChoiceOf(options) }));
   for await (const batch of prepared.batches) {
     // A held row's warnings as it was sent with them, where the register kept them.
     const { earlier, stored } = (await check?.heldRows(batch)) ?? {};
@@ -324,7 +326,7 @@ async function checkOnWorker(
 ): Promise<SheetFindings> {
   const { sheetPath, sheetName, delimiter, encoding, columnsFile } = options;
   const register = scope && options.register ? { location: options.register.location, scope } : undefined;
-  const batches = register && store ? await store.paidBatches(COMPARED_BATCHES) : [];
+  const batches = register && store ? await comparedBatches(store, compareChoiceOf(options)) : [];
   const worker = new CheckingWorker(WORKER_URL, {
     ...(register ? { register } : { sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile } }),
     comparisonsSent: batches.length > 0,

@@ -84,6 +84,12 @@ export function sheetOptions<T>(y: Argv<T>) {
         describe:
           "the approver's HTML report (validate: <sheet name>.report.html beside the results by default, --no-report to skip - run: only when given)",
       })
+      .option('compare-with', {
+        type: 'string',
+        requiresArg: true,
+        describe:
+          'the earlier batch "since the previous batch" compares with: a sheet file or name (its latest batch), or a batch digest (default: the latest of a sheet of this name, digits aside, else the latest)',
+      })
   );
 }
 
@@ -144,6 +150,7 @@ export interface SheetArgs {
   'hold-changed-payees': boolean;
   /** A path, false for --no-report, undefined when not given. */
   report?: string | false;
+  'compare-with'?: string;
 }
 
 /** The sheet options of validate and run, checked before anything is read or sent. */
@@ -179,6 +186,7 @@ export function sheetOptionsOf(args: SheetArgs, io: CliIo, rehearsal = false) {
     json: args.json,
     holdChangedPayees: args['hold-changed-payees'],
     report: reportOption(args.report, io),
+    ...(args['compare-with'] === undefined ? {} : { compareWith: args['compare-with'] }),
     controls: {
       expectCount,
       expectTotals: parseExpectTotals(args['expect-total']),

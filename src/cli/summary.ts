@@ -1,6 +1,6 @@
 import { runExitCode } from '../batch/exit-code.js';
 import type { ControlTotals } from '../batch/guards.js';
-import type { SincePrevious } from '../batch/since-previous.js';
+import { chosenInWords, type SincePrevious } from '../batch/since-previous.js';
 import {
   BatchSummary,
   formatAmountForPeople,
@@ -101,8 +101,8 @@ async function written(out: NodeJS.WritableStream, text: string): Promise<void> 
  */
 function sinceJson(since: SincePrevious | null): Record<string, unknown> | null {
   if (since === null) return null;
-  const { sheet, at, rows } = since.batch;
-  return { sheet, at, rows, ...since };
+  const { sheet, at, rows, chosenBy } = since.batch;
+  return { sheet, at, rows, chosenBy: chosenBy ?? 'latest', ...since };
 }
 
 /** The JSON summary, its warnings left out (`writeSummaryJson` streams them in their place). */
@@ -149,7 +149,7 @@ function sinceLines(since: SincePrevious | null): string[] {
   if (since === null) return [];
   const { batch } = since;
   const lines = [
-    `Since the previous batch (${boundCell(batch.sheet)}, ${batch.at.slice(0, 10)}, ${countOf(batch.rows, 'row')}):`,
+    `Since the previous batch (${boundCell(batch.sheet)}, ${batch.at.slice(0, 10)}, ${countOf(batch.rows, 'row')}: ${chosenInWords(batch.chosenBy)}):`,
   ];
   for (const [currency, t] of Object.entries(since.totals))
     lines.push(

@@ -6,7 +6,7 @@
  * the same few hundred KB.
  */
 import type { ControlTotals } from '../batch/guards.js';
-import { LISTED_SHOWN, type SincePrevious } from '../batch/since-previous.js';
+import { chosenInWords, LISTED_SHOWN, type SincePrevious } from '../batch/since-previous.js';
 import {
   type BatchSummary,
   formatAmountForPeople,
@@ -195,7 +195,7 @@ function sinceSection(facts: ReportFacts): string {
       ? `<p class="note">The first ${SINCE_ROWS_SHOWN} of ${num(n)}: the JSON summary (--json) has them all.</p>`
       : '';
   return `<section class="since"><h2>Since the previous batch</h2>
-<p>Compared with <strong>${esc(batch.sheet)}</strong>, paid ${esc(batch.at.slice(0, 10))} (${num(batch.rows)} row${batch.rows === 1 ? '' : 's'}).</p>
+<p>Compared with <strong>${esc(batch.sheet)}</strong>, paid ${esc(batch.at.slice(0, 10))} (${num(batch.rows)} row${batch.rows === 1 ? '' : 's'}): ${esc(chosenInWords(batch.chosenBy))}.</p>
 <table><thead><tr><th>Currency</th><th class="amount">Then (paid)</th><th class="amount">Now (valid rows)</th><th class="amount">Change</th></tr></thead><tbody>${totals}</tbody></table>
 <h3>Paid then, missing now: ${num(missing.length)}</h3>
 ${missing.length === 0 ? '<p class="note">None: every payee paid then is in this sheet.</p>' : `<table><thead><tr><th>Payee</th><th>Last reference</th><th class="amount">Paid then</th></tr></thead><tbody>${missingRows}</tbody></table>${more(missing.length)}`}

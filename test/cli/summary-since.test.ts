@@ -9,7 +9,7 @@ import { WarningTally } from '../../src/batch/warnings.js';
 import { humanSummary, type SummaryFacts, summaryJson } from '../../src/cli/summary.js';
 
 const since: SincePrevious = {
-  batch: { sheet: 'october.csv', at: '2026-10-28T09:15:00.000Z', rows: 1834 },
+  batch: { sheet: 'october.csv', at: '2026-10-28T09:15:00.000Z', rows: 1834, chosenBy: 'latest' },
   totals: {
     MXN: { previous: '3150000.00', current: '3149000.50', change: '-999.50' },
     USD: { previous: '1250.00', current: '1251250.00', change: '+1250000.00' },
@@ -41,7 +41,9 @@ function facts(): SummaryFacts {
 describe('the summary of what changed since the previous batch', () => {
   it('groups the amounts for people, as the totals are', () => {
     const lines = humanSummary(facts());
-    const at = lines.indexOf('Since the previous batch (october.csv, 2026-10-28, 1,834 rows):');
+    const at = lines.indexOf(
+      'Since the previous batch (october.csv, 2026-10-28, 1,834 rows: the latest batch paid, no earlier sheet having this name):',
+    );
     expect(at).toBeGreaterThan(0);
     expect(lines.slice(at + 1, at + 5)).toEqual([
       '  MXN 3,150,000.00 then, 3,149,000.50 now (-999.50)',
@@ -55,12 +57,15 @@ describe('the summary of what changed since the previous batch', () => {
     const json = JSON.parse(JSON.stringify(summaryJson(facts()))) as {
       sincePrevious: SincePrevious & { sheet: string; at: string; rows: number };
     };
-    const { sheet, at, rows } = json.sincePrevious;
-    expect({ sheet, at, rows }).toEqual(json.sincePrevious.batch);
+    const { sheet, at, rows, chosenBy } = json.sincePrevious as unknown as {
+      chosenBy: string;
+    } & typeof json.sincePrevious;
+    expect({ sheet, at, rows, chosenBy }).toEqual(json.sincePrevious.batch);
     expect(Object.keys(json.sincePrevious)).toEqual([
       'sheet',
       'at',
       'rows',
+      'chosenBy',
       'batch',
       'totals',
       'missingPayees',
