@@ -44,7 +44,13 @@ import { type ResultSpool, ResultSpoolWriter, type SpooledRow } from './result-s
 import { type PayeeOfRow, type RowResult, RowSteps } from './row-steps.js';
 import { RunHolder } from './run-holder.js';
 import { type SentRow, type StopReason, writeResults } from './run-results.js';
-import { compareChoiceOf, LISTED_SHOWN, type SincePrevious, sinceCandidates, sinceOf } from './since-previous.js';
+import {
+  compareChoiceOf,
+  LISTED_SHOWN,
+  type SincePrevious,
+  sinceCandidates,
+  sinceOf,
+} from './since-previous.js';
 import { STOP_GRACE_MS, StopGrace } from './stop-grace.js';
 import { BatchSummary } from './summary.js';
 import type { RowSample } from './validate.js';

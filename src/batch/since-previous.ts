@@ -238,7 +238,11 @@ export class SincePreviousComparison {
   ): Promise<SincePreviousComparison> {
     const { sheet, at } = batch;
     const chosen = batch.chosenBy === undefined ? {} : { chosenBy: batch.chosenBy };
-    const comparison = new SincePreviousComparison({ sheet, at, rows: batch.rows ?? 0, ...chosen }, [], digest);
+    const comparison = new SincePreviousComparison(
+      { sheet, at, rows: batch.rows ?? 0, ...chosen },
+      [],
+      digest,
+    );
     comparison.readAgain = again;
     let payouts = 0;
     for await (const page of pages()) payouts += comparison.take(page);
@@ -540,7 +544,10 @@ export function chosenInWords(chosenBy: ChosenBy | undefined): string {
 }
 
 /** The choice of a command's options: its sheet, and `--compare-with` when given. */
-export function compareChoiceOf(options: { sheetPath: string; compareWith?: string | undefined }): CompareChoice {
+export function compareChoiceOf(options: {
+  sheetPath: string;
+  compareWith?: string | undefined;
+}): CompareChoice {
   return { sheet: basename(options.sheetPath), compareWith: options.compareWith };
 }
 

@@ -24,7 +24,7 @@ import {
   sheetNumbers,
 } from './prepare.js';
 import { RegisterCheck } from './register-check.js';
-import { comparedBatches, compareChoiceOf, type SincePrevious, sinceCandidates } from './since-previous.js';
+import { compareChoiceOf, comparedBatches, type SincePrevious, sinceCandidates } from './since-previous.js';
 import type { BatchSummary } from './summary.js';
 import { totalsRowGuard } from './totals-row.js';
 import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
