@@ -168,8 +168,24 @@ function parseLine(line: string, file: string, number: number): AllowedSigner {
       );
     }
   }
+  // A key type joined to the principals (`alice@corp,ssh-ed25519 AAAA...`) leaves the key where
+  // options or the key type belong: said as the mistake it is, with the form of a line.
+  const joined = principals.find(looksLikeKeyType);
+  if (joined !== undefined) {
+    fail(
+      `the key type ${joined} is joined to the principals by a comma: a line is "principals [options] keytype base64key [comment]", with spaces between them`,
+    );
+  }
   let options: Partial<Record<OptionName, string>> = {};
-  if (rest[0] !== undefined && !looksLikeKeyType(rest[0])) options = parseOptions(rest.shift()!, fail);
+  if (rest[0] !== undefined && !looksLikeKeyType(rest[0])) {
+    // Every OpenSSH key's base64 starts with AAAA (the length of its type name).
+    if (/^AAAA[A-Za-z0-9+/]{8}/.test(rest[0])) {
+      fail(
+        `expected a key type such as ssh-ed25519 before the key, found the key itself ("${rest[0].slice(0, 12)}..."): a line is "principals [options] keytype base64key [comment]", with spaces between them`,
+      );
+    }
+    options = parseOptions(rest.shift()!, fail);
+  }
   const [type, base64] = rest;
   if (type === undefined) return fail('no key: a line is "principals [options] keytype base64key [comment]"');
   if (base64 === undefined) return fail(`no key after the key type ${type}`);

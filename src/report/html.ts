@@ -14,7 +14,7 @@ import {
   ROW_STATUSES,
   type RowStatus,
 } from '../batch/summary.js';
-import { SIGNALS, type Signal, type WarningTally } from '../batch/warnings.js';
+import type { Signal, WarningTally } from '../batch/warnings.js';
 import type { PayoutsError } from '../errors.js';
 import { AtomicFile } from '../sheet/atomic-file.js';
 
@@ -242,8 +242,19 @@ ${controls.length === 0 ? '<p class="note">None were given (--expect-count, --ex
 ${guard}</section>`;
 }
 
+/**
+ * The order the report lists the warnings in: those that need a decision before approving
+ * (a possible duplicate, changed bank details, an unusual amount) first, new payees after.
+ */
+const DECISIONS_FIRST: readonly Signal[] = [
+  'possibleDuplicate',
+  'changedBankDetails',
+  'unusualAmount',
+  'newPayee',
+];
+
 function warningsSection(warnings: WarningTally, facts: ReportFacts): string {
-  const blocks = SIGNALS.map((signal) => {
+  const blocks = DECISIONS_FIRST.map((signal) => {
     const count = warnings.counts[signal];
     const shown = warnings.rows[signal];
     const held =

@@ -114,6 +114,22 @@ describe('parseAllowedSigners', () => {
     refusedWith(`alice@example.com no-touch-required ${alice}`, /unknown option "no-touch-required"/, 1);
   });
 
+  it('says what a line lacks where a comma stands for a space, naming the line and its form', () => {
+    const [type, key] = alice.split(' ') as [string, string];
+    refusedWith(
+      `# approvers\nalice@example.com,${type} ${key}`,
+      new RegExp(
+        `the key type ${type} is joined to the principals by a comma: a line is "principals \\[options\\] keytype base64key \\[comment\\]"`,
+      ),
+      2,
+    );
+    refusedWith(
+      `alice@example.com ${key}`,
+      /expected a key type such as ssh-ed25519 before the key, found the key itself/,
+      1,
+    );
+  });
+
   it('refuses options ssh-keygen would refuse: no quotes, twice, a stray comma, an open quote', () => {
     refusedWith(`a@x valid-before=20270101 ${alice}`, /must be in double quotes/, 1);
     refusedWith(`a@x namespaces="a",namespaces="b" ${alice}`, /namespaces is given twice/, 1);

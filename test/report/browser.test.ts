@@ -79,6 +79,15 @@ describe('the approver report in Chromium', () => {
     for (const reference of flagged) expect(text).toContain(reference);
     expect(text).toMatch(/routingNumber/);
     expect(text).toMatch(/rows\s+12\s+12\s+matches/);
+    // The warnings that need a decision come before the new payees, which need none.
+    const signals = await page.$$eval('.signal h3', (headings) => headings.map((h) => h.textContent ?? ''));
+    expect(signals.map((h) => h.replace(/:.*$/, ''))).toEqual([
+      'Possible duplicates',
+      'Changed bank details',
+      'Unusual amounts',
+      'New payees',
+    ]);
+    expect(signals[0]).toMatch(/^Possible duplicates: 2/);
 
     await page.screenshot({ path: path.join(dir, 'report.png'), fullPage: true });
     const pdf = await page.pdf({ format: 'A4', printBackground: true });
@@ -133,7 +142,9 @@ describe('the approver report in Chromium', () => {
       sheet: 'november.csv',
       at: expect.any(String),
       rows: 12,
-      batch: { sheet: 'november.csv', at: summary.sincePrevious.at, rows: 12 },
+      // december.csv and november.csv are no sheet of one name: the latest batch paid.
+      chosenBy: 'latest',
+      batch: { sheet: 'november.csv', at: summary.sincePrevious.at, rows: 12, chosenBy: 'latest' },
       totals: {
         BRL: { previous: '2490.90', current: '2490.90', change: '+0.00' },
         COP: { previous: '3150000.00', current: '3150000.00', change: '+0.00' },
