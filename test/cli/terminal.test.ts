@@ -9,7 +9,8 @@ import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { CLI_ENTRY, testDir } from '../helpers/payouts.js';
+import { CLI_ENTRY, SANDBOX_ENV, testDir, testSandbox } from '../helpers/payouts.js';
+import { initTestRegister } from '../helpers/register.js';
 import { CLEAN_SAMPLE } from '../helpers/sheets.js';
 
 /** util-linux's `script` gives a command a pseudo-terminal (installed with util-linux in CI). */
@@ -63,5 +64,24 @@ describe.skipIf(!HAS_SCRIPT)('at a terminal', { timeout: 90_000 }, () => {
     );
     expect(shown).toContain('EXIT=0');
     expect(shown).toContain('Control totals: 12 rows ✓, MXN 19,200.00 ✓, USD 24,905.74 ✓');
+  });
+
+  it('reconcile with every payout final says there is nothing to reconcile; status labels when a run started and finished', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const sheet = path.join(dir, 'payouts.csv');
+    await copyFile(CLEAN_SAMPLE, sheet);
+    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: initTestRegister(path.join(dir, 'register.db')) };
+    expect(await atTerminal(['run', sheet, '--base-url', sb.url, '--wait', '10'], dir, env)).toContain(
+      'EXIT=',
+    );
+    await atTerminal(['reconcile', '--base-url', sb.url], dir, env);
+    const again = await atTerminal(['reconcile', '--base-url', sb.url], dir, env);
+    expect(again).toContain('EXIT=0');
+    expect(again).toContain('payouts: nothing to reconcile: 12 payouts already final');
+    const status = await atTerminal(['status'], dir, env);
+    expect(status).toMatch(
+      /^started \d{4}-\d\d-\d\dT[\d:.]+Z, finished \d{4}-\d\d-\d\dT[\d:.]+Z: payouts\.csv, 12 rows/m,
+    );
   });
 });
