@@ -400,7 +400,7 @@ describe('validate on a worker thread', () => {
       const two = await validateSheet({ ...options, outPath: path.join(dir, 'two.csv'), worker: true });
       const since = JSON.parse(JSON.stringify(two.sincePrevious));
       expect(since).toEqual(JSON.parse(JSON.stringify(one.sincePrevious)));
-      expect(since.batch).toEqual({ sheet: 'october.csv', at, rows: 3000 });
+      expect(since.batch).toEqual({ sheet: 'october.csv', at, rows: 3000, chosenBy: 'latest' });
       expect(since.missingPayees.length).toBeGreaterThan(0);
       expect(since.changedAmounts.length).toBeGreaterThan(0);
       expect(since.totals).toEqual(JSON.parse(JSON.stringify(one.sincePrevious!.totals)));
