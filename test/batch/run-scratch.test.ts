@@ -15,20 +15,18 @@ import {
   paymentsOf,
   SANDBOX_ENV,
   spawnCli,
-  testDir,
   testSandbox,
+  testSheet,
   whenPaid,
 } from '../helpers/payouts.js';
 import { initTestRegister } from '../helpers/register.js';
-import { generateRows, readCsv, type SheetRow, writeSheet } from '../helpers/sheets.js';
+import { readCsv, type SheetRow } from '../helpers/sheets.js';
 import { CAN_MOUNT, MOUNT_NOTE, mountTmpfs, remountReadOnly } from '../helpers/tmpfs.js';
 
 async function setup(count: number, prefix: string) {
   const sb = await testSandbox({ latencyMs: 5 });
-  const dir = await testDir();
-  const sheet = path.join(dir, `${prefix.toLowerCase()}.csv`);
-  const rows = generateRows(count, { prefix });
-  await writeSheet(sheet, rows);
+  const { sheet, rows } = await testSheet(count, prefix);
+  const dir = path.dirname(sheet);
   const scratch = path.join(dir, 'scratch');
   await mkdir(scratch);
   const register = initTestRegister(path.join(dir, 'state', 'register.db'));
