@@ -15,6 +15,7 @@
 
 import { type Clock, realSleep, type Sleep, systemClock } from '../clock.js';
 import { InterruptedError, ServiceUnavailableError } from '../errors.js';
+import { OUTAGE_BUDGET } from '../outage-budget.js';
 
 /** Defaults in one object (`--max-outage` sets `maxOutageMs`). */
 export const BREAKER_DEFAULTS = {
@@ -24,7 +25,7 @@ export const BREAKER_DEFAULTS = {
   openMs: 1_000,
   maxOpenMs: 8_000,
   /** How long an outage (from its first failed attempt) is waited through before giving up. */
-  maxOutageMs: 30_000,
+  maxOutageMs: OUTAGE_BUDGET.maxOutageMs as number,
   /** How often a waiting request looks again while a probe is under way. */
   pollMs: 100,
 };

@@ -5,16 +5,10 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Clock, Sleep } from '../clock.js';
+import { deadlineWithin } from '../outage-budget.js';
 import { type BeneficiariesApi, beneficiariesApi } from './beneficiaries.js';
 import { BREAKER_DEFAULTS, type BreakerSettings, CircuitBreaker } from './breaker.js';
-import {
-  type ApiLogger,
-  createDispatcher,
-  HttpClient,
-  type RetryPolicy,
-  requestDeadlineMs,
-  type Timeouts,
-} from './http.js';
+import { type ApiLogger, createDispatcher, HttpClient, type RetryPolicy, type Timeouts } from './http.js';
 import { type IntegratorsApi, integratorsApi } from './integrators.js';
 import { RateLimiter } from './rate.js';
 import { type RecipientsApi, recipientsApi } from './recipients.js';
@@ -85,7 +79,7 @@ export function createClient(options: ClientOptions): PayoutsClient {
   const connections = options.concurrency === undefined ? undefined : options.concurrency + 2;
   // Each attempt's deadline follows --max-outage, so that stalls too end within it.
   const maxOutageMs = options.breaker?.maxOutageMs ?? BREAKER_DEFAULTS.maxOutageMs;
-  const timeouts = { deadlineMs: requestDeadlineMs(maxOutageMs), ...options.timeouts };
+  const timeouts = { deadlineMs: deadlineWithin(maxOutageMs), ...options.timeouts };
   const dispatcher = options.dispatcher ?? createDispatcher(timeouts, connections);
   const shared = {
     dispatcher,

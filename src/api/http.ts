@@ -21,6 +21,7 @@ import {
   ServiceError,
   ServiceUnavailableError,
 } from '../errors.js';
+import { OUTAGE_BUDGET } from '../outage-budget.js';
 import { LinkedAbort } from './abort.js';
 import type { AttemptVerdict, CircuitBreaker } from './breaker.js';
 import { ErrorBodySchema, HEADERS } from './contract.js';
@@ -56,23 +57,13 @@ export interface Timeouts {
 }
 
 export const TIMEOUT_DEFAULTS: Timeouts = {
-  deadlineMs: 20_000,
+  deadlineMs: OUTAGE_BUDGET.deadlineCapMs,
   connectMs: 10_000,
   headersMs: 30_000,
   bodyMs: 30_000,
   keepAliveMs: 4_000,
   keepAliveMaxMs: 10_000,
 };
-
-/**
- * The one place an attempt's deadline is set: at most 20 s, and half of `--max-outage`, so
- * that an outage made of stalled requests still ends within `--max-outage` plus one deadline
- * (README "Exit codes", 6). Never under 1 s: a run that waits through no outage still needs
- * answers.
- */
-export function requestDeadlineMs(maxOutageMs: number): number {
-  return Math.max(1_000, Math.min(TIMEOUT_DEFAULTS.deadlineMs, Math.floor(maxOutageMs / 2)));
-}
 
 /** The error code of an attempt that outlived its deadline (retry.ts: it may have taken effect). */
 export const DEADLINE_CODE = 'PAYOUTS_DEADLINE';

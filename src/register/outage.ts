@@ -15,17 +15,13 @@
  * absent, it is written again.
  */
 import { InterruptedError, RegisterError } from '../errors.js';
+import { OUTAGE_BUDGET } from '../outage-budget.js';
 import type { Driver, Sql } from './sql.js';
-
-/** A register operation's deadline for an outage budget: half of it, at most 20 s, at least 1 s (as a request's). */
-export function registerDeadlineMs(maxOutageMs: number): number {
-  return Math.max(1_000, Math.min(20_000, Math.floor(maxOutageMs / 2)));
-}
 
 /** Defaults in one object. */
 export const OUTAGE_DEFAULTS = {
-  /** `--max-outage`'s default (breaker.ts). */
-  maxOutageMs: 30_000,
+  /** `--max-outage`'s default, the service's and the register's alike (outage-budget.ts). */
+  maxOutageMs: OUTAGE_BUDGET.maxOutageMs,
   /** The first wait before an operation runs again, doubled up to `maxWaitMs`, with jitter. */
   firstWaitMs: 20,
   maxWaitMs: 1_000,

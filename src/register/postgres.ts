@@ -20,10 +20,11 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { systemClock } from '../clock.js';
 import { InterruptedError, PayoutsError, RegisterError } from '../errors.js';
+import { deadlineWithin } from '../outage-budget.js';
 import type { GroupCommit } from './group-commit.js';
 import { LEASE, type StoreTime } from './lease.js';
 import { missingRegister } from './location.js';
-import { OUTAGE_DEFAULTS, pause, registerDeadlineMs } from './outage.js';
+import { OUTAGE_DEFAULTS, pause } from './outage.js';
 import { postgresConnection } from './pg-connection.js';
 import { pgFailureOf } from './pg-errors.js';
 import { pgpassWarningsAsProcessWarnings } from './pg-warnings.js';
@@ -84,7 +85,7 @@ export async function openPostgresRegister(
   // Read once, by node-postgres' own parser; shown only without its password (pg-connection.ts).
   const connection = postgresConnection(url);
   for (const warning of connection.warnings) options.warn?.(warning);
-  const deadlineMs = registerDeadlineMs(options.maxOutageMs ?? OUTAGE_DEFAULTS.maxOutageMs);
+  const deadlineMs = deadlineWithin(options.maxOutageMs ?? OUTAGE_DEFAULTS.maxOutageMs);
   const pool = new pg.Pool({
     ...connection.config,
     max: POSTGRES_DEFAULTS.poolSize,

@@ -1,7 +1,8 @@
 /** Waiting through an outage of the register, once for any driver (outage.ts). */
 import { describe, expect, it } from 'vitest';
 import { InterruptedError, RegisterError } from '../../src/errors.js';
-import { OutageDriver, registerDeadlineMs } from '../../src/register/outage.js';
+import { deadlineWithin } from '../../src/outage-budget.js';
+import { OutageDriver } from '../../src/register/outage.js';
 import type { Driver, Sql } from '../../src/register/sql.js';
 
 class Outage extends Error {
@@ -113,9 +114,9 @@ describe('OutageDriver', () => {
   });
 
   it('has the request deadline: half of --max-outage, at most 20 s, at least 1 s', () => {
-    expect(registerDeadlineMs(4_000)).toBe(2_000);
-    expect(registerDeadlineMs(30_000)).toBe(15_000);
-    expect(registerDeadlineMs(600_000)).toBe(20_000);
-    expect(registerDeadlineMs(500)).toBe(1_000);
+    expect(deadlineWithin(4_000)).toBe(2_000);
+    expect(deadlineWithin(30_000)).toBe(15_000);
+    expect(deadlineWithin(600_000)).toBe(20_000);
+    expect(deadlineWithin(500)).toBe(1_000);
   });
 });
