@@ -3,7 +3,7 @@
  * exists but refuses children with ENOENT (under /proc), at full CPU and deaf to signals;
  * here each missing level is created once, parent first, and the first refusal is the error.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statfsSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -38,5 +38,15 @@ export async function makeFolder(dir: string, mode = 0o777): Promise<void> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
+  }
+}
+
+/** Bytes free for this user in the file system of `folder`, or undefined when it cannot be told. */
+export function freeBytes(folder: string): number | undefined {
+  try {
+    const fs = statfsSync(folder);
+    return fs.bavail * fs.bsize;
+  } catch {
+    return undefined;
   }
 }

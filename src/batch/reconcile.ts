@@ -130,9 +130,10 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
       unavailable: false,
     };
     const stopped = () => signal.aborted || client.breaker.gaveUp;
+    let store: ScopeStore | undefined;
     if (integratorId !== undefined) {
-      const scope = await scopeOf(register, { service, integratorId }, {});
-      const store = await register.openScope(scope);
+      const scoped = await register.openScope(await scopeOf(register, { service, integratorId }, {}));
+      store = scoped;
       const note: Note = (payout, outcome, extra = {}) => {
         const entry: ReconciledPayout = {
           reference: payout.reference,
@@ -150,13 +151,13 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
       };
       const limit = pLimit(options.concurrency);
       const self = newSelf();
-      for await (const page of targets(store, options, note, self)) {
+      for await (const page of targets(scoped, options, note, self)) {
         if (stopped()) break;
         await Promise.all(
           page.map((payout) =>
             limit(async () => {
               if (stopped()) return;
-              await settleOne(client, store, payout, note, signal, self);
+              await settleOne(client, scoped, payout, note, signal, self);
             }),
           ),
         );
@@ -165,10 +166,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     report.interrupted = signal.aborted;
     report.unavailable = client.breaker.gaveUp;
     const asked = Object.values(report.counts).some((n) => n > 0);
-    if (integratorId !== undefined && !asked && !stopped() && !options.references?.length) {
-      const store = await register.openScope(await scopeOf(register, { service, integratorId }, {}));
+    if (store !== undefined && !asked && !stopped() && !options.references?.length)
       report.alreadyFinal = await countFinal(store, options.since);
-    }
     return report;
   } finally {
     await register?.close().catch(() => {});

@@ -5,10 +5,10 @@
  * words that names the folder and what to do (exit 2 before sending, 6 after), never a crash;
  * and before anything is sent the run checks that the sheet fits.
  */
-import { statfsSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { errnoOf, ScratchError } from '../errors.js';
+import { freeBytes } from '../folders.js';
 
 /** Text gathered before a write. */
 export const WRITE_CHARS = 256 * 1024;
@@ -72,16 +72,6 @@ export async function inScratch<T>(step: () => Promise<T>): Promise<T> {
     return await step();
   } catch (error) {
     throw scratchFailure(error);
-  }
-}
-
-/** Bytes free for this user in the file system of `folder`, or undefined when it cannot be told. */
-export function freeBytes(folder = scratchFolder()): number | undefined {
-  try {
-    const fs = statfsSync(folder);
-    return fs.bavail * fs.bsize;
-  } catch {
-    return undefined;
   }
 }
 

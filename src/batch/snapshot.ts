@@ -6,7 +6,7 @@
  * numbers), removed when the run ends. A run killed before it could remove its snapshot
  * (SIGKILL, a power cut) leaves it behind: the next run on this host removes it.
  */
-import { lstat, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { pidAlive } from '../register/lease.js';
@@ -44,11 +44,6 @@ export class RowSnapshot {
   /** Writes what is pending; call before replaying. */
   async seal(): Promise<void> {
     await this.lines.seal();
-  }
-
-  /** The bytes the stored rows take (the scratch space's measure of this sheet). */
-  async size(): Promise<number> {
-    return (await stat(this.lines.file)).size;
   }
 
   /** The rows in the order they were stored. */

@@ -13,12 +13,12 @@
  * reader runs on the boot that wrote it (one machine: no wall clock, faked or not, can cut a
  * live run's lease short), else by the wall clock (lease.ts leaseExpired).
  */
-import { closeSync, existsSync, openSync, statfsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
 import { type Clock, systemClock } from '../clock.js';
 import { errnoOf, InterruptedError, RegisterError } from '../errors.js';
-import { makeFolderSync } from '../folders.js';
+import { freeBytes, makeFolderSync } from '../folders.js';
 import type { GroupCommit } from './group-commit.js';
 import { historyRowId, historyRowIdSql } from './history-row.js';
 import { type BootClock, LEASE, leaseExpired, type StoreTime, systemBootClock } from './lease.js';
@@ -192,11 +192,7 @@ export function openSqliteRegister(
 
 /** Whether the file system of `folder` has no block left for this user. */
 function diskFull(folder: string): boolean {
-  try {
-    return statfsSync(folder).bavail === 0;
-  } catch {
-    return false;
-  }
+  return freeBytes(folder) === 0;
 }
 
 /** The register's file and folder, private to this user (0600, 0700), made where missing. */
