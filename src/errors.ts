@@ -2,7 +2,7 @@
  * The one error family of payouts (docs/architecture.md "Errors").
  * Every error a user can meet is a PayoutsError with a code from a closed union. Its kind's
  * exit code (`exitCode`) is what it means when nothing was sent; the code a command ends with
- * is decided in one place, runExitCode in src/batch/exit-code.ts (README "Exit codes").
+ * is decided in one place, runExitCode in src/cli/exit-code.ts (README "Exit codes").
  */
 import { redactSecrets } from './redact.js';
 
@@ -375,4 +375,23 @@ export function systemErrorInWords(error: unknown): string {
 /** An errno (or SQLite code) in words a finance person can act on. */
 export function errnoInWords(errno: string): string {
   return ERRNO_WORDS[errno] ?? ERRNO_WORDS[errno.replace(/_.*$/, '')] ?? `system error ${errno}`;
+}
+
+// Errors that ended a command after something was sent: a run that stopped on refused
+// credentials mid-run still leaves rows to run again, which is exit 6, not 3.
+const sentBeforeThrown = new WeakSet<object>();
+
+/**
+ * Marks an error as thrown after a request that may move money left, so that the one exit
+ * path gives 0, 1, 5 or 6 for it; a storage error becomes its after-sending self (exit 6).
+ */
+export function afterSending(error: unknown): unknown {
+  if (error instanceof StorageError) return error.sent();
+  if (typeof error === 'object' && error !== null) sentBeforeThrown.add(error);
+  return error;
+}
+
+/** Whether `afterSending` marked this error: a request that may move money had left. */
+export function thrownAfterSending(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && sentBeforeThrown.has(error);
 }

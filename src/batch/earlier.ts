@@ -6,7 +6,7 @@
 import { describeDetails, type PayoutDetails } from '../register/details.js';
 import type { PayoutRecord } from '../register/types.js';
 import type { RegisterVerdict } from '../register/verdict.js';
-import type { RowResult } from './row-steps.js';
+import type { RowResult } from './summary.js';
 
 /** A row's result columns when the register decides it (the same columns as a sent row's). */
 export type EarlierResult = RowResult;

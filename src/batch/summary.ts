@@ -176,3 +176,18 @@ export function formatAmountForPeople(minor: bigint): string {
   const digits = negative ? whole.slice(1) : whole;
   return `${negative ? '-' : ''}${digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
 }
+
+/** What a row came to in this run: its results-file columns. */
+export interface RowResult {
+  status: RowStatus;
+  errors: string[];
+  beneficiaryId?: string;
+  recipientId?: string;
+  simulationId?: string;
+  transactionId?: string;
+  /**
+   * An error that ends the run although this row's result stands: the register failed to
+   * record an answer the service gave (the row is what the service said, not "not sent").
+   */
+  runError?: unknown;
+}

@@ -3,7 +3,7 @@ import type { PayoutsClient } from '../api/client.js';
 import { type Clock, realSleep, type Sleep, systemClock } from '../clock.js';
 import { PayoutsError } from '../errors.js';
 import type { TransactionOutcome } from '../webhooks/reconcile.js';
-import type { RowResult } from './row-steps.js';
+import type { RowResult } from './summary.js';
 
 type SentRow = RowResult & { rowNumber: number };
 

@@ -7,8 +7,9 @@
  * A thrown error is the log's one fatal record, and main.ts's one top-level handler prints it
  * (or the JSON error object) and gives it its code.
  */
-import { exitCodeOfError } from '../batch/exit-code.js';
+
 import type { StorageError } from '../errors.js';
+import { exitCodeOfError } from './exit-code.js';
 import type { CliIo } from './io.js';
 import { type CommandLog, type LogArgs, logSettingsOf, openCommandLog } from './logging.js';
 

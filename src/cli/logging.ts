@@ -12,11 +12,11 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import type { Argv } from 'yargs';
-import { exitCodeOfError } from '../batch/exit-code.js';
 import { BatchSummary, ROW_STATUSES } from '../batch/summary.js';
 import { PayoutsError, StorageError } from '../errors.js';
 import { SECRET_KEYS, scrub, scrubValue } from '../redact.js';
 import { PRIVATE_FILE_MODE } from '../sheet/atomic-file.js';
+import { exitCodeOfError } from './exit-code.js';
 import { warningsTo } from './process-warnings.js';
 
 export type LogFormat = 'json' | 'text';

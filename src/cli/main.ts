@@ -8,10 +8,10 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { hideBin, Parser } from 'yargs/helpers';
-import { exitCodeOfError, outcomeCode } from '../batch/exit-code.js';
 import { checkEnvironment, switchedOn } from '../environment.js';
 import { PayoutsError, UsageError } from '../errors.js';
 import type { CommandModule } from './command.js';
+import { exitCodeOfError, outcomeCode } from './exit-code.js';
 import { type CliIo, println, processIo } from './io.js';
 import {
   createLogger,

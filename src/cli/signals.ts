@@ -5,7 +5,7 @@
  * later, whatever still holds it. SIGHUP is a closed terminal or session: a cron job's command
  * must not die of it unrecorded.
  */
-import { runExitCode } from '../batch/exit-code.js';
+import { runExitCode } from './exit-code.js';
 
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 

@@ -1,4 +1,3 @@
-import { runExitCode } from '../batch/exit-code.js';
 import type { ControlTotals } from '../batch/guards.js';
 import { chosenInWords, type SincePrevious } from '../batch/since-previous.js';
 import {
@@ -7,10 +6,11 @@ import {
   groupDecimalForPeople,
   ROW_STATUSES,
 } from '../batch/summary.js';
-import type { RowSample } from '../batch/validate.js';
+import type { RowSample } from '../batch/verdicts.js';
 import { SIGNALS, type WarningTally } from '../batch/warnings.js';
 import type { PayoutsError } from '../errors.js';
 import { boundCell } from '../sheet/quote.js';
+import { runExitCode } from './exit-code.js';
 import { type CliIo, println } from './io.js';
 
 /** The facts a command reports, in both the human and the `--json` summary. */

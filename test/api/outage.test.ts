@@ -10,7 +10,7 @@ import { TOKEN_PATH } from '../../src/api/contract.js';
 import { HttpClient } from '../../src/api/http.js';
 import { RateLimiter } from '../../src/api/rate.js';
 import { TokenManager } from '../../src/api/token.js';
-import { transactionFailure } from '../../src/batch/outcome.js';
+import { transactionFailure } from '../../src/batch/run/outcome.js';
 import { InterruptedError, NetworkError, ServiceError, ServiceUnavailableError } from '../../src/errors.js';
 import { type FakeTime, fakeTime } from './helpers/fake-time.js';
 import {

@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InOrder } from '../../src/batch/in-order.js';
-import { type ResultSpool, ResultSpoolWriter } from '../../src/batch/result-spool.js';
-import type { SentRow } from '../../src/batch/run-results.js';
+import { InOrder } from '../../src/batch/run/in-order.js';
+import { type ResultSpool, ResultSpoolWriter } from '../../src/batch/run/result-spool.js';
+import type { SentRow } from '../../src/batch/run/results.js';
 
 describe('InOrder', () => {
   it('hands rows on in the order they were taken, as soon as every row before them finished', () => {

@@ -6,7 +6,7 @@ import {
   notSentInterrupted,
   StepFailure,
   transactionFailure,
-} from '../../src/batch/outcome.js';
+} from '../../src/batch/run/outcome.js';
 import {
   AuthError,
   InterruptedError,

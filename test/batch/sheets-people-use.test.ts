@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prepareSheet } from '../../src/batch/prepare.js';
 import { BatchSummary } from '../../src/batch/summary.js';
-import { validateSheet } from '../../src/batch/validate.js';
+import { validateSheet } from '../../src/batch/validate/validate.js';
 import { EXIT, GuardError, SheetError } from '../../src/errors.js';
 import type { CsvEncoding } from '../../src/sheet/csv.js';
 import { headerPredicate } from '../../src/sheet/headers.js';

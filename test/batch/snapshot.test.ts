@@ -5,7 +5,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeRow, encodeRow, RowSnapshot, removeStaleSnapshots } from '../../src/batch/snapshot.js';
+import { decodeRow, encodeRow, RowSnapshot, removeStaleSnapshots } from '../../src/batch/run/snapshot.js';
 import type { RawRow } from '../../src/sheet/types.js';
 import { withTempDir } from '../helpers/cli.js';
 

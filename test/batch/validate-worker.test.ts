@@ -16,7 +16,7 @@ import {
   writeSheet,
 } from '../helpers/sheets.js';
 
-type ValidateModule = typeof import('../../src/batch/validate.js');
+type ValidateModule = typeof import('../../src/batch/validate/validate.js');
 type ErrorsModule = typeof import('../../src/errors.js');
 type PrepareModule = typeof import('../../src/batch/prepare.js');
 type SqliteModule = typeof import('../../src/register/sqlite.js');

@@ -3,7 +3,6 @@
  * worker, and the verdicts it sends back, each packed and read back as they were.
  */
 import { describe, expect, it } from 'vitest';
-import { type RowVerdict, VALID, validNewPayee } from '../../src/batch/verdicts.js';
 import {
   describeError,
   digestedAt,
@@ -12,7 +11,8 @@ import {
   unpackRows,
   VerdictPacker,
   verdictAt,
-} from '../../src/batch/worker-codec.js';
+} from '../../src/batch/validate/worker-codec.js';
+import { type RowVerdict, VALID, validNewPayee } from '../../src/batch/verdicts.js';
 import { EXIT, RegisterError, SheetError, StorageError } from '../../src/errors.js';
 import { EMPTY_CELL, type RawRow } from '../../src/sheet/types.js';
 

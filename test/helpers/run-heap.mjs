@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import pino from 'pino';
 
 const [dist, sheetPath, baseUrl, register, outPath] = process.argv.slice(2);
-const { runBatch } = await import(pathToFileURL(path.join(dist, 'batch', 'run.js')).href);
+const { runBatch } = await import(pathToFileURL(path.join(dist, 'batch', 'run', 'run.js')).href);
 
 let heapUsed;
 const report = await runBatch({

@@ -4,7 +4,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { validateSheet } from '../../src/batch/validate.js';
+import { validateSheet } from '../../src/batch/validate/validate.js';
 import { readSheet, texts, useTempDirs } from './tmp.js';
 
 const tempDir = useTempDirs();

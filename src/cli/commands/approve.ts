@@ -22,9 +22,8 @@ import {
 import { signStatement } from '../../approvals/sign.js';
 import { approvalStatement, parseStatement, utcDay } from '../../approvals/statement.js';
 import { verifyApproval } from '../../approvals/verify.js';
-import { outcomeCode } from '../../batch/exit-code.js';
 import type { SheetOptions } from '../../batch/prepare.js';
-import { validateSheet } from '../../batch/validate.js';
+import { validateSheet } from '../../batch/validate/validate.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { fromEnvironment } from '../../environment.js';
 import { GuardError, UsageError } from '../../errors.js';
@@ -34,6 +33,7 @@ import { openExistingRegister, openNamedRegister, openRegister } from '../../reg
 import type { ApprovalRecord } from '../../register/types.js';
 import { formatByExtension } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
+import { outcomeCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
 import { type Ending, runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, type LogArgs, logOptions } from '../logging.js';

@@ -5,19 +5,19 @@
  */
 import type { Argv } from 'yargs';
 import { BREAKER_DEFAULTS } from '../../api/breaker.js';
-import { runExitCode } from '../../batch/exit-code.js';
 import {
   type Outcome,
   type ReconcileOptions,
   type ReconcileReport,
   reconcile,
-} from '../../batch/reconcile.js';
+} from '../../batch/reconcile/reconcile.js';
 import { BatchSummary, formatAmountForPeople } from '../../batch/summary.js';
 import { UsageError } from '../../errors.js';
 import { registerLocationText, registerSourceOf } from '../../register/location.js';
 import { boundCell } from '../../sheet/quote.js';
 import type { ArgsOf } from '../command.js';
 import { connectionFromArgs } from '../connection.js';
+import { runExitCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
 import { type Ending, runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, type LogArgs, logOptions } from '../logging.js';

@@ -8,7 +8,6 @@
  * (stderr, or --log-file).
  */
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import { copyRegister } from '../../register/copy.js';
 import {
@@ -21,6 +20,7 @@ import {
 } from '../../register/location.js';
 import { initRegister, openExistingRegister, openRegister } from '../../register/open.js';
 import type { ArgsOf } from '../command.js';
+import { outcomeCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
 import { type Ending, runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, type LogArgs, logOptions } from '../logging.js';

@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { BREAKER_DEFAULTS } from '../../api/breaker.js';
-import { runExitCode } from '../../batch/exit-code.js';
 import type { ControlTotals } from '../../batch/guards.js';
 import type { SheetOptions } from '../../batch/prepare.js';
-import { runBatch } from '../../batch/run.js';
+import { runBatch } from '../../batch/run/run.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { UsageError } from '../../errors.js';
 import {
@@ -22,6 +21,7 @@ import type { SandboxHandle } from '../../sandbox/index.js';
 import { formatByExtension, resultsPathFor, writtenSince } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
 import { type Connection, connectionFromArgs } from '../connection.js';
+import { runExitCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
 import { type Ending, runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, type LogArgs, logOptions, runFinishedFields } from '../logging.js';
@@ -130,6 +130,7 @@ export async function runCommand(
     const report = await runBatch({
       ...options,
       rehearsal: options.sandbox,
+      exitCodeOf: runExitCode,
       register,
       connection,
       logger,

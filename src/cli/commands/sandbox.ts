@@ -1,8 +1,8 @@
 /** `payouts sandbox` (README "Commands"): the local simulator of the service, on 127.0.0.1. */
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
 import { type SandboxHandle, sandboxOptionsFromFlags, startSandbox } from '../../sandbox/index.js';
 import type { ArgsOf } from '../command.js';
+import { outcomeCode } from '../exit-code.js';
 import { type CliIo, println } from '../io.js';
 import { sandboxFlags } from '../sandbox-flags.js';
 import { untilStopped } from '../signals.js';

@@ -5,7 +5,6 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
 import type { SheetOptions } from '../../batch/prepare.js';
 import { UsageError } from '../../errors.js';
 import type { ScopeHint } from '../../register/choose.js';
@@ -19,6 +18,7 @@ import {
   type StatusReport,
 } from '../../register/status.js';
 import type { ArgsOf } from '../command.js';
+import { outcomeCode } from '../exit-code.js';
 import { type CliIo, println } from '../io.js';
 import { registerHint, registerOption, sheetReadingOf, sheetReadingOptions } from '../options.js';
 import { countOf } from '../summary.js';

@@ -1,6 +1,5 @@
 /** `payouts template [rail...]` (README "Commands"): blank CSV and XLSX sheet templates. */
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
 import { parseRail, RAILS, type Rail } from '../../columns/rails.js';
 import { UsageError } from '../../errors.js';
 import {
@@ -11,6 +10,7 @@ import {
   writeTemplatesTo,
 } from '../../rows/templates.js';
 import type { ArgsOf } from '../command.js';
+import { outcomeCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
 import { type Ending, runLifecycle } from '../lifecycle.js';
 import { type LogArgs, logOptions } from '../logging.js';

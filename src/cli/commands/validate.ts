@@ -2,7 +2,7 @@
 import type { Argv } from 'yargs';
 import type { ControlTotals } from '../../batch/guards.js';
 import type { SheetOptions } from '../../batch/prepare.js';
-import { type ValidateOptions, validateSheet } from '../../batch/validate.js';
+import { type ValidateOptions, validateSheet } from '../../batch/validate/validate.js';
 import { systemClock } from '../../clock.js';
 import { writeReport } from '../../report/html.js';
 import { reportPathFor } from '../../sheet/results-path.js';

@@ -2,7 +2,6 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
 import { STOP_GRACE_MS } from '../../batch/stop-grace.js';
 import { UsageError } from '../../errors.js';
 import {
@@ -24,6 +23,7 @@ import {
 } from '../../webhooks/receiver.js';
 import { transactionOutcomeOf } from '../../webhooks/reconcile.js';
 import { secretFingerprint } from '../../webhooks/secret.js';
+import { outcomeCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
 import { type Ending, lifecycleOf } from '../lifecycle.js';
 import { type CommandLog, type LogArgs, logOptions, logSettingsOf, openCommandLog } from '../logging.js';

@@ -1,8 +1,8 @@
 /** `payouts webhooks rotate-secret`: regenerates the secret (docs/service.md "Webhooks") and hands over the new one. */
 
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionOptions } from '../connection.js';
+import { outcomeCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
 import { runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, logOptions } from '../logging.js';

@@ -1,10 +1,10 @@
 /** `payouts webhooks set-url`: sets (or with --clear removes) the callback URL. */
 
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
 import { UsageError } from '../../errors.js';
 import { callbackUrlProblem } from '../../webhooks/callback-url.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
+import { outcomeCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
 import { runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, logOptions } from '../logging.js';

@@ -1,8 +1,8 @@
 /** `payouts webhooks show-url`: the callback URL the service holds. */
 
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
 import { connectionFromArgs, connectionOptions } from '../connection.js';
+import { outcomeCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
 import { runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, logOptions } from '../logging.js';

@@ -2,9 +2,9 @@
 
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { outcomeCode } from '../../batch/exit-code.js';
 import { secretFingerprint } from '../../webhooks/secret.js';
 import { readBodyFile, verifySignature } from '../../webhooks/signature.js';
+import { outcomeCode } from '../exit-code.js';
 import { type CliIo, println } from '../io.js';
 import { secretInputOptions, webhookSecretsFrom } from './secret-input.js';
 

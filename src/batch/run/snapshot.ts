@@ -9,9 +9,9 @@
 import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { pidAlive } from '../register/lease.js';
-import type { Cell, CellKind, RawRow } from '../sheet/types.js';
-import { inScratch, ScratchLines, scratchFolder, scratchLines } from './scratch.js';
+import { pidAlive } from '../../register/lease.js';
+import type { Cell, CellKind, RawRow } from '../../sheet/types.js';
+import { inScratch, ScratchLines, scratchFolder, scratchLines } from '../scratch.js';
 
 export class RowSnapshot {
   private constructor(

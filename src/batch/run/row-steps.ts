@@ -3,28 +3,17 @@
  * recorded in the register as it happens. The transaction's intent is durable before its request
  * leaves (docs/register.md "The rules").
  */
-import type { PayoutsClient } from '../api/client.js';
-import { isSimulationExpired, payeeGone } from '../api/transactions.js';
-import { creationKey, type ScopeIdentity, transactionKey as transactionKeyOf } from '../register/identity.js';
-import type { PayoutChange, PayoutRecord, ScopeStore } from '../register/types.js';
-import type { PayoutRow } from '../rows/types.js';
+import type { PayoutsClient } from '../../api/client.js';
+import { isSimulationExpired, payeeGone } from '../../api/transactions.js';
+import {
+  creationKey,
+  type ScopeIdentity,
+  transactionKey as transactionKeyOf,
+} from '../../register/identity.js';
+import type { PayoutChange, PayoutRecord, ScopeStore } from '../../register/types.js';
+import type { PayoutRow } from '../../rows/types.js';
+import type { RowResult } from '../summary.js';
 import { asStepFailure, notSentInterrupted, StepFailure, transactionFailure } from './outcome.js';
-import type { RowStatus } from './summary.js';
-
-/** What a row came to in this run: its results-file columns. */
-export interface RowResult {
-  status: RowStatus;
-  errors: string[];
-  beneficiaryId?: string;
-  recipientId?: string;
-  simulationId?: string;
-  transactionId?: string;
-  /**
-   * An error that ends the run although this row's result stands: the register failed to
-   * record an answer the service gave (the row is what the service said, not "not sent").
-   */
-  runError?: unknown;
-}
 
 /** The payee ids of a row that the service no longer knows, to be created anew. */
 interface Replacing {

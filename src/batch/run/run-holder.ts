@@ -3,16 +3,16 @@
  * anything that may move money has left yet.
  */
 import path from 'node:path';
-import type { RateLimiter } from '../api/rate.js';
-import type { Clock } from '../clock.js';
-import { detailsOf, type PayoutDetails } from '../register/details.js';
-import { transactionKey } from '../register/identity.js';
-import { LEASE, markLive, newSelf, type Self } from '../register/lease.js';
-import { LiveLock } from '../register/live-lock.js';
-import type { ClaimRequest, ScopeStore } from '../register/types.js';
-import { claimJudge, type RegisterVerdict } from '../register/verdict.js';
-import type { PreparedRow } from './prepare.js';
-import type { BatchSummary } from './summary.js';
+import type { RateLimiter } from '../../api/rate.js';
+import type { Clock } from '../../clock.js';
+import { detailsOf, type PayoutDetails } from '../../register/details.js';
+import { transactionKey } from '../../register/identity.js';
+import { LEASE, markLive, newSelf, type Self } from '../../register/lease.js';
+import { LiveLock } from '../../register/live-lock.js';
+import type { ClaimRequest, ScopeStore } from '../../register/types.js';
+import { claimJudge, type RegisterVerdict } from '../../register/verdict.js';
+import type { PreparedRow } from '../prepare.js';
+import type { BatchSummary } from '../summary.js';
 
 /**
  * This run in the register: its record, its heartbeat (so other runs know its claims are

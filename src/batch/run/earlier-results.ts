@@ -6,12 +6,12 @@
  * where its row number and reference are those of the row now; anything else is left unsaid.
  */
 import { existsSync } from 'node:fs';
-import type { ColumnIndex } from '../columns/columns.js';
-import { openSheet } from '../sheet/open.js';
-import { RESULT_COLUMNS, resultsLayout } from '../sheet/results.js';
-import type { RawRow } from '../sheet/types.js';
+import type { ColumnIndex } from '../../columns/columns.js';
+import { openSheet } from '../../sheet/open.js';
+import { RESULT_COLUMNS, resultsLayout } from '../../sheet/results.js';
+import type { RawRow } from '../../sheet/types.js';
+import type { RowResult } from '../summary.js';
 import type { SentRow } from './result-spool.js';
-import type { RowResult } from './row-steps.js';
 
 /** Earlier outcomes worth keeping: a transaction exists or may exist for the row. */
 const KEPT: ReadonlySet<string> = new Set(['submitted', 'completed', 'unknown']);

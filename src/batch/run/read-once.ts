@@ -4,9 +4,7 @@
  * replay of those rows for the send pass and the results file.
  */
 import { stat } from 'node:fs/promises';
-import { rowRead } from './collect.js';
-import { BatchDigest } from './digest.js';
-import type { JudgedWarnings } from './judged.js';
+import { BatchDigest } from '../digest.js';
 import {
   type KnownRepeats,
   openResultsFor,
@@ -16,13 +14,15 @@ import {
   RowChecker,
   type SheetOptions,
   sheetNumbers,
-} from './prepare.js';
-import { checkScratchRoom, SCRATCH } from './scratch.js';
+} from '../prepare.js';
+import { checkScratchRoom, SCRATCH } from '../scratch.js';
+import { BatchSummary } from '../summary.js';
+import { totalsRowGuard } from '../totals-row.js';
+import { tally } from '../verdicts.js';
+import { NO_WARNINGS, type RowWarning } from '../warnings.js';
+import { rowRead } from './collect.js';
+import type { JudgedWarnings } from './judged.js';
 import { RowSnapshot } from './snapshot.js';
-import { BatchSummary } from './summary.js';
-import { totalsRowGuard } from './totals-row.js';
-import { tally } from './validate.js';
-import { NO_WARNINGS, type RowWarning } from './warnings.js';
 
 /** What reading and replaying the sheet needs of the run's options. */
 export type ReadOptions = SheetOptions & { outPath?: string; rehearsal?: boolean };

@@ -2,17 +2,21 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { systemClock } from '../clock.js';
-import type { PayoutsError } from '../errors.js';
-import { chooseScope, declaredService, type ScopeHint } from '../register/choose.js';
-import { missingRegister, type RegisterSource, shownLocation, sourceInWords } from '../register/location.js';
-import { openExistingRegister } from '../register/open.js';
-import type { Register, ScopeInfo, ScopeStore } from '../register/types.js';
-import type { ResultRecord, ResultsWriter } from '../sheet/results.js';
-import type { OpenedSheet, RawRow, SheetFormat } from '../sheet/types.js';
-import { CellDigestRows } from './digest.js';
-import { type ControlTotals, checkControlTotals } from './guards.js';
-import { CheckingWorker, IN_FLIGHT, WORKER_OLD_GENERATION_MB, workerOutOfMemory } from './parallel.js';
+import { systemClock } from '../../clock.js';
+import type { PayoutsError } from '../../errors.js';
+import { chooseScope, declaredService, type ScopeHint } from '../../register/choose.js';
+import {
+  missingRegister,
+  type RegisterSource,
+  shownLocation,
+  sourceInWords,
+} from '../../register/location.js';
+import { openExistingRegister } from '../../register/open.js';
+import type { Register, ScopeInfo, ScopeStore } from '../../register/types.js';
+import type { ResultRecord, ResultsWriter } from '../../sheet/results.js';
+import type { OpenedSheet, RawRow, SheetFormat } from '../../sheet/types.js';
+import { CellDigestRows } from '../digest.js';
+import { type ControlTotals, checkControlTotals } from '../guards.js';
 import {
   expectedRowsOf,
   type KnownRepeats,
@@ -22,16 +26,15 @@ import {
   rawBatches,
   type SheetOptions,
   sheetNumbers,
-} from './prepare.js';
-import { RegisterCheck } from './register-check.js';
-import { compareChoiceOf, comparedBatches, type SincePrevious, sinceCandidates } from './since-previous.js';
-import type { BatchSummary } from './summary.js';
-import { totalsRowGuard } from './totals-row.js';
-import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from './verdicts.js';
-import { judgedRight, NO_WARNINGS, PayeeWarnings, type WarningTally } from './warnings.js';
+} from '../prepare.js';
+import { RegisterCheck } from '../register-check.js';
+import { compareChoiceOf, comparedBatches, type SincePrevious, sinceCandidates } from '../since-previous.js';
+import type { BatchSummary } from '../summary.js';
+import { totalsRowGuard } from '../totals-row.js';
+import { type RowSample, type RowVerdict, type SheetFindings, ValidationTally } from '../verdicts.js';
+import { judgedRight, NO_WARNINGS, PayeeWarnings, type WarningTally } from '../warnings.js';
+import { CheckingWorker, IN_FLIGHT, WORKER_OLD_GENERATION_MB, workerOutOfMemory } from './parallel.js';
 import { digestedAt, NO_VERDICTS, packRows, type RowBatch, unpackRows, verdictAt } from './worker-codec.js';
-
-export { type RowSample, tally } from './verdicts.js';
 
 export interface ValidateOptions extends SheetOptions {
   /** Results file; default `<sheet dir>/<sheet name>.results.<ext>` (README, `--out`). */

@@ -7,8 +7,8 @@
  * warnings in memory.
  */
 import { open } from 'node:fs/promises';
-import { ScratchLines } from './scratch.js';
-import { decodeWarnings, encodeWarnings, type RowWarning } from './warnings.js';
+import { ScratchLines } from '../scratch.js';
+import { decodeWarnings, encodeWarnings, type RowWarning } from '../warnings.js';
 
 /** Writes each row's warnings, in sheet order. */
 export class JudgedWarningsWriter {

@@ -10,9 +10,9 @@
  * stops taking rows, so that is the rows under way), to be read after what the file holds.
  */
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
-import type { ScratchError } from '../errors.js';
-import type { RowResult } from './row-steps.js';
-import { diskFull, inScratch, scratchFailure, WRITE_CHARS } from './scratch.js';
+import type { ScratchError } from '../../errors.js';
+import { diskFull, inScratch, scratchFailure, WRITE_CHARS } from '../scratch.js';
+import type { RowResult } from '../summary.js';
 
 /**
  * A row's result with its sheet row number; `fromRegister` when the register decided it (paid

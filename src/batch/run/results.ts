@@ -4,17 +4,17 @@
  * a valid row the send pass did not finish was not sent (`skipped` with the reason). It reads
  * nothing from the register and holds no row but the one it writes.
  */
-import { ClaimLostError } from '../errors.js';
+import { ClaimLostError } from '../../errors.js';
+import { openResultsFor } from '../prepare.js';
+import type { RowResult } from '../summary.js';
+import { BatchSummary } from '../summary.js';
+import { type RowSample, tally } from '../verdicts.js';
+import { messagesOf, NO_WARNINGS, WarningTally } from '../warnings.js';
 import { EarlierResults } from './earlier-results.js';
 import type { JudgedWarnings } from './judged.js';
 import { notSentBecause, notSentInterrupted } from './outcome.js';
-import { openResultsFor } from './prepare.js';
 import { type ReadOptions, type ReadSheet, replayJudged } from './read-once.js';
 import type { ResultSpool, SentRow } from './result-spool.js';
-import type { RowResult } from './row-steps.js';
-import { BatchSummary } from './summary.js';
-import { type RowSample, tally } from './validate.js';
-import { messagesOf, NO_WARNINGS, WarningTally } from './warnings.js';
 
 export type { SentRow } from './result-spool.js';
 

@@ -3,16 +3,8 @@
  * Exit 2 means nothing was sent; once anything was sent the code is 0, 1, 5 or 6, whatever
  * ended the run, so a cron wrapper that retries on 6 and alerts on 1 does the right thing.
  */
-import {
-  EXIT,
-  EXIT_INTERNAL,
-  NetworkError,
-  PayoutsError,
-  RateLimitError,
-  ServiceError,
-  ServiceUnavailableError,
-  StorageError,
-} from '../errors.js';
+import { serviceFailureOf } from '../api/failure.js';
+import { EXIT, EXIT_INTERNAL, PayoutsError, StorageError, thrownAfterSending } from '../errors.js';
 
 export { EXIT_INTERNAL };
 
@@ -35,23 +27,9 @@ export interface Ending {
 /** The ending of a run (the same facts). */
 export type RunHappening = Ending;
 
-// Errors that ended a command after something was sent: a run that stopped on refused
-// credentials mid-run still leaves rows to run again, which is exit 6, not 3.
-const thrownAfterSending = new WeakSet<object>();
-
-/**
- * Marks an error as thrown after a request that may move money left, so that the one exit
- * path gives 0, 1, 5 or 6 for it; a storage error becomes its after-sending self (exit 6).
- */
-export function afterSending(error: unknown): unknown {
-  if (error instanceof StorageError) return error.sent();
-  if (typeof error === 'object' && error !== null) thrownAfterSending.add(error);
-  return error;
-}
-
 /** The exit code of an error that ended a command (sent or not, as `afterSending` noted). */
 export function exitCodeOfError(error: unknown): number {
-  const sent = typeof error === 'object' && error !== null && thrownAfterSending.has(error);
+  const sent = thrownAfterSending(error);
   return runExitCode({ sent, error });
 }
 
@@ -83,26 +61,4 @@ export function runExitCode(happened: Ending): number {
  */
 export function outcomeCode(ok: boolean): number {
   return runExitCode({ sent: false, rowsOk: ok });
-}
-
-/** Answers in which the service understood a request and refused it. */
-const REFUSALS = new Set([400, 409, 422]);
-
-/** TLS failures where the client refused the server's certificate (not a handshake cut short). */
-const CERTIFICATE_REFUSED = /CERT|UNABLE_TO_VERIFY|SELF_SIGNED/;
-
-/**
- * What a failure to reach or understand the service means for a run (README "Exit codes"):
- * `certificate` when the client refused the service's certificate (configuration: exit 2,
- * nothing sent), `outage` for everything else that kept payouts from the service (DNS,
- * refused, reset, TLS handshake, stall, an unreadable, invalid or oversized answer, a 429
- * longer than --max-outage: exit 6, results written), undefined for any other error.
- */
-export function serviceFailureOf(error: unknown): 'certificate' | 'outage' | undefined {
-  if (error instanceof NetworkError)
-    return CERTIFICATE_REFUSED.test(error.errorCode) ? 'certificate' : 'outage';
-  if (error instanceof RateLimitError || error instanceof ServiceUnavailableError) return 'outage';
-  // The service understood the request and refused it in words (400, 409, 422): not an outage.
-  if (error instanceof ServiceError) return REFUSALS.has(error.status) ? undefined : 'outage';
-  return undefined;
 }

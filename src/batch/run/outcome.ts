@@ -4,9 +4,9 @@
  * effect, `skipped` when it was never sent. Pure: the decision lives here so that it is
  * table-tested on its own.
  */
-import { MESSAGES } from '../api/contract.js';
-import { ABANDONED_CODE, DEADLINE_CODE } from '../api/http.js';
-import { isIdempotencyConflict, isIdempotencyInProgress } from '../api/transactions.js';
+import { MESSAGES } from '../../api/contract.js';
+import { ABANDONED_CODE, DEADLINE_CODE } from '../../api/http.js';
+import { isIdempotencyConflict, isIdempotencyInProgress } from '../../api/transactions.js';
 import {
   InterruptedError,
   NetworkError,
@@ -14,7 +14,7 @@ import {
   RateLimitError,
   ServiceError,
   ServiceUnavailableError,
-} from '../errors.js';
+} from '../../errors.js';
 
 /** A step that failed: the row's status and the messages for the results file. */
 export class StepFailure extends Error {

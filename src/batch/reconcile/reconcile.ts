@@ -8,19 +8,19 @@
  */
 import pLimit from 'p-limit';
 import type { Logger } from 'pino';
-import { createClient, type PayoutsClient } from '../api/client.js';
-import { ServiceError } from '../errors.js';
-import type { PayoutDetails } from '../register/details.js';
-import { serviceOf } from '../register/identity.js';
-import { holderAlive, newSelf, type Self } from '../register/lease.js';
-import { type RegisterSource, shownLocation } from '../register/location.js';
-import { openRegister } from '../register/open.js';
-import type { PayoutRecord, Register, ScopeStore, UnknownResolved } from '../register/types.js';
-import { parseAmount } from '../rows/money.js';
-import { type Connection, scopeOf, whoAmI } from './run.js';
-import { STOP_GRACE_MS, StopGrace } from './stop-grace.js';
-import { BatchSummary } from './summary.js';
-import { askTransaction } from './wait.js';
+import { createClient, type PayoutsClient } from '../../api/client.js';
+import { ServiceError } from '../../errors.js';
+import type { PayoutDetails } from '../../register/details.js';
+import { serviceOf } from '../../register/identity.js';
+import { holderAlive, newSelf, type Self } from '../../register/lease.js';
+import { type RegisterSource, shownLocation } from '../../register/location.js';
+import { openRegister } from '../../register/open.js';
+import type { PayoutRecord, Register, ScopeStore, UnknownResolved } from '../../register/types.js';
+import { parseAmount } from '../../rows/money.js';
+import { type Connection, scopeOf, whoAmI } from '../service-scope.js';
+import { STOP_GRACE_MS, StopGrace } from '../stop-grace.js';
+import { BatchSummary } from '../summary.js';
+import { askTransaction } from '../wait.js';
 
 export interface ReconcileOptions {
   connection: Connection;

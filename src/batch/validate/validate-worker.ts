@@ -6,18 +6,17 @@
  * for the digest as it writes them, and sends their hash (the tag) once it wrote the last.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openRegister } from '../register/open.js';
-import type { Register, ScopeStore } from '../register/types.js';
-import type { RawRow } from '../sheet/types.js';
-import { inDigest } from './digest.js';
-import type { EarlierResult } from './earlier.js';
+import { openRegister } from '../../register/open.js';
+import type { Register, ScopeStore } from '../../register/types.js';
+import type { RawRow } from '../../sheet/types.js';
+import { inDigest } from '../digest.js';
+import type { EarlierResult } from '../earlier.js';
+import { prepareSheet, RowChecker, rawBatches } from '../prepare.js';
+import { RegisterCheck } from '../register-check.js';
+import { type ComparisonMessage, revivedComparisons, sinceCandidates } from '../since-previous.js';
+import { type RowVerdict, ValidationTally } from '../verdicts.js';
+import { NO_WARNINGS, PayeeWarnings } from '../warnings.js';
 import { ACK, type MainMessage, WINDOW, type WorkerInput, type WorkerMessage } from './parallel.js';
-
-import { prepareSheet, RowChecker, rawBatches } from './prepare.js';
-import { RegisterCheck } from './register-check.js';
-import { type ComparisonMessage, revivedComparisons, sinceCandidates } from './since-previous.js';
-import { type RowVerdict, ValidationTally } from './verdicts.js';
-import { NO_WARNINGS, PayeeWarnings } from './warnings.js';
 import { describeError, type RowBatch, unpackRows, VerdictPacker } from './worker-codec.js';
 
 const port = parentPort;

@@ -5,10 +5,10 @@
  * (describeError, rebuildError). Pure functions of their input, tested in
  * test/batch/worker-codec.test.ts.
  */
-import { type ErrorCode, PayoutsError, RegisterError, SheetError, StorageError } from '../errors.js';
-import { type Cell, EMPTY_CELL, type RawRow } from '../sheet/types.js';
-import type { RowStatus } from './summary.js';
-import { type NewPayeeVerdict, type RowVerdict, VALID, validNewPayee } from './verdicts.js';
+import { type ErrorCode, PayoutsError, RegisterError, SheetError, StorageError } from '../../errors.js';
+import { type Cell, EMPTY_CELL, type RawRow } from '../../sheet/types.js';
+import type { RowStatus } from '../summary.js';
+import { type NewPayeeVerdict, type RowVerdict, VALID, validNewPayee } from '../verdicts.js';
 
 /**
  * Rows as they cross to the worker: the texts of their cells end to end, and the sizes to cut

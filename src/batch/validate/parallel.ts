@@ -18,20 +18,20 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import type { ColumnIndex } from '../columns/columns.js';
-import { SheetError } from '../errors.js';
-import type { ScopeInfo } from '../register/types.js';
-import type { SheetNumbers } from '../rows/money.js';
-import type { SheetOptions } from './prepare.js';
+import type { ColumnIndex } from '../../columns/columns.js';
+import { SheetError } from '../../errors.js';
+import type { ScopeInfo } from '../../register/types.js';
+import type { SheetNumbers } from '../../rows/money.js';
+import type { SheetOptions } from '../prepare.js';
 import {
   type ComparisonMessage,
   type SincePrevious,
   type SincePreviousComparison,
   sinceFrom,
-} from './since-previous.js';
-import { BatchSummary, ErrorGroups } from './summary.js';
-import type { RowSample, SheetFindings } from './verdicts.js';
-import { WarningTally } from './warnings.js';
+} from '../since-previous.js';
+import { BatchSummary, ErrorGroups } from '../summary.js';
+import type { RowSample, SheetFindings } from '../verdicts.js';
+import { WarningTally } from '../warnings.js';
 import { type ErrorDescription, type RowBatch, rebuildError, type VerdictBatch } from './worker-codec.js';
 
 /** Messages of verdicts the worker may send before the main thread has taken them (sheet read twice). */

@@ -1,16 +1,16 @@
-/** The exit code of a run as a table (README "Exit codes"; batch/exit-code.ts). */
+/** The exit code of a run as a table (README "Exit codes"; cli/exit-code.ts). */
 import { describe, expect, it } from 'vitest';
+import { serviceFailureOf } from '../../src/api/failure.js';
 import {
-  afterSending,
   EXIT_INTERNAL,
   exitCodeOfError,
   outcomeCode,
   type RunHappening,
   runExitCode,
-  serviceFailureOf,
-} from '../../src/batch/exit-code.js';
+} from '../../src/cli/exit-code.js';
 import {
   AuthError,
+  afterSending,
   ClaimLostError,
   ConfigError,
   GuardError,
