@@ -1,7 +1,7 @@
 /**
  * The shape of one command of the CLI (src/cli/commands/<name>.ts): a yargs builder for its
  * options and a handler that runs it. A handler resolves to the exit code that
- * `runExitCode` (batch/exit-code.ts) gave for how the command ended, and throws what ended it
+ * `runExitCode` (cli/exit-code.ts) gave for how the command ended, and throws what ended it
  * otherwise; main.ts's top-level handler gives a thrown error its code through the same function.
  */
 import type { ArgumentsCamelCase, Argv } from 'yargs';

@@ -2,7 +2,7 @@
 /**
  * The payouts command line: a table of commands, one module each under src/cli/commands/,
  * parsed by yargs, and the one top-level handler that turns what ended a command into its exit
- * code (batch/exit-code.ts) and reports an error as the command's logs would.
+ * code (cli/exit-code.ts) and reports an error as the command's logs would.
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

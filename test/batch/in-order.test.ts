@@ -1,4 +1,4 @@
-/** The in-order window of run's results (batch/in-order.ts) and the spool it feeds (result-spool.ts). */
+/** The in-order window of run's results (batch/run/in-order.ts) and the spool it feeds (result-spool.ts). */
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

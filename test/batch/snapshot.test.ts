@@ -1,4 +1,4 @@
-// The run's snapshot of the sheet (src/batch/snapshot.ts): what a killed run leaves behind is
+// The run's snapshot of the sheet (src/batch/run/snapshot.ts): what a killed run leaves behind is
 // removed by the next run on the host, and nothing of a live run is touched.
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// `validate` with a worker thread (src/batch/parallel.ts) against the same on one thread. The
+// `validate` with a worker thread (src/batch/validate/parallel.ts) against the same on one thread. The
 // worker runs the built script, so this test imports the built module (npm run build first).
 import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -71,7 +71,7 @@ function totals(summary: BatchSummary) {
 
 describe('validate on a worker thread', () => {
   it('writes the results, digest, totals and samples of one thread', async () => {
-    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { validateSheet } = await load<ValidateModule>('batch/validate/validate.js');
     await withTempDir(async (dir) => {
       const sheetPath = path.join(dir, 'sheet.csv');
       await mixedSheet(sheetPath, 6000);
@@ -99,7 +99,7 @@ describe('validate on a worker thread', () => {
   });
 
   it('checks the sheet again on one thread when the worker reaches its memory limit', async () => {
-    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { validateSheet } = await load<ValidateModule>('batch/validate/validate.js');
     await withTempDir(async (dir) => {
       const sheetPath = path.join(dir, 'sheet.csv');
       await mixedSheet(sheetPath, 6000);
@@ -140,7 +140,7 @@ describe('validate on a worker thread', () => {
   });
 
   it('reads a register as one thread does: paid, used for other details, in doubt, failed', async () => {
-    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { validateSheet } = await load<ValidateModule>('batch/validate/validate.js');
     const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
     const { detailsOf } = await load<DetailsModule>('register/details.js');
     await withTempDir(async (dir) => {
@@ -204,7 +204,7 @@ describe('validate on a worker thread', () => {
   });
 
   it('hashes the rows the register knows as one thread does: a refused row stays in the digest', async () => {
-    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { validateSheet } = await load<ValidateModule>('batch/validate/validate.js');
     const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
     const { detailsOf } = await load<DetailsModule>('register/details.js');
     await withTempDir(async (dir) => {
@@ -253,7 +253,7 @@ describe('validate on a worker thread', () => {
   });
 
   it("leaves the sheet's own payouts out of its payees' histories on one reading, on a worker as on one thread", async () => {
-    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { validateSheet } = await load<ValidateModule>('batch/validate/validate.js');
     const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
     const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
     const { detailsOf } = await load<DetailsModule>('register/details.js');
@@ -346,7 +346,7 @@ describe('validate on a worker thread', () => {
   });
 
   it('compares the sheet with the previous batch as one thread does, the batch read by the main thread', async () => {
-    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { validateSheet } = await load<ValidateModule>('batch/validate/validate.js');
     const { prepareSheet } = await load<PrepareModule>('batch/prepare.js');
     const { openSqliteRegister: openRegister } = await load<SqliteModule>('register/sqlite.js');
     const { detailsOf } = await load<DetailsModule>('register/details.js');
@@ -410,7 +410,7 @@ describe('validate on a worker thread', () => {
   });
 
   it('reads grouped amounts, usd and a totals row as one thread does', async () => {
-    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { validateSheet } = await load<ValidateModule>('batch/validate/validate.js');
     await withTempDir(async (dir) => {
       const sheetPath = path.join(dir, 'sheet.csv');
       const rows: SheetRow[] = generateRows(3000).map((row, i) =>
@@ -438,7 +438,7 @@ describe('validate on a worker thread', () => {
   });
 
   it('reads the decimal commas of a semicolon sheet as one thread does, with and without a register', async () => {
-    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { validateSheet } = await load<ValidateModule>('batch/validate/validate.js');
     await withTempDir(async (dir) => {
       // Excel's CSV where the comma marks the decimals: ';' between cells, '1.250,00' amounts.
       const sheetPath = path.join(dir, 'sheet.csv');
@@ -469,7 +469,7 @@ describe('validate on a worker thread', () => {
   });
 
   it('stops with the SheetError of the reader and leaves no results file, with and without a register', async () => {
-    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { validateSheet } = await load<ValidateModule>('batch/validate/validate.js');
     const { SheetError } = await load<ErrorsModule>('errors.js');
     await withTempDir(async (dir) => {
       const sheetPath = path.join(dir, 'sheet.csv');
@@ -499,7 +499,7 @@ describe('validate on a worker thread', () => {
   });
 
   it('refuses a sheet of headers and blank lines as one thread does, with and without a register', async () => {
-    const { validateSheet } = await load<ValidateModule>('batch/validate.js');
+    const { validateSheet } = await load<ValidateModule>('batch/validate/validate.js');
     const { SheetError } = await load<ErrorsModule>('errors.js');
     await withTempDir(async (dir) => {
       const sheetPath = path.join(dir, 'blank.csv');

@@ -1,5 +1,5 @@
 /**
- * What crosses between `validate`'s two threads (src/batch/worker-codec.ts): rows sent to the
+ * What crosses between `validate`'s two threads (src/batch/validate/worker-codec.ts): rows sent to the
  * worker, and the verdicts it sends back, each packed and read back as they were.
  */
 import { describe, expect, it } from 'vitest';

@@ -23,8 +23,8 @@ import {
 import { BatchSummary } from '../summary.js';
 import { heldReason, NO_WARNINGS, PayeeWarnings } from '../warnings.js';
 import { type JudgedWarnings, JudgedWarningsWriter } from './judged.js';
+import type { RunOptions } from './options.js';
 import { type ReadSheet, replayBatches } from './read-once.js';
-import type { RunOptions } from './run.js';
 
 /** What the judge stage reads of the run's options. */
 type JudgeOptions = Pick<

@@ -4,21 +4,19 @@
  * before it is sent, settle what became known after sending, and write the results file from
  * what was read. Each stage has its file beside this one (docs/architecture.md "The run").
  */
-import type { Logger } from 'pino';
 import { createClient, type PayoutsClient } from '../../api/client.js';
 import type { ApprovalGate } from '../../approvals/gate.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { afterSending, InterruptedError, ScratchError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
-import { type RegisterSource, shownLocation } from '../../register/location.js';
+import { shownLocation } from '../../register/location.js';
 import { openRegister } from '../../register/open.js';
 import { RegisterOutageError } from '../../register/outage.js';
-import type { OriginDeclaration, Register, RunApproval } from '../../register/types.js';
+import type { Register, RunApproval } from '../../register/types.js';
 import type { SheetFormat } from '../../sheet/types.js';
 import { checkEventsFile } from '../../webhooks/events-file.js';
-import { type ControlTotals, checkControlTotals } from '../guards.js';
-import type { SheetOptions } from '../prepare.js';
-import { type Connection, scopeOf, whoAmI } from '../service-scope.js';
+import { checkControlTotals } from '../guards.js';
+import { scopeOf, whoAmI } from '../service-scope.js';
 import type { SincePrevious } from '../since-previous.js';
 import { STOP_GRACE_MS, StopGrace } from '../stop-grace.js';
 import { BatchSummary } from '../summary.js';
@@ -32,6 +30,7 @@ import {
   judgeBatch,
   judgeOffline,
 } from './judge.js';
+import type { RunOptions } from './options.js';
 import { type ReadSheet, readOnce } from './read-once.js';
 import type { ResultSpool } from './result-spool.js';
 import { type StopReason, writeResults } from './results.js';
@@ -40,70 +39,7 @@ import { RunHolder } from './run-holder.js';
 import { sendRows } from './send.js';
 import { settleAfterSending, settlerOf } from './settle.js';
 
-export interface RunOptions extends SheetOptions {
-  connection: Connection;
-  outPath?: string;
-  /** Where the register lives (README `--register`): a file path or a PostgreSQL URL. */
-  register: string;
-  /** `--compare-with SHEET|DIGEST`: the earlier batch `sincePrevious` compares with. */
-  compareWith?: string;
-  /** Where that location came from, said when there is no register there. */
-  registerFrom?: RegisterSource;
-  controls?: ControlTotals;
-  /** `--approve DIGEST`: refuse unless the batch digest matches. */
-  approve?: string;
-  /**
-   * `--require-approvals N --allowed-signers FILE --approval-max-age DAYS`: refuse unless N
-   * approvers signed this sheet's current statement (docs/approval.md "What counts").
-   */
-  approvals?: { required: number; allowedSigners: string; maxAgeDays: number };
-  /** `run --sandbox`: a rehearsal, whose default results file is `<sheet>.sandbox.results.<ext>`. */
-  rehearsal?: boolean;
-  /** `--same-service-as ORIGIN` or `--separate-service`: what the service this run reaches is. */
-  origin?: OriginDeclaration;
-  /** `--retry-unknown`: re-send rows whose outcome is unknown, with the same key. */
-  retryUnknown?: boolean;
-  /** `--hold-changed-payees`: rows whose payee's bank details changed are not sent (`skipped`). */
-  holdChangedPayees?: boolean;
-  /** Keep every warned reference (`--json` lists them all); else counts and the first rows. */
-  warnedReferences?: boolean;
-  concurrency: number;
-  /** Requests per second, all endpoints together; unlimited when omitted. */
-  rate?: number;
-  /** After sending, check transaction statuses for up to this many seconds (0: don't). */
-  waitSeconds?: number;
-  /** Webhook events recorded by `payouts webhooks listen --events FILE`: confirm outcomes. */
-  eventsFile?: string;
-  logger: Logger;
-  /** Aborted on SIGINT/SIGTERM/SIGHUP: stop taking rows, finish those under way, write results. */
-  signal?: AbortSignal;
-  /** Aborted by a second signal: cut the requests under way now, without the grace. */
-  abandonSignal?: AbortSignal;
-  /** `--max-outage S`: how long an outage of the service is waited through (breaker.ts). */
-  maxOutageSeconds?: number;
-  /** Progress as rows finish: done of total valid rows. */
-  onProgress?: (done: number, total: number) => void;
-  /** Replaces the client (tests); by default one is built from `connection`. */
-  client?: PayoutsClient;
-  /** Time (tests drive a whole run with a fake clock); the wall clock by default. */
-  clock?: Clock;
-  /**
-   * The exit code of a run that ended so, kept in the run's record (`status` shows it). Exit
-   * codes are the command line's to decide; without this the record has none.
-   */
-  exitCodeOf?: (ending: RunEnding) => number;
-}
-
-/** How a run ended, as far as its exit code is concerned. */
-export interface RunEnding {
-  /** Whether any request that may move money left. */
-  sent: boolean;
-  interrupted: boolean;
-  /** The service or the register stayed unavailable past --max-outage, or scratch space failed. */
-  unavailable: boolean;
-  /** Every row valid, submitted, completed or skipped. */
-  rowsOk: boolean;
-}
+export type { RunEnding, RunOptions } from './options.js';
 
 export interface RunReport {
   sheetPath: string;

@@ -7,9 +7,9 @@ import { systemClock } from '../../clock.js';
 import type { ScopeStore } from '../../register/types.js';
 import { readTransactionOutcomes, transactionOutcomeOf } from '../../webhooks/reconcile.js';
 import { applyWebhookOutcomes, awaitOutcomes, type Settle } from '../wait.js';
+import type { RunOptions } from './options.js';
 import type { ResultSpool } from './result-spool.js';
 import type { SentRow } from './results.js';
-import type { RunOptions } from './run.js';
 
 /** A row's outcome, once known after sending, recorded in the register. */
 export function settlerOf(store: ScopeStore): Settle {
