@@ -209,85 +209,32 @@ export interface ApprovalCount {
 
 const DAY_MS = 86_400_000;
 
+/** A key's first signature that covers this sheet now, and the principals it may count for. */
+interface Cover {
+  principals: readonly string[];
+  day: string;
+  recordedAt?: number;
+  id?: string;
+}
+
+/** What one signature comes to for this sheet now. */
+type SignatureVerdict =
+  | { kind: 'refused'; refused: RefusedApproval }
+  | { kind: 'stale'; stale: StaleApproval }
+  | { kind: 'covers'; fingerprint: string; cover: Cover };
+
 /** Counts distinct principals whose valid signature covers this sheet now. */
 export function countApprovals(signatures: readonly SignedApproval[], options: CountOptions): ApprovalCount {
   const today = Date.parse(`${utcDay(options.now)}T00:00:00Z`);
   const refused: RefusedApproval[] = [];
   const staleByKey = new Map<string, StaleApproval>();
-  // Per key (fingerprint): the principals it may count for, and the first signature that covers.
-  const covering = new Map<
-    string,
-    { principals: readonly string[]; day: string; recordedAt?: number; id?: string }
-  >();
+  // Per key (fingerprint): the first signature that covers.
+  const covering = new Map<string, Cover>();
   for (const signed of signatures) {
-    const verdict = verifyApproval({
-      statementText: signed.statementText,
-      armoredSignature: signed.armoredSignature,
-      allowedSigners: options.allowedSigners,
-      now: options.now,
-      ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
-    });
-    if (!verdict.ok) {
-      refused.push({
-        reason: verdict.reason,
-        message: verdict.message,
-        ...(verdict.fingerprint === undefined ? {} : { fingerprint: verdict.fingerprint }),
-      });
-      continue;
-    }
-    const { statement, fingerprint } = verdict;
-    const who = `${verdict.principals.join(', ')} (${fingerprint})`;
-    if (statement.origin !== options.origin) {
-      refused.push({
-        reason: 'other-service',
-        message: `${who} approved this for ${statement.origin}, not ${options.origin}`,
-        fingerprint,
-      });
-      continue;
-    }
-    if (statement.digest !== options.digest) {
-      if (statement.sheet.normalize('NFC') === options.sheet.normalize('NFC')) {
-        staleByKey.set(fingerprint, {
-          principals: verdict.principals,
-          fingerprint,
-          digest: statement.digest,
-          day: statement.day,
-          message: `the sheet changed since ${who} signed it on ${statement.day} (digest ${statement.digest.slice(0, 12)}..., now ${options.digest.slice(0, 12)}...): validate again and have it signed again`,
-        });
-      } else {
-        refused.push({
-          reason: 'other-sheet',
-          message: `${who} signed another sheet (${statement.sheet}, digest ${statement.digest.slice(0, 12)}...)`,
-          fingerprint,
-        });
-      }
-      continue;
-    }
-    const age = (today - Date.parse(`${statement.day}T00:00:00Z`)) / DAY_MS;
-    if (age > options.maxAgeDays) {
-      refused.push({
-        reason: 'too-old',
-        message: `${who} signed on ${statement.day}, ${age} days ago, more than the ${options.maxAgeDays} allowed: have it signed again`,
-        fingerprint,
-      });
-      continue;
-    }
-    if (age < 0) {
-      refused.push({
-        reason: 'future',
-        message: `${who} signed a statement dated ${statement.day}, after today (${utcDay(options.now)}): check the clocks`,
-        fingerprint,
-      });
-      continue;
-    }
-    if (!covering.has(fingerprint)) {
-      covering.set(fingerprint, {
-        principals: verdict.principals,
-        day: statement.day,
-        ...(signed.recordedAt === undefined ? {} : { recordedAt: signed.recordedAt }),
-        ...(signed.id === undefined ? {} : { id: signed.id }),
-      });
-    }
+    const verdict = judgeSignature(signed, options, today);
+    if (verdict.kind === 'refused') refused.push(verdict.refused);
+    else if (verdict.kind === 'stale') staleByKey.set(verdict.stale.fingerprint, verdict.stale);
+    else if (!covering.has(verdict.fingerprint)) covering.set(verdict.fingerprint, verdict.cover);
   }
   const assignment = matchKeysToPrincipals(covering);
   const order = principalsOf(options.allowedSigners);
@@ -311,6 +258,77 @@ export function countApprovals(signatures: readonly SignedApproval[], options: C
     stale: [...staleByKey.values()].filter((stale) => !covering.has(stale.fingerprint)),
     refused,
   };
+}
+
+/**
+ * One signature judged for this sheet now: refused (invalid, another service or sheet, too old,
+ * dated after today), stale (this sheet name before it changed), or covering it.
+ */
+function judgeSignature(signed: SignedApproval, options: CountOptions, today: number): SignatureVerdict {
+  const verdict = verifyApproval({
+    statementText: signed.statementText,
+    armoredSignature: signed.armoredSignature,
+    allowedSigners: options.allowedSigners,
+    now: options.now,
+    ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+  });
+  if (!verdict.ok) {
+    const { reason, message } = verdict;
+    return {
+      kind: 'refused',
+      refused: {
+        reason,
+        message,
+        ...(verdict.fingerprint === undefined ? {} : { fingerprint: verdict.fingerprint }),
+      },
+    };
+  }
+  const { statement, fingerprint } = verdict;
+  const who = `${verdict.principals.join(', ')} (${fingerprint})`;
+  const refuse = (reason: RefusedApproval['reason'], message: string): SignatureVerdict => ({
+    kind: 'refused',
+    refused: { reason, message, fingerprint },
+  });
+  if (statement.origin !== options.origin)
+    return refuse('other-service', `${who} approved this for ${statement.origin}, not ${options.origin}`);
+  if (statement.digest !== options.digest) {
+    if (statement.sheet.normalize('NFC') !== options.sheet.normalize('NFC')) {
+      return refuse(
+        'other-sheet',
+        `${who} signed another sheet (${statement.sheet}, digest ${statement.digest.slice(0, 12)}...)`,
+      );
+    }
+    return {
+      kind: 'stale',
+      stale: {
+        principals: verdict.principals,
+        fingerprint,
+        digest: statement.digest,
+        day: statement.day,
+        message: `the sheet changed since ${who} signed it on ${statement.day} (digest ${statement.digest.slice(0, 12)}..., now ${options.digest.slice(0, 12)}...): validate again and have it signed again`,
+      },
+    };
+  }
+  const age = (today - Date.parse(`${statement.day}T00:00:00Z`)) / DAY_MS;
+  if (age > options.maxAgeDays) {
+    return refuse(
+      'too-old',
+      `${who} signed on ${statement.day}, ${age} days ago, more than the ${options.maxAgeDays} allowed: have it signed again`,
+    );
+  }
+  if (age < 0) {
+    return refuse(
+      'future',
+      `${who} signed a statement dated ${statement.day}, after today (${utcDay(options.now)}): check the clocks`,
+    );
+  }
+  const cover: Cover = {
+    principals: verdict.principals,
+    day: statement.day,
+    ...(signed.recordedAt === undefined ? {} : { recordedAt: signed.recordedAt }),
+    ...(signed.id === undefined ? {} : { id: signed.id }),
+  };
+  return { kind: 'covers', fingerprint, cover };
 }
 
 /**

@@ -11,7 +11,7 @@ import { UsageError } from '../errors.js';
 import { minorOf } from '../register/rules.js';
 import type { PaidBatch, ScopeStore } from '../register/types.js';
 import { formatMinor } from '../rows/money.js';
-import { PayeeAmounts } from './payee-amounts.js';
+import { PayeeAmounts, type PayeeAmountsOf } from './payee-amounts.js';
 import { BatchSummary } from './summary.js';
 
 /** One payout of the previous batch, as the register holds it. */
@@ -296,6 +296,17 @@ export class SincePreviousComparison {
    * read of each, the reference of the last, in the order the payees were first read.
    */
   async finish(kept = Number.POSITIVE_INFINITY): Promise<SincePrevious> {
+    const listed = await this.readListed(kept);
+    return {
+      batch: this.batch,
+      totals: this.totalsCompared(),
+      missingPayees: this.missingPayees(listed, kept),
+      changedAmounts: this.changedAmounts(listed, kept),
+    };
+  }
+
+  /** Each currency's total then and now, and the change. */
+  private totalsCompared(): SincePrevious['totals'] {
     const currencies = [...new Set([...this.totalsThen.keys(), ...this.totalsNow.keys()])].sort();
     const totals: SincePrevious['totals'] = {};
     for (const currency of currencies) {
@@ -307,94 +318,75 @@ export class SincePreviousComparison {
         change: signed(now - then),
       };
     }
-    // The payees listed are named from a second reading of the previous batch. Each, the first
-    // time it is read, joins its list's candidates: all of them for the JSON summary; for
-    // people, only those that may still be among the first `kept` (a sheet the register
-    // refuses whole lists every payee, and their names would cost tens of megabytes).
+    return totals;
+  }
+
+  /**
+   * The payees listed, named from a second reading of the previous batch. Each, the first time
+   * it is read, joins its list's candidates: all of them for the JSON summary; for people, only
+   * those that may still be among the first `kept` (a sheet the register refuses whole lists
+   * every payee, and their names would cost tens of megabytes).
+   */
+  private async readListed(kept: number): Promise<Found> {
     const names: (string | undefined)[] = [];
-    const lastReferences: (string | undefined)[] = [];
-    const missing = new Candidates<number>(kept, (a, b) => names[a]!.localeCompare(names[b]!));
-    const changed = new Candidates<Change>(
-      kept,
-      (a, b) => bySize(a, b) || names[a.entry]!.localeCompare(names[b.entry]!),
-    );
-    let missingCount = 0;
-    let changedCount = 0;
+    const listed: Found = {
+      names,
+      lastReferences: [],
+      missing: new Candidates<number>(kept, (a, b) => names[a]!.localeCompare(names[b]!)),
+      changed: new Candidates<Change>(
+        kept,
+        (a, b) => bySize(a, b) || names[a.entry]!.localeCompare(names[b.entry]!),
+      ),
+      missingCount: 0,
+      changedCount: 0,
+    };
     // A month like the last (every payee paid again, the same amounts) lists nobody: the
     // previous batch is not read again.
-    if (this.payees.anyListed()) {
-      const read = new Uint8Array(this.payees.size);
-      const forget = (entry: number) => {
-        names[entry] = undefined;
-        lastReferences[entry] = undefined;
-      };
-      // A payee's changed amounts are candidates one by one: its name goes with the last, once
-      // all of them were offered (the payee being read). Without a bound, none goes.
-      const bounded = Number.isFinite(kept);
-      const changes = new Map<number, number>();
-      let reading = -1;
-      const forgetChange = ({ entry }: Change) => {
-        const left = changes.get(entry)! - 1;
-        if (left > 0) changes.set(entry, left);
-        else {
-          changes.delete(entry);
-          if (entry !== reading) forget(entry);
+    if (!this.payees.anyListed()) return listed;
+    const read = new Uint8Array(this.payees.size);
+    const offer = new Offer(listed, Number.isFinite(kept));
+    for await (const page of this.readAgain()) {
+      for (const payout of page) {
+        const entry = this.payees.find(payout.payee);
+        if (entry < 0 || !this.payees.listed(entry)) continue;
+        if (read[entry] === 0) {
+          read[entry] = 1;
+          // Copies: a page's texts are slices of one long text, which any of them kept would keep.
+          names[entry] = detached(payout.name);
+          if (!this.payees.seen(entry)) {
+            listed.missingCount += this.payees.currenciesPaid(entry);
+            offer.missing(entry);
+          } else offer.changed(entry, this.payees.amountsOf(entry));
         }
-      };
-      for await (const page of this.readAgain()) {
-        for (const payout of page) {
-          const entry = this.payees.find(payout.payee);
-          if (entry < 0 || !this.payees.listed(entry)) continue;
-          if (read[entry] === 0) {
-            read[entry] = 1;
-            // Copies: a page's texts are slices of one long text, which any of them kept would keep.
-            names[entry] = detached(payout.name);
-            if (!this.payees.seen(entry)) {
-              missingCount += this.payees.currenciesPaid(entry);
-              if (!missing.add(entry, forget)) forget(entry);
-            } else {
-              const { paid, sheet } = this.payees.amountsOf(entry);
-              reading = entry;
-              for (const currency of new Set([...paid.keys(), ...sheet.keys()])) {
-                const then = paid.get(currency) ?? 0n;
-                const now = sheet.get(currency) ?? 0n;
-                if (then === now) continue;
-                changedCount += 1;
-                const difference = now - then;
-                const size = difference < 0n ? -difference : difference;
-                const change = { entry, currency, then, now, size };
-                if (!bounded) changed.add(change, forgetChange);
-                else {
-                  changes.set(entry, (changes.get(entry) ?? 0) + 1);
-                  if (!changed.add(change, forgetChange)) forgetChange(change);
-                }
-              }
-              reading = -1;
-              if (bounded && !changes.has(entry)) forget(entry);
-            }
-          }
-          // The last reference read of a candidate; one that left the candidates is forgotten.
-          if (names[entry] !== undefined) lastReferences[entry] = detached(payout.reference);
-        }
+        // The last reference read of a candidate; one that left the candidates is forgotten.
+        if (names[entry] !== undefined) listed.lastReferences[entry] = detached(payout.reference);
       }
     }
-    // The candidates in order, written to the lists one by one; the others are only counted.
-    // By name, then reference; a payee's currencies in the order they were first read.
-    const missingPayees = new ListedPayees<MissingPayee>(MISSING_FIELDS, kept);
+    return listed;
+  }
+
+  /** The missing payees in order, by name, then reference; a payee's currencies as first read. */
+  private missingPayees({ missing, names, lastReferences, missingCount }: Found, kept: number) {
+    const list = new ListedPayees<MissingPayee>(MISSING_FIELDS, kept);
     for (const entry of missing.sorted((a, b) => lastReferences[a]!.localeCompare(lastReferences[b]!))) {
       const name = names[entry]!;
       const lastReference = lastReferences[entry]!;
       for (const [currency, minor] of this.payees.amountsOf(entry).paid) {
-        if (missingPayees.full) break;
-        missingPayees.push({ name, lastReference, amount: formatMinor(minor), currency });
+        if (list.full) break;
+        list.push({ name, lastReference, amount: formatMinor(minor), currency });
       }
     }
-    while (missingPayees.length < missingCount) missingPayees.skip();
-    // Largest change first; of equal changes, by name.
-    const changedAmounts = new ListedPayees<ChangedAmount>(CHANGED_FIELDS, kept);
+    // The others are only counted.
+    while (list.length < missingCount) list.skip();
+    return list;
+  }
+
+  /** The changed amounts, largest change first; of equal changes, by name. */
+  private changedAmounts({ changed, names, changedCount }: Found, kept: number) {
+    const list = new ListedPayees<ChangedAmount>(CHANGED_FIELDS, kept);
     for (const { entry, currency, then, now } of changed.sorted()) {
-      if (changedAmounts.full) break;
-      changedAmounts.push({
+      if (list.full) break;
+      list.push({
         name: names[entry]!,
         currency,
         previous: formatMinor(then),
@@ -402,8 +394,72 @@ export class SincePreviousComparison {
         change: signed(now - then),
       });
     }
-    while (changedAmounts.length < changedCount) changedAmounts.skip();
-    return { batch: this.batch, totals, missingPayees, changedAmounts };
+    while (list.length < changedCount) list.skip();
+    return list;
+  }
+}
+
+/** What the second reading of the previous batch found: the candidates and their names. */
+interface Found {
+  /** By payee entry: the name of its first payout read, while it is a candidate. */
+  names: (string | undefined)[];
+  /** By payee entry: the reference of its last payout read, while it is a candidate. */
+  lastReferences: (string | undefined)[];
+  missing: Candidates<number>;
+  changed: Candidates<Change>;
+  missingCount: number;
+  changedCount: number;
+}
+
+/**
+ * Payees offered to the lists' candidates as they are read. A payee's changed amounts are
+ * candidates one by one: its name goes with the last, once all of them were offered (the payee
+ * being read). Without a bound, none goes.
+ */
+class Offer {
+  private readonly pending = new Map<number, number>();
+  private reading = -1;
+
+  constructor(
+    private readonly listed: Found,
+    private readonly bounded: boolean,
+  ) {}
+
+  private readonly forget = (entry: number): void => {
+    this.listed.names[entry] = undefined;
+    this.listed.lastReferences[entry] = undefined;
+  };
+
+  private readonly forgetChange = ({ entry }: Change): void => {
+    const left = this.pending.get(entry)! - 1;
+    if (left > 0) this.pending.set(entry, left);
+    else {
+      this.pending.delete(entry);
+      if (entry !== this.reading) this.forget(entry);
+    }
+  };
+
+  missing(entry: number): void {
+    if (!this.listed.missing.add(entry, this.forget)) this.forget(entry);
+  }
+
+  changed(entry: number, { paid, sheet }: PayeeAmountsOf): void {
+    this.reading = entry;
+    for (const currency of new Set([...paid.keys(), ...sheet.keys()])) {
+      const then = paid.get(currency) ?? 0n;
+      const now = sheet.get(currency) ?? 0n;
+      if (then === now) continue;
+      this.listed.changedCount += 1;
+      const difference = now - then;
+      const change = { entry, currency, then, now, size: difference < 0n ? -difference : difference };
+      if (!this.bounded) this.listed.changed.add(change, this.forgetChange);
+      else {
+        this.pending.set(entry, (this.pending.get(entry) ?? 0) + 1);
+        if (!this.listed.changed.add(change, this.forgetChange)) this.forgetChange(change);
+      }
+    }
+    this.reading = -1;
+    if (this.bounded && !this.pending.has(entry)) this.forget(entry);
   }
 }
 
