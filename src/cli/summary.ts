@@ -205,56 +205,10 @@ export function humanSummary(facts: SummaryFacts): string[] {
   if (facts.unknownColumns.length > 0) {
     lines.push(`Unknown columns, kept in the results as they are: ${facts.unknownColumns.join(', ')}`);
   }
-  if (summary.sheetTotals.size > 0) {
-    lines.push(
-      `Total per currency (all rows / valid rows / ${facts.command === 'validate' ? 'to be sent now' : 'to send when the run began'}):`,
-    );
-    for (const [currency, minor] of [...summary.sheetTotals].sort(([a], [b]) => a.localeCompare(b))) {
-      const valid = summary.validTotals.get(currency) ?? 0n;
-      const send = summary.sendTotals.get(currency) ?? 0n;
-      lines.push(
-        `  ${currency} ${formatAmountForPeople(minor).padStart(18)} / ${formatAmountForPeople(valid)} / ${formatAmountForPeople(send)}`,
-      );
-    }
-  }
+  lines.push(...totalsLines(facts));
   lines.push(...sinceLines(facts.sincePrevious));
-  if (summary.untotalledRows > 0) {
-    const n = summary.untotalledRows;
-    lines.push(
-      `${n.toLocaleString('en-US')} row${n === 1 ? ' has' : 's have'} an amount or currency that could not be read: ${n === 1 ? 'it is' : 'they are'} in no total above (the results file marks ${n === 1 ? 'it' : 'them'})`,
-    );
-  }
-  for (const message of summary.totalsRows) lines.push(`Totals row: ${message}`);
-  if (summary.strayQuoteRow !== undefined) {
-    lines.push(
-      `A quote (") inside a cell that does not start with one was read as a character, as spreadsheet programs do (first in row ${summary.strayQuoteRow}): check that such cells read as you meant`,
-    );
-  }
-  if (summary.groupedAmounts > 0) {
-    const n = summary.groupedAmounts;
-    lines.push(
-      `${n.toLocaleString('en-US')} amount${n === 1 ? ' was' : 's were'} written with digit grouping (such as 1,250.00) and read as plain decimals`,
-    );
-  }
-  if (facts.samples.length > 0) {
-    const invalid = summary.byStatus.invalid + summary.byStatus.failed + summary.byStatus.unknown;
-    lines.push(
-      `Rows that need attention${invalid > facts.samples.length ? ` (first ${facts.samples.length} of ${invalid})` : ''}:`,
-    );
-    for (const sample of facts.samples) {
-      const ref = sample.reference ? ` (${boundCell(sample.reference)})` : '';
-      lines.push(`  row ${sample.rowNumber}${ref}: ${sample.messages.join('; ')}`);
-    }
-  }
-  const { warnings } = facts;
-  lines.push('Warnings for the approver (rows):');
-  for (const signal of SIGNALS) {
-    const first = warnings.rows[signal][0];
-    const example = first ? ` - first: row ${first.rowNumber} (${boundCell(first.reference)})` : '';
-    lines.push(
-      `  ${signal.padEnd(19)} ${warnings.counts[signal].toLocaleString('en-US').padStart(9)}${example}`,
-    );
-  }
+  lines.push(...readingNotes(summary));
+  lines.push(...attentionLines(facts), ...approverWarningLines(facts.warnings));
   const confirmed = controlTotalsLine(facts);
   if (confirmed) lines.push(confirmed);
   lines.push(`Batch digest: ${facts.digest}`);
@@ -268,6 +222,78 @@ export function humanSummary(facts: SummaryFacts): string[] {
   if (facts.registerPath) lines.push(`Register: ${facts.registerPath}`);
   if (facts.error) lines.push(`payouts: ${facts.error.message}`);
   return lines;
+}
+
+/** Each currency's totals: all rows, valid rows, and those to be sent. */
+function totalsLines({ summary, command }: SummaryFacts): string[] {
+  const out: string[] = [];
+  if (summary.sheetTotals.size > 0) {
+    out.push(
+      `Total per currency (all rows / valid rows / ${command === 'validate' ? 'to be sent now' : 'to send when the run began'}):`,
+    );
+    for (const [currency, minor] of [...summary.sheetTotals].sort(([a], [b]) => a.localeCompare(b))) {
+      const valid = summary.validTotals.get(currency) ?? 0n;
+      const send = summary.sendTotals.get(currency) ?? 0n;
+      out.push(
+        `  ${currency} ${formatAmountForPeople(minor).padStart(18)} / ${formatAmountForPeople(valid)} / ${formatAmountForPeople(send)}`,
+      );
+    }
+  }
+  return out;
+}
+
+/** What the reading of the sheet noticed: amounts in no total, a totals row, stray quotes, grouping. */
+function readingNotes(summary: SummaryFacts['summary']): string[] {
+  const out: string[] = [];
+  if (summary.untotalledRows > 0) {
+    const n = summary.untotalledRows;
+    out.push(
+      `${n.toLocaleString('en-US')} row${n === 1 ? ' has' : 's have'} an amount or currency that could not be read: ${n === 1 ? 'it is' : 'they are'} in no total above (the results file marks ${n === 1 ? 'it' : 'them'})`,
+    );
+  }
+  for (const message of summary.totalsRows) out.push(`Totals row: ${message}`);
+  if (summary.strayQuoteRow !== undefined) {
+    out.push(
+      `A quote (") inside a cell that does not start with one was read as a character, as spreadsheet programs do (first in row ${summary.strayQuoteRow}): check that such cells read as you meant`,
+    );
+  }
+  if (summary.groupedAmounts > 0) {
+    const n = summary.groupedAmounts;
+    out.push(
+      `${n.toLocaleString('en-US')} amount${n === 1 ? ' was' : 's were'} written with digit grouping (such as 1,250.00) and read as plain decimals`,
+    );
+  }
+  return out;
+}
+
+/** The first rows that need attention, with their messages. */
+function attentionLines({ summary, samples }: SummaryFacts): string[] {
+  const out: string[] = [];
+  if (samples.length > 0) {
+    const invalid = summary.byStatus.invalid + summary.byStatus.failed + summary.byStatus.unknown;
+    out.push(
+      `Rows that need attention${invalid > samples.length ? ` (first ${samples.length} of ${invalid})` : ''}:`,
+    );
+    for (const sample of samples) {
+      const ref = sample.reference ? ` (${boundCell(sample.reference)})` : '';
+      out.push(`  row ${sample.rowNumber}${ref}: ${sample.messages.join('; ')}`);
+    }
+  }
+  return out;
+}
+
+/** Each of the approver's warnings: how many rows, and the first. */
+function approverWarningLines(warnings: SummaryFacts['warnings']): string[] {
+  const out: string[] = [];
+  out.push('Warnings for the approver (rows):');
+  for (const signal of SIGNALS) {
+    const first = warnings.rows[signal][0];
+    const example = first ? ` - first: row ${first.rowNumber} (${boundCell(first.reference)})` : '';
+    out.push(
+      `  ${signal.padEnd(19)} ${warnings.counts[signal].toLocaleString('en-US').padStart(9)}${example}`,
+    );
+  }
+  return out;
 }
 
 /** "1 row", "2,000 rows": a count with its noun in the right number. */

@@ -81,18 +81,7 @@ const PAGE = 500;
 /** Reconciles the register's payouts with the service. Throws for refused credentials (exit 3). */
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileReport> {
   const signal = options.signal ?? new AbortController().signal;
-  const client =
-    options.client ??
-    createClient({
-      ...options.connection,
-      rate: options.rate,
-      concurrency: options.concurrency,
-      logger: options.logger,
-      stopSignal: signal,
-      ...(options.maxOutageSeconds === undefined
-        ? {}
-        : { breaker: { maxOutageMs: options.maxOutageSeconds * 1000 } }),
-    });
+  const client = options.client ?? clientOf(options, signal);
   let register: Register | undefined;
   // A register that fails is waited through for --max-outage, as the service is; a stop past
   // its grace abandons its operations (docs/register.md "When the register fails").
@@ -112,56 +101,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     });
     const integratorId = await whoAmI(client, signal, options.connection);
     const service = serviceOf(options.connection.baseUrl);
-    const report: ReconcileReport = {
-      register: shownLocation(options.register),
-      service,
-      integratorId: integratorId ?? '',
-      counts: { completed: 0, failed: 0, pending: 0, unknown: 0, absent: 0, skipped: 0 },
-      totals: {
-        completed: new Map(),
-        failed: new Map(),
-        pending: new Map(),
-        unknown: new Map(),
-        absent: new Map(),
-        skipped: new Map(),
-      },
-      attention: [],
-      interrupted: false,
-      unavailable: false,
-    };
+    const report = emptyReport(options, service, integratorId ?? '');
     const stopped = () => signal.aborted || client.breaker.gaveUp;
     let store: ScopeStore | undefined;
     if (integratorId !== undefined) {
-      const scoped = await register.openScope(await scopeOf(register, { service, integratorId }, {}));
-      store = scoped;
-      const note: Note = (payout, outcome, extra = {}) => {
-        const entry: ReconciledPayout = {
-          reference: payout.reference,
-          outcome,
-          ...(payout.details ? { amount: payout.details.amount, currency: payout.details.currency } : {}),
-          ...(payout.transactionId ? { transactionId: payout.transactionId } : {}),
-          ...extra,
-        };
-        report.counts[outcome] += 1;
-        const minor = entry.amount === undefined ? undefined : parseAmount(entry.amount);
-        if (minor?.ok && entry.currency)
-          BatchSummary.add(report.totals[outcome], entry.currency, minor.minor);
-        if (outcome === 'failed' || outcome === 'unknown' || outcome === 'skipped')
-          report.attention.push(entry);
-      };
-      const limit = pLimit(options.concurrency);
-      const self = newSelf();
-      for await (const page of targets(scoped, options, note, self)) {
-        if (stopped()) break;
-        await Promise.all(
-          page.map((payout) =>
-            limit(async () => {
-              if (stopped()) return;
-              await settleOne(client, scoped, payout, note, signal, self);
-            }),
-          ),
-        );
-      }
+      store = await register.openScope(await scopeOf(register, { service, integratorId }, {}));
+      await settleScope(options, client, store, report, { signal, stopped });
     }
     report.interrupted = signal.aborted;
     report.unavailable = client.breaker.gaveUp;
@@ -173,6 +118,77 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     await register?.close().catch(() => {});
     if (!options.client) await client.close();
     grace.dispose();
+  }
+}
+
+/** The client of the payments service, with reconcile's rate, concurrency, stop and outage budget. */
+function clientOf(options: ReconcileOptions, signal: AbortSignal): PayoutsClient {
+  return createClient({
+    ...options.connection,
+    rate: options.rate,
+    concurrency: options.concurrency,
+    logger: options.logger,
+    stopSignal: signal,
+    ...(options.maxOutageSeconds === undefined
+      ? {}
+      : { breaker: { maxOutageMs: options.maxOutageSeconds * 1000 } }),
+  });
+}
+
+/** A report with nothing counted yet. */
+function emptyReport(options: ReconcileOptions, service: string, integratorId: string): ReconcileReport {
+  return {
+    register: shownLocation(options.register),
+    service,
+    integratorId,
+    counts: { completed: 0, failed: 0, pending: 0, unknown: 0, absent: 0, skipped: 0 },
+    totals: {
+      completed: new Map(),
+      failed: new Map(),
+      pending: new Map(),
+      unknown: new Map(),
+      absent: new Map(),
+      skipped: new Map(),
+    },
+    attention: [],
+    interrupted: false,
+    unavailable: false,
+  };
+}
+
+/** Every payout awaiting an outcome (or named) asked of the service, a page at a time. */
+async function settleScope(
+  options: ReconcileOptions,
+  client: PayoutsClient,
+  store: ScopeStore,
+  report: ReconcileReport,
+  { signal, stopped }: { signal: AbortSignal; stopped: () => boolean },
+): Promise<void> {
+  const note: Note = (payout, outcome, extra = {}) => {
+    const entry: ReconciledPayout = {
+      reference: payout.reference,
+      outcome,
+      ...(payout.details ? { amount: payout.details.amount, currency: payout.details.currency } : {}),
+      ...(payout.transactionId ? { transactionId: payout.transactionId } : {}),
+      ...extra,
+    };
+    report.counts[outcome] += 1;
+    const minor = entry.amount === undefined ? undefined : parseAmount(entry.amount);
+    if (minor?.ok && entry.currency) BatchSummary.add(report.totals[outcome], entry.currency, minor.minor);
+    if (outcome === 'failed' || outcome === 'unknown' || outcome === 'skipped') report.attention.push(entry);
+  };
+  const limit = pLimit(options.concurrency);
+  const self = newSelf();
+  for await (const page of targets(store, options, note, self)) {
+    if (stopped()) break;
+    await Promise.all(
+      page.map((payout) =>
+        limit(async () => {
+          if (stopped()) return;
+          await settleOne(client, store, payout, note, signal, self);
+        }),
+      ),
+    );
   }
 }
 

@@ -5,11 +5,11 @@
  * nothing from the register and holds no row but the one it writes.
  */
 import { ClaimLostError } from '../../errors.js';
-import { openResultsFor } from '../prepare.js';
+import { openResultsFor, type PreparedRow } from '../prepare.js';
 import type { RowResult } from '../summary.js';
 import { BatchSummary } from '../summary.js';
 import { type RowSample, tally } from '../verdicts.js';
-import { messagesOf, NO_WARNINGS, WarningTally } from '../warnings.js';
+import { messagesOf, NO_WARNINGS, type RowWarning, WarningTally } from '../warnings.js';
 import { EarlierResults } from './earlier-results.js';
 import type { JudgedWarnings } from './judged.js';
 import { notSentBecause, notSentInterrupted } from './outcome.js';
@@ -98,42 +98,20 @@ export async function writeResults(
       }
       if (sent === undefined && earlier !== undefined && row.issues.length === 0 && row.totals === undefined)
         sent = await earlier.outcomeOf(row.raw.rowNumber, row.payout.reference);
-      const result: RowResult =
-        row.totals !== undefined
-          ? { status: 'skipped', errors: [row.totals.message] }
-          : row.issues.length > 0
-            ? { status: 'invalid', errors: row.issues.map((i) => i.message) }
-            : (sent ?? unfinished);
+      const result = resultOf(row, sent, unfinished);
       const warned = sent?.fromRegister === true || result.status === 'invalid' ? NO_WARNINGS : warnings;
       if (warned.length > 0) shown.add(row.raw.rowNumber, row.payout.reference, warned, row.payee?.name);
       tally(summary, row, result.status);
       // Held rows need attention as much as refused ones: listed with them.
       if (sent?.held === true) summary.errorGroups.add(row.raw.rowNumber, result.errors);
-      if (
-        (result.status === 'invalid' ||
-          result.status === 'failed' ||
-          result.status === 'unknown' ||
-          sent?.held === true) &&
-        samples.length < 20
-      ) {
+      if (needsAttention(result, sent) && samples.length < 20) {
         samples.push({
           rowNumber: row.raw.rowNumber,
           reference: row.payout.reference,
           messages: result.errors,
         });
       }
-      const writing = writer.write({
-        cells: row.raw.cells,
-        rowNumber: row.raw.rowNumber,
-        status: result.status,
-        errors: result.errors,
-        errorColumns: result.status === 'invalid' ? row.errorColumns : [],
-        warnings: warned.length === 0 ? undefined : messagesOf(warned, row.payee?.name),
-        beneficiaryId: result.beneficiaryId,
-        recipientId: result.recipientId,
-        simulationId: result.simulationId,
-        transactionId: result.transactionId,
-      });
+      const writing = writer.write(resultRow(row, result, warned));
       if (writing) await writing;
     }
     await writer.commit();
@@ -151,5 +129,34 @@ export async function writeResults(
     samples,
     warnings: shown,
     unknownColumns: read.prepared.header.unknown,
+  };
+}
+
+/** A row's result: the totals row skipped, an invalid row's issues, or what the run knows of it. */
+function resultOf(row: PreparedRow, sent: SentRow | undefined, unfinished: RowResult): RowResult {
+  if (row.totals !== undefined) return { status: 'skipped', errors: [row.totals.message] };
+  if (row.issues.length > 0) return { status: 'invalid', errors: row.issues.map((i) => i.message) };
+  return sent ?? unfinished;
+}
+
+/** Rows listed among those needing attention: refused, failed, in doubt, or held. */
+function needsAttention(result: RowResult, sent: SentRow | undefined): boolean {
+  const { status } = result;
+  return status === 'invalid' || status === 'failed' || status === 'unknown' || sent?.held === true;
+}
+
+/** The results file's line of a row: its cells, then what became of it. */
+function resultRow(row: PreparedRow, result: RowResult, warned: readonly RowWarning[]) {
+  return {
+    cells: row.raw.cells,
+    rowNumber: row.raw.rowNumber,
+    status: result.status,
+    errors: result.errors,
+    errorColumns: result.status === 'invalid' ? row.errorColumns : [],
+    warnings: warned.length === 0 ? undefined : messagesOf(warned, row.payee?.name),
+    beneficiaryId: result.beneficiaryId,
+    recipientId: result.recipientId,
+    simulationId: result.simulationId,
+    transactionId: result.transactionId,
   };
 }

@@ -327,23 +327,13 @@ async function checkOnWorker(
   scope?: ScopeInfo,
   store?: ScopeStore,
 ): Promise<SheetFindings> {
-  const { sheetPath, sheetName, delimiter, encoding, columnsFile } = options;
   const register = scope && options.register ? { location: options.register.location, scope } : undefined;
   const batches = register && store ? await comparedBatches(store, compareChoiceOf(options)) : [];
-  const worker = new CheckingWorker(WORKER_URL, {
-    ...(register ? { register } : { sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile } }),
-    comparisonsSent: batches.length > 0,
-    sheetPath,
-    index: prepared.header.index,
-    numbers: sheetNumbers(prepared.sheet),
+  const worker = await startWorker(options, prepared, {
     sampleSize,
     asOf,
-    expectedRows: await expectedRowsOf(prepared.sheet),
-    warnedReferences: options.warnedReferences ?? true,
-    holdChangedPayees: options.holdChangedPayees ?? false,
-    ...(options.workerOldGenerationMb === undefined
-      ? {}
-      : { oldGenerationMb: options.workerOldGenerationMb }),
+    register,
+    comparisons: batches.length > 0,
   });
   let verdicts = NO_VERDICTS;
   let at = 0;
@@ -370,45 +360,86 @@ async function checkOnWorker(
     options.onProgress?.(written);
   };
   try {
-    if (register) {
-      // The earlier batches, read between the rows; a failure is thrown at the next batch.
-      let failure: { error: unknown } | undefined;
-      const compared =
-        batches.length === 0
-          ? undefined
-          : sinceCandidates(store, { batches, pause: nextTurn }).then(
-              (comparisons) => worker.sendComparisons(comparisons),
-              (error: unknown) => {
-                failure = { error };
-              },
-            );
-      // Batches sent and not yet written, oldest first, kept as they were sent: a text and
-      // numbers, which the garbage collector moves and scans for nothing, unlike cells.
-      const sent: RowBatch[] = [];
-      for await (const rows of rawBatches(prepared.sheet)) {
-        if (failure) throw failure.error;
-        const batch = packRows(rows);
-        // Done with once packed. Kept through the write of the batch before, they were alive
-        // at each collection of the young generation that the write made, and V8, finding all
-        // of them alive, then made every later row in the old generation (pretenuring): a full
-        // collection every 0.5 s instead of every 2 s, and 40 to 50 MB more at the peak.
-        rows.length = 0;
-        worker.send(batch);
-        sent.push(batch);
-        if (sent.length > IN_FLIGHT) await write(unpackRows(sent.shift()!));
-      }
-      await compared;
-      if (failure) throw failure.error;
-      worker.end();
-      for (const batch of sent) await write(unpackRows(batch));
-    } else {
-      for await (const rows of rawBatches(prepared.sheet)) await write(rows);
-    }
+    if (register) await sendBatches(prepared, worker, write, store, batches);
+    else for await (const rows of rawBatches(prepared.sheet)) await write(rows);
     if (at !== verdicts.rowNumbers.length) throw worker.outOfStep('more rows were checked than read');
     return await worker.finish(digestRows.finish());
   } finally {
     await worker.close();
   }
+}
+
+/** The worker that maps, checks and judges the rows: given the sheet, or sent its rows. */
+async function startWorker(
+  options: ValidateOptions,
+  prepared: PreparedSheet,
+  how: {
+    sampleSize: number;
+    asOf: number;
+    register: { location: string; scope: ScopeInfo } | undefined;
+    comparisons: boolean;
+  },
+): Promise<CheckingWorker> {
+  const { sheetPath, sheetName, delimiter, encoding, columnsFile } = options;
+  const { register } = how;
+  return new CheckingWorker(WORKER_URL, {
+    ...(register ? { register } : { sheet: { sheetPath, sheetName, delimiter, encoding, columnsFile } }),
+    comparisonsSent: how.comparisons,
+    sheetPath,
+    index: prepared.header.index,
+    numbers: sheetNumbers(prepared.sheet),
+    sampleSize: how.sampleSize,
+    asOf: how.asOf,
+    expectedRows: await expectedRowsOf(prepared.sheet),
+    warnedReferences: options.warnedReferences ?? true,
+    holdChangedPayees: options.holdChangedPayees ?? false,
+    ...(options.workerOldGenerationMb === undefined
+      ? {}
+      : { oldGenerationMb: options.workerOldGenerationMb }),
+  });
+}
+
+/**
+ * The rows read here and sent to the worker a batch at a time, each written once its verdicts
+ * came back, with the earlier batches the sheet is compared with read between the rows (a
+ * failure there is thrown at the next batch).
+ */
+async function sendBatches(
+  prepared: PreparedSheet,
+  worker: CheckingWorker,
+  write: (rows: Iterable<RawRow>) => Promise<void>,
+  store: ScopeStore | undefined,
+  batches: Awaited<ReturnType<typeof comparedBatches>>,
+): Promise<void> {
+  let failure: { error: unknown } | undefined;
+  const compared =
+    batches.length === 0
+      ? undefined
+      : sinceCandidates(store, { batches, pause: nextTurn }).then(
+          (comparisons) => worker.sendComparisons(comparisons),
+          (error: unknown) => {
+            failure = { error };
+          },
+        );
+  // Batches sent and not yet written, oldest first, kept as they were sent: a text and
+  // numbers, which the garbage collector moves and scans for nothing, unlike cells.
+  const sent: RowBatch[] = [];
+  for await (const rows of rawBatches(prepared.sheet)) {
+    if (failure) throw failure.error;
+    const batch = packRows(rows);
+    // Done with once packed. Kept through the write of the batch before, they were alive
+    // at each collection of the young generation that the write made, and V8, finding all
+    // of them alive, then made every later row in the old generation (pretenuring): a full
+    // collection every 0.5 s instead of every 2 s, and 40 to 50 MB more at the peak.
+    rows.length = 0;
+    worker.send(batch);
+    sent.push(batch);
+    if (sent.length > IN_FLIGHT) await write(unpackRows(sent.shift()!));
+  }
+  await compared;
+  if (failure) throw failure.error;
+  worker.end();
+  for (const batch of sent) await write(unpackRows(batch));
 }
 
 /** Until the event loop's next turn: what waits on this thread (the worker's verdicts) runs first. */

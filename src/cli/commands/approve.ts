@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { parseServiceUrl } from '../../api/service-url.js';
-import { readAllowedSigners } from '../../approvals/allowed-signers.js';
+import { type AllowedSigners, readAllowedSigners } from '../../approvals/allowed-signers.js';
 import {
   approvalsOf,
   checkSignatureOut,
@@ -139,78 +139,14 @@ export async function approveCommand(
     io.stdout.write(current.text);
     return { exitCode: outcomeCode(true) };
   }
-  let text: string;
-  let signature: string;
-  if (action.kind === 'sign') {
-    // Before the key is asked for (a passphrase, a touch of a security key): an --out that
-    // cannot be written would waste the signature.
-    if (action.out) await checkSignatureOut(action.out);
-    log.tell([
-      'Signing this approval statement:',
-      ...current.text
-        .trimEnd()
-        .split('\n')
-        .map((l) => `  ${l}`),
-    ]);
-    text = current.text;
-    signature = await signStatement({ statement: text, keyPath: action.keyPath, messages: io.stderr });
-  } else {
-    signature = await readSignedFile(action.signatureFile, 'the signature');
-    text = await readSignedFile(action.statementFile, 'the signed statement');
-    coversThisSheet(text, current, action.statementFile);
-  }
-  // The signature is checked against its text before the register keeps it.
-  const fingerprint = signerOf(
-    signature,
-    text,
-    action.kind === 'record' ? action.statementFile : 'the statement',
-  );
-  let principals: string[] = [];
-  if (allowed) {
-    const verdict = verifyApproval({
-      statementText: text,
-      armoredSignature: signature,
-      allowedSigners: allowed,
-      now: clock.now(),
-    });
-    if (!verdict.ok) throw new GuardError(`${verdict.message}. Nothing was recorded`);
-    principals = [...verdict.principals];
-  }
-  const statement = parseStatement(text);
-  const record: ApprovalRecord = {
-    statementDigest: createHash('sha256').update(text).digest('hex'),
-    fingerprint,
-    origin: statement.origin,
-    digest: statement.digest,
-    sheet: statement.sheet,
-    statement: text,
-    signature,
-    principals,
-    recordedAt: new Date(clock.now()).toISOString(),
-  };
+  const { text, signature } = await signedStatement(action, current, io, log);
+  const record = recordOf(text, signature, allowed, clock, action);
   // Written before the register keeps the approval: a file that cannot be written leaves
   // nothing recorded, and the message can say so.
   if (action.kind === 'sign' && action.out) await writeSignatureOut(action.out, signature);
-  const register = await openRegister(options.register.location, {
-    ...(options.register.from ? { from: options.register.from } : {}),
-    warn: (m) => log.logger.warn(m),
-  });
-  let added: boolean;
-  // What the register holds: this record, or the one it kept when the same key first recorded
-  // the same text (its time and principals, not this call's).
-  let kept: ApprovalRecord = record;
-  try {
-    added = await register.recordApproval(record);
-    if (!added) {
-      const held = await register.approvals({ digest: record.digest });
-      kept =
-        held.find((r) => r.statementDigest === record.statementDigest && r.fingerprint === fingerprint) ??
-        record;
-    }
-  } finally {
-    await register.close();
-  }
-  principals = kept.principals;
+  const { added, kept } = await keepApproval(options, record, log);
+  const { fingerprint } = record;
+  const { principals } = kept;
   // Never the signature itself: who, which key, what, where.
   const fields = {
     sheet: record.sheet,
@@ -238,6 +174,103 @@ export async function approveCommand(
         );
     },
   };
+}
+
+/** The statement and its signature: signed here with a key, or made elsewhere and read. */
+async function signedStatement(
+  action: Exclude<ApproveCommandOptions['action'], { kind: 'statement' }>,
+  current: Awaited<ReturnType<typeof currentStatement>>,
+  io: CliIo,
+  log: CommandLog,
+): Promise<{ text: string; signature: string }> {
+  if (action.kind === 'record') {
+    const signature = await readSignedFile(action.signatureFile, 'the signature');
+    const text = await readSignedFile(action.statementFile, 'the signed statement');
+    coversThisSheet(text, current, action.statementFile);
+    return { text, signature };
+  }
+  // Before the key is asked for (a passphrase, a touch of a security key): an --out that
+  // cannot be written would waste the signature.
+  if (action.out) await checkSignatureOut(action.out);
+  log.tell([
+    'Signing this approval statement:',
+    ...current.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => `  ${l}`),
+  ]);
+  const signature = await signStatement({
+    statement: current.text,
+    keyPath: action.keyPath,
+    messages: io.stderr,
+  });
+  return { text: current.text, signature };
+}
+
+/**
+ * The approval as the register keeps it. The signature is checked against its text first, and
+ * with `--allowed-signers` against the file: whose key it is (a GuardError when none).
+ */
+function recordOf(
+  text: string,
+  signature: string,
+  allowed: AllowedSigners | undefined,
+  clock: Clock,
+  action: ApproveCommandOptions['action'],
+): ApprovalRecord {
+  const fingerprint = signerOf(
+    signature,
+    text,
+    action.kind === 'record' ? action.statementFile : 'the statement',
+  );
+  let principals: string[] = [];
+  if (allowed) {
+    const verdict = verifyApproval({
+      statementText: text,
+      armoredSignature: signature,
+      allowedSigners: allowed,
+      now: clock.now(),
+    });
+    if (!verdict.ok) throw new GuardError(`${verdict.message}. Nothing was recorded`);
+    principals = [...verdict.principals];
+  }
+  const statement = parseStatement(text);
+  return {
+    statementDigest: createHash('sha256').update(text).digest('hex'),
+    fingerprint,
+    origin: statement.origin,
+    digest: statement.digest,
+    sheet: statement.sheet,
+    statement: text,
+    signature,
+    principals,
+    recordedAt: new Date(clock.now()).toISOString(),
+  };
+}
+
+/**
+ * The approval kept in the register. What it holds: this record, or the one it kept when the
+ * same key first recorded the same text (its time and principals, not this call's).
+ */
+async function keepApproval(
+  options: Pick<ApproveCommandOptions, 'register'>,
+  record: ApprovalRecord,
+  log: CommandLog,
+): Promise<{ added: boolean; kept: ApprovalRecord }> {
+  const register = await openRegister(options.register.location, {
+    ...(options.register.from ? { from: options.register.from } : {}),
+    warn: (m) => log.logger.warn(m),
+  });
+  try {
+    if (await register.recordApproval(record)) return { added: true, kept: record };
+    const held = await register.approvals({ digest: record.digest });
+    const kept = held.find(
+      (r) => r.statementDigest === record.statementDigest && r.fingerprint === record.fingerprint,
+    );
+    return { added: false, kept: kept ?? record };
+  } finally {
+    await register.close();
+  }
 }
 
 /** approve's options: the sheet's reading options, the register's, the service, and what to do. */

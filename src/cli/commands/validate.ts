@@ -2,7 +2,7 @@
 import type { Argv } from 'yargs';
 import type { ControlTotals } from '../../batch/guards.js';
 import type { SheetOptions } from '../../batch/prepare.js';
-import { type ValidateOptions, validateSheet } from '../../batch/validate/validate.js';
+import { type ValidateOptions, type ValidateReport, validateSheet } from '../../batch/validate/validate.js';
 import { systemClock } from '../../clock.js';
 import { writeReport } from '../../report/html.js';
 import { reportPathFor } from '../../sheet/results-path.js';
@@ -48,18 +48,7 @@ export async function validateCommand(
     options.report === false
       ? undefined
       : (options.report ?? reportPathFor(report.sheetPath, report.resultsPath));
-  // Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown"),
-  // for the service whose scope was read (the declared one under an alias URL): the report
-  // and the JSON summary both name them.
-  const service = report.service ?? options.register?.service;
-  const approvals =
-    (reportPath || options.json) && options.register && service !== undefined
-      ? await (await import('./approve.js')).recordedApprovals(
-          options.register.location,
-          report.digest,
-          service,
-        )
-      : undefined;
+  const approvals = await approvalsShown(options, report, reportPath);
   const facts: SummaryFacts = {
     command: 'validate',
     sheetPath: report.sheetPath,
@@ -79,23 +68,7 @@ export async function validateCommand(
     controls: options.controls,
     error: report.guardError,
   };
-  if (reportPath) {
-    await writeReport(reportPath, {
-      ...(approvals === undefined ? {} : { approvals }),
-      command: 'validate',
-      sheetPath: report.sheetPath,
-      at: new Date(systemClock.now()),
-      digest: report.digest,
-      summary: report.summary,
-      warnings: report.warnings,
-      sincePrevious: report.sincePrevious,
-      controls: options.controls,
-      guardError: report.guardError,
-      resultsPath: report.resultsPath,
-      registerPath: report.register ?? null,
-      holdChangedPayees: options.holdChangedPayees,
-    });
-  }
+  if (reportPath) await writeValidateReport(reportPath, options, report, approvals);
   // On a terminal the summary's first lines say it; a log record says it to a log reader.
   if (report.registerNote && !log.textOnStderr)
     log.logger.warn({ registerNotChecked: report.registerNote }, 'register not checked');
@@ -123,6 +96,46 @@ export async function validateCommand(
         await writeSummaryJson(io.stdout, { ...facts, error: logFailure ?? facts.error }, { exitCode });
     },
   };
+}
+
+/**
+ * Who signed this digest so far (docs/approval.md "Where approvals are kept, and shown"), for
+ * the service whose scope was read (the declared one under an alias URL): the report and the
+ * JSON summary both name them. Undefined when neither is written, or without a register.
+ */
+async function approvalsShown(
+  options: ValidateCommandOptions,
+  report: ValidateReport,
+  reportPath: string | undefined,
+) {
+  const service = report.service ?? options.register?.service;
+  if (!(reportPath || options.json) || !options.register || service === undefined) return undefined;
+  const { recordedApprovals } = await import('./approve.js');
+  return await recordedApprovals(options.register.location, report.digest, service);
+}
+
+/** The approver's page of this dry run. */
+async function writeValidateReport(
+  reportPath: string,
+  options: ValidateCommandOptions,
+  report: ValidateReport,
+  approvals: Awaited<ReturnType<typeof approvalsShown>>,
+): Promise<void> {
+  await writeReport(reportPath, {
+    ...(approvals === undefined ? {} : { approvals }),
+    command: 'validate',
+    sheetPath: report.sheetPath,
+    at: new Date(systemClock.now()),
+    digest: report.digest,
+    summary: report.summary,
+    warnings: report.warnings,
+    sincePrevious: report.sincePrevious,
+    controls: options.controls,
+    guardError: report.guardError,
+    resultsPath: report.resultsPath,
+    registerPath: report.register ?? null,
+    holdChangedPayees: options.holdChangedPayees,
+  });
 }
 
 /** validate's options: the sheet's, the register's, the service whose scope to read, the logs'. */
