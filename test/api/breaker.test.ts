@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BreakerState, CircuitBreaker, type Ticket } from '../../src/api/breaker.js';
+import { type BreakerState, CircuitBreaker, sharesOutage, type Ticket } from '../../src/api/breaker.js';
 import { InterruptedError, ServiceUnavailableError } from '../../src/errors.js';
 import { fakeTime } from './helpers/fake-time.js';
 
@@ -136,9 +136,9 @@ describe('CircuitBreaker', () => {
     const { b } = breaker({ failureThreshold: 100 });
     b.record(plain, 'failure');
     b.record(plain, 'success');
-    b.record(plain, 'failure');
-    expect(b.sharesOutage(5)).toBe(false);
-    for (let i = 0; i < 4; i++) b.record(plain, 'failure');
-    expect(b.sharesOutage(5)).toBe(true);
+    let standing = b.record(plain, 'failure');
+    expect(sharesOutage(standing, 5)).toBe(false);
+    for (let i = 0; i < 4; i++) standing = b.record(plain, 'failure');
+    expect(sharesOutage(standing, 5)).toBe(true);
   });
 });
