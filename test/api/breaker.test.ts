@@ -141,4 +141,19 @@ describe('CircuitBreaker', () => {
     for (let i = 0; i < 4; i++) standing = b.record(plain, 'failure');
     expect(sharesOutage(standing, 5)).toBe(true);
   });
+
+  it('record hands back where the outage stands; one handed out earlier stays as it was', () => {
+    const { b } = breaker();
+    const healthy = b.record(plain, 'success');
+    // Nothing changed: the same standing, so a healthy service's attempts make none.
+    expect(b.record(plain, 'success')).toBe(healthy);
+    expect(healthy).toMatchObject({ open: false, inARow: 0, backoffCapMs: 1_000 });
+    b.record(plain, 'failure');
+    b.record(plain, 'failure');
+    const opened = b.record(plain, 'failure');
+    expect(opened).toMatchObject({ open: true, inARow: 3 });
+    // The circuit opened: a backoff waiting on the standing's signal ends.
+    expect(opened.ends.aborted).toBe(true);
+    expect(healthy).toMatchObject({ open: false, inARow: 0 });
+  });
 });
