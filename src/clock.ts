@@ -25,3 +25,19 @@ export const realSleep: Sleep = async (ms, signal) => {
   }
   await delay(ms, undefined, signal ? { signal } : undefined);
 };
+
+/**
+ * A timer that fires once, for a deadline on real input and output (a socket): the fake time of
+ * tests moves only when someone sleeps, so a deadline on an actual request needs a real timer
+ * even there. Injected so that tests with fake timers can still move it.
+ */
+export interface Timer {
+  start(ms: number, fire: () => void): unknown;
+  stop(handle: unknown): void;
+}
+
+/** Node's timers, looked up at each call so that fake timers installed by a test apply. */
+export const realTimer: Timer = {
+  start: (ms, fire) => setTimeout(fire, ms),
+  stop: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
+};

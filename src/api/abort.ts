@@ -6,15 +6,18 @@
  * removed as soon as the attempt ends.
  */
 import { setMaxListeners } from 'node:events';
+import { realTimer, type Timer } from '../clock.js';
 
 export class LinkedAbort {
   private readonly controller = new AbortController();
   private readonly sources: AbortSignal[] = [];
-  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly timer: Timer;
+  private readonly handle: unknown;
   /** Whether the time ran out (before any of the signals aborted). */
   timedOut = false;
 
-  constructor(signals: readonly (AbortSignal | undefined)[], ms?: number) {
+  constructor(signals: readonly (AbortSignal | undefined)[], ms?: number, timer: Timer = realTimer) {
+    this.timer = timer;
     for (const source of signals) {
       if (source === undefined) continue;
       if (source.aborted) {
@@ -27,11 +30,7 @@ export class LinkedAbort {
       source.addEventListener('abort', this.follow);
       this.sources.push(source);
     }
-    if (ms !== undefined)
-      this.timer = setTimeout(() => {
-        this.timedOut = true;
-        this.controller.abort(new DOMException('the deadline passed', 'TimeoutError'));
-      }, ms);
+    if (ms !== undefined) this.handle = timer.start(ms, () => this.expire());
   }
 
   get signal(): AbortSignal {
@@ -40,9 +39,14 @@ export class LinkedAbort {
 
   /** Stops the timer and unhooks the signals; the linked signal stays as it is. */
   dispose(): void {
-    clearTimeout(this.timer);
+    if (this.handle !== undefined) this.timer.stop(this.handle);
     for (const source of this.sources) source.removeEventListener('abort', this.follow);
     this.sources.length = 0;
+  }
+
+  private expire(): void {
+    this.timedOut = true;
+    this.controller.abort(new DOMException('the deadline passed', 'TimeoutError'));
   }
 
   private readonly follow = (event: Event): void => {

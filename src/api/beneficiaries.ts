@@ -1,6 +1,6 @@
 /** Beneficiaries (docs/service.md "Resources and calls"): create, get, delete. */
 import { type Beneficiary, type BeneficiaryRequest, BeneficiarySchema, PATHS } from './contract.js';
-import type { CallOptions, HttpClient } from './http.js';
+import type { CallOptions, Requester } from './http.js';
 
 export interface CreateOptions extends CallOptions {
   /**
@@ -20,7 +20,7 @@ export interface BeneficiariesApi {
 }
 
 /** The beneficiary endpoints over `http`. */
-export function beneficiariesApi(http: HttpClient): BeneficiariesApi {
+export function beneficiariesApi(http: Requester): BeneficiariesApi {
   return {
     create: (request, { idempotencyKey, signal } = {}) =>
       http.requestAs<Beneficiary>(BeneficiarySchema, {

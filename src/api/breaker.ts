@@ -6,9 +6,13 @@
  * An outage is measured in time, not in failures: once `maxOutageMs` have passed since the first
  * failure of an unbroken series, every waiting and later request fails with
  * ServiceUnavailableError, and the run stops taking rows (exit 6, "retry later"). With each
- * attempt bounded by its deadline (http.ts), that is at most `maxOutageMs` plus one deadline.
- * A failure that no wait can mend (a 429 asking for longer than that, an identity endpoint that
- * cannot issue tokens) gives up at once, with its own words (`giveUp`).
+ * attempt bounded by its deadline (layers/deadline.ts), that is at most `maxOutageMs` plus one
+ * deadline. A failure that no wait can mend (a 429 asking for longer than that, an identity
+ * endpoint that cannot issue tokens) gives up at once, with its own words (`giveUp`).
+ *
+ * The request path asks it one question, `admit`: wait (until the probe is due or the circuit
+ * closes), or give up. Otherwise it is told: how each attempt went (`record`, which hands back
+ * where the outage stands, for the retry layer) and when to give up at once (`giveUp`).
  *
  * Time is injected so tests need not sleep; waits end on the caller's AbortSignal.
  */
@@ -42,6 +46,31 @@ export interface Ticket {
   probe: boolean;
 }
 
+/**
+ * Where an outage stood when an attempt was recorded, as the outage layer hands it up to the
+ * retry layer. A request past its own retry budget keeps going while the failure is everyone's
+ * (`sharesOutage`), backing off at most `backoffCapMs`; a backoff ends on `ends`, which aborts
+ * when the circuit opens: from then on the breaker paces the attempts (a 503's long Retry-After
+ * included).
+ */
+export interface OutageStanding {
+  /** The circuit was open, half-open or gave up. */
+  readonly open: boolean;
+  /** Failed attempts in a row, across all requests. */
+  readonly inARow: number;
+  readonly ends: AbortSignal;
+  readonly backoffCapMs: number;
+}
+
+/**
+ * Whether the failures of a request that failed `attempts` times are not its own: every
+ * attempt anywhere failed since (or the circuit is open). Such a request waits for the
+ * breaker to decide instead of giving up on its own attempt budget.
+ */
+export function sharesOutage(standing: OutageStanding, attempts: number): boolean {
+  return standing.open || standing.inARow >= attempts;
+}
+
 export interface CircuitBreakerOptions extends Partial<BreakerSettings> {
   clock?: Clock;
   sleep?: Sleep;
@@ -61,6 +90,8 @@ export class CircuitBreaker {
   private pauseMs: number;
   private outage = new AbortController();
   private reason: string | undefined;
+  /** The last standing handed out: the same object while nothing changes (see `standingNow`). */
+  private standing: OutageStanding | undefined;
 
   constructor(options: CircuitBreakerOptions = {}) {
     const { clock, sleep, onChange, ...settings } = options;
@@ -80,31 +111,9 @@ export class CircuitBreaker {
     return this.current === 'gave-up';
   }
 
-  /**
-   * Aborted while the circuit is open or gave up; a fresh one after it closes. A backoff ends
-   * on it: from then on the breaker paces the attempts (a 503's long Retry-After included).
-   */
-  get outageSignal(): AbortSignal {
-    return this.outage.signal;
-  }
-
-  /** The longest backoff of a request kept going by an outage: the breaker paces it after. */
-  get outageBackoffMs(): number {
-    return this.settings.openMs;
-  }
-
   /** Failed attempts in a row, across all requests, since the last answer that was not one. */
   get consecutiveFailures(): number {
     return this.failures;
-  }
-
-  /**
-   * Whether the failures of a request that failed `attempts` times are not its own: every
-   * attempt anywhere failed since (or the circuit is open). Such a request waits for the
-   * breaker to decide instead of giving up on its own attempt budget.
-   */
-  sharesOutage(attempts: number): boolean {
-    return this.current !== 'closed' || this.failures >= attempts;
   }
 
   /** Why the breaker gave up, in words for a finance person; undefined while it has not. */
@@ -154,9 +163,13 @@ export class CircuitBreaker {
     }
   }
 
-  /** Records how an admitted attempt went. */
-  record(ticket: Ticket, verdict: AttemptVerdict): void {
-    const now = this.clock.now();
+  /** Records how an admitted attempt went; answers where the outage stands after it. */
+  record(ticket: Ticket, verdict: AttemptVerdict): OutageStanding {
+    this.note(ticket, verdict, this.clock.now());
+    return this.standingNow();
+  }
+
+  private note(ticket: Ticket, verdict: AttemptVerdict, now: number): void {
     if (verdict === 'success') {
       const wasOutage = this.current !== 'closed' && this.current !== 'gave-up';
       this.failures = 0;
@@ -183,6 +196,25 @@ export class CircuitBreaker {
       return;
     }
     if (this.current === 'closed' && this.failures >= this.settings.failureThreshold) this.open(now);
+  }
+
+  /**
+   * Where the outage stands now. The same object while nothing changed, so that the attempts of
+   * a healthy service make none; a new one after a change, so that one handed out earlier stays
+   * what it was.
+   */
+  private standingNow(): OutageStanding {
+    const open = this.current !== 'closed';
+    const last = this.standing;
+    if (last && last.open === open && last.inARow === this.failures && last.ends === this.outage.signal)
+      return last;
+    this.standing = {
+      open,
+      inARow: this.failures,
+      ends: this.outage.signal,
+      backoffCapMs: this.settings.openMs,
+    };
+    return this.standing;
   }
 
   /** Whether the unbroken series of failures began `maxOutageMs` or more ago. */

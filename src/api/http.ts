@@ -1,9 +1,8 @@
 /**
- * The HTTP core every service call goes through: rate limiter, bearer token, JSON in and out,
- * error bodies (docs/service.md "Error body") into ServiceError, the single re-authentication on
- * 401, retries per retry.ts, 429 pausing all sending, and network failures classified by whether
- * the request may have taken effect (README "Never pay twice: the register": such a transaction
- * is `unknown`).
+ * The words every layer of the request path speaks (a request on its way, `Call`; what came of
+ * one attempt, `Attempt`; a `Layer` around the next) and the transport at the bottom of the path:
+ * one attempt through undici, its answer read within a size limit. Also what is made of an
+ * answer: a 2xx's body, an error body (docs/service.md "Error body") as a ServiceError.
  *
  * Nothing secret leaves this module: errors and logs carry method, path, status, the service's
  * message and request id, never headers or request bodies.
@@ -11,30 +10,11 @@
 import { STATUS_CODES } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { type Clock, realSleep, type Sleep, systemClock } from '../clock.js';
-import {
-  AuthError,
-  ConfigError,
-  InterruptedError,
-  NetworkError,
-  RateLimitError,
-  ServiceError,
-  ServiceUnavailableError,
-} from '../errors.js';
+import { InterruptedError, ServiceError, ServiceUnavailableError } from '../errors.js';
 import { OUTAGE_BUDGET } from '../outage-budget.js';
-import { LinkedAbort } from './abort.js';
-import type { AttemptVerdict, CircuitBreaker } from './breaker.js';
+import type { AttemptVerdict, OutageStanding } from './breaker.js';
 import { ErrorBodySchema, HEADERS } from './contract.js';
-import type { RateLimiter } from './rate.js';
-import {
-  classifyNetworkError,
-  delayFor,
-  type HttpMethod,
-  parseRetryAfter,
-  RETRY_DEFAULTS,
-  type RetryQuestion,
-  shouldRetry,
-} from './retry.js';
+import { classifyNetworkError, type HttpMethod } from './retry.js';
 import { parseServiceUrl } from './service-url.js';
 
 export { parseServiceUrl };
@@ -112,38 +92,6 @@ export function createDispatcher(timeouts: Partial<Timeouts> = {}, connectionsPe
   });
 }
 
-export interface HttpClientOptions {
-  /** Service root; requests' paths are appended to its path (which may carry a prefix). */
-  baseUrl: string;
-  /** Name of the option the URL came from, for error messages. */
-  urlOption?: string;
-  /** Shared between clients; when omitted the client makes and owns one. */
-  dispatcher?: Dispatcher;
-  limiter?: RateLimiter;
-  /** Shared by every client of one service: an outage stops them all (breaker.ts). */
-  breaker?: CircuitBreaker;
-  /**
-   * The run's stop signal (SIGTERM): ends every wait (rate limiter, backoff, Retry-After,
-   * breaker, token), but never cuts a request already sent, whose answer the run records.
-   */
-  stopSignal?: AbortSignal;
-  /**
-   * Aborted when a stopped run's grace is over: every request still under way is cut, and
-   * counts as one that may have taken effect.
-   */
-  abandonSignal?: AbortSignal;
-  tokens?: TokenSource;
-  timeouts?: Partial<Timeouts>;
-  retry?: Partial<RetryPolicy>;
-  logger?: ApiLogger;
-  clock?: Clock;
-  sleep?: Sleep;
-  random?: () => number;
-  userAgent?: string;
-  /** Answers larger than this are not read (tests lower it). */
-  maxResponseBytes?: number;
-}
-
 export interface RequestOptions {
   method: HttpMethod;
   /** Path below the base URL, from contract.ts PATHS. */
@@ -174,418 +122,208 @@ export interface ApiResponse {
   headers: Record<string, string | string[] | undefined>;
 }
 
-type Attempt =
-  | {
-      kind: 'response';
-      status: number;
-      data: unknown;
-      text: string;
-      headers: ApiResponse['headers'];
-      /** Why the body could not be read although it came (too large). */
-      unreadable?: string;
-    }
-  | { kind: 'network'; code: string; cause: unknown };
+/** What came of one attempt: an answer (of any status) or none (the socket's error code). */
+export type Attempt = Answer | NoAnswer;
 
-/** The client core. One per base URL; several may share a dispatcher and a limiter. */
-export class HttpClient {
-  readonly baseUrl: URL;
-  private readonly dispatcher: Dispatcher;
-  private readonly ownsDispatcher: boolean;
-  private readonly timeouts: Timeouts;
-  private readonly policy: RetryPolicy;
-  private readonly limiter: RateLimiter | undefined;
-  private readonly breaker: CircuitBreaker | undefined;
-  private readonly stopSignal: AbortSignal | undefined;
-  private readonly abandonSignal: AbortSignal | undefined;
-  private readonly tokens: TokenSource | undefined;
-  private readonly logger: ApiLogger | undefined;
-  private readonly clock: Clock;
-  private readonly sleep: Sleep;
-  private readonly random: () => number;
-  private readonly userAgent: string;
-  private readonly prefix: string;
-  private readonly maxResponseBytes: number;
+export interface Answer {
+  kind: 'response';
+  status: number;
+  data: unknown;
+  text: string;
+  headers: ApiResponse['headers'];
+  /** Why the body could not be read although it came (too large). */
+  unreadable?: string;
+  /** The outage layer's word on the attempt, for the retry layer above it. */
+  outage?: OutageStanding;
+  /** A layer below mended the cause (a refused token, now forgotten): send again at once. */
+  again?: boolean;
+}
 
-  constructor(options: HttpClientOptions) {
-    this.baseUrl = parseServiceUrl(options.baseUrl, options.urlOption ?? '--base-url');
-    this.prefix = this.baseUrl.pathname.replace(/\/+$/, '');
-    this.timeouts = { ...TIMEOUT_DEFAULTS, ...options.timeouts };
-    this.ownsDispatcher = options.dispatcher === undefined;
-    this.dispatcher = options.dispatcher ?? createDispatcher(this.timeouts);
-    this.policy = { ...RETRY_DEFAULTS, ...options.retry };
-    this.limiter = options.limiter;
-    this.breaker = options.breaker;
-    this.stopSignal = options.stopSignal;
-    this.abandonSignal = options.abandonSignal;
-    this.tokens = options.tokens;
-    this.logger = options.logger;
-    this.clock = options.clock ?? systemClock;
-    this.sleep = options.sleep ?? realSleep;
-    this.random = options.random ?? Math.random;
-    this.userAgent = options.userAgent ?? 'payouts';
-    this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+export interface NoAnswer {
+  kind: 'network';
+  code: string;
+  cause: unknown;
+  outage?: OutageStanding;
+}
+
+/** What an attempt tells the breaker: no answer, 5xx and 429 count against the service. */
+export function verdictOf(attempt: Attempt): AttemptVerdict {
+  if (attempt.kind === 'network') {
+    if (attempt.code === 'ABORTED') return 'neutral';
+    return classifyNetworkError(attempt.code).transient ? 'failure' : 'neutral';
   }
+  return attempt.status === 429 || attempt.status >= 500 ? 'failure' : 'success';
+}
 
+/** A 429's wait, which the rate layer turns into a pause of every request. */
+export interface Throttle {
+  waitMs: number;
+  requestId: string | undefined;
+}
+
+/**
+ * One request on its way down the layers and back up: what it asks for, and the trail its
+ * attempts leave. Each layer reads and writes only its own fields; none calls another layer.
+ */
+export interface Call {
+  readonly options: RequestOptions;
+  readonly payload: EncodedBody | undefined;
+  /** Ends every wait (the caller's signal or the run's stop), never an attempt already sent. */
+  readonly waits: AbortSignal;
+  /** Cuts the attempt under way: set by the deadline layer for the transport. */
+  cut: AbortSignal | undefined;
+  /** The bearer token of the attempt (token layer). */
+  token: string | undefined;
+  /** A refused token was replaced once already (token layer). */
+  reauthenticated: boolean;
+  /** Set by the retry layer after a 429, applied by the rate layer before the next attempt. */
+  throttle: Throttle | undefined;
+  /** Attempts sent (transport), failed ones and throttled ones (retry layer), for the messages. */
+  attempts: number;
+  failures: number;
+  throttles: number;
   /**
-   * Sends a request with rate limiting, auth, retries and error mapping. Resolves with a 2xx
-   * answer; rejects with ServiceError, RateLimitError, NetworkError, AuthError or
-   * InterruptedError.
+   * The in-doubt trail: why an attempt so far may have taken effect (an error code or a 5xx). A
+   * later failure must not hide it: the caller records such a payout `unknown`, not `failed`.
    */
-  async request(options: RequestOptions): Promise<ApiResponse> {
-    const { method, path } = options;
-    if (options.auth && !this.tokens) throw new ConfigError(`${method} ${path} needs a token source`);
-    // Waits end on the caller's signal or the run's; a request once sent is cut by the caller's only.
-    const waits = new LinkedAbort([options.signal, this.stopSignal]);
-    try {
-      return await this.attempts(options, waits.signal);
-    } finally {
-      waits.dispose();
-    }
-  }
+  inDoubt: string | undefined;
+}
 
-  private async attempts(options: RequestOptions, signal: AbortSignal): Promise<ApiResponse> {
-    const { method, path } = options;
-    const payload = encodeBody(options);
-    const retryable = {
-      method,
-      hasIdempotencyKey: options.idempotencyKey !== undefined,
-      safeToRepeat: options.safeToRepeat ?? false,
-    };
-    let attempts = 0;
-    let failures = 0;
-    let throttles = 0;
-    let reauthenticated = false;
-    // Why an attempt so far may have taken effect: a later failure must not hide it.
-    let inDoubt: string | undefined;
+/** The path below a layer: sends the call once, resolves with what came of it. */
+export type Handler = (call: Call) => Promise<Attempt>;
 
-    for (;;) {
-      await this.wait(() => this.limiter?.acquire(signal), options, signal, inDoubt);
-      const token = options.auth ? await this.token(options, signal, inDoubt) : undefined;
-      const ticket = await this.wait(() => this.breaker?.admit(signal), options, signal, inDoubt);
-      const attempt = await this.send(options, payload, token);
-      attempts += 1;
-      this.breaker?.record(ticket ?? { probe: false }, verdictOf(attempt));
+/** A policy around the rest of the path (as octokit's `hook.wrap`, undici's `compose`). */
+export type Layer = (next: Handler) => Handler;
 
-      if (attempt.kind === 'network') {
-        failures += 1;
-        const aborted = options.signal?.aborted === true || attempt.code === ABANDONED_CODE;
-        const errorCode = options.signal?.aborted === true ? 'ABORTED' : attempt.code;
-        // An abort mid-request leaves the same doubt as a reset: the service may have acted.
-        const mayHaveTakenEffect = aborted || classifyNetworkError(errorCode).mayHaveTakenEffect;
-        const retry = { ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, errorCode };
-        const earlier = inDoubt;
-        if (mayHaveTakenEffect) inDoubt ??= errorCode;
-        const again = aborted ? false : this.retries(retry, attempt);
-        if (again) {
-          await this.backoff(options, signal, inDoubt, failures, { errorCode, outage: again === 'outage' });
-          continue;
-        }
-        const effect = mayHaveTakenEffect
-          ? 'no answer came after the request was sent, so it may have taken effect'
-          : earlier
-            ? `the last attempt was not sent, but an earlier one got no answer (${earlier}), so it may have taken effect`
-            : 'the request was not sent';
-        throw new NetworkError(
-          `${method} ${path} failed: ${effect} (${errorCode}, ${plural(attempts, 'attempt')})`,
-          {
-            method,
-            path,
-            attempts,
-            errorCode,
-            mayHaveTakenEffect,
-            ...(mayHaveTakenEffect ? {} : { inDoubt: earlier }),
-            cause: attempt.cause,
-          },
-        );
-      }
+/** A call at its start, before any layer. */
+export function startCall(options: RequestOptions, waits: AbortSignal): Call {
+  return {
+    options,
+    payload: encodeBody(options),
+    waits,
+    cut: undefined,
+    token: undefined,
+    reauthenticated: false,
+    throttle: undefined,
+    attempts: 0,
+    failures: 0,
+    throttles: 0,
+    inDoubt: undefined,
+  };
+}
 
-      const { status, headers } = attempt;
-      const requestId = header(headers, HEADERS.requestId);
-      if (status >= 200 && status < 300) {
-        if (attempt.unreadable !== undefined || (attempt.data === undefined && attempt.text.trim() !== '')) {
-          throw new ServiceError({
-            method,
-            path,
-            status,
-            requestId,
-            attempts,
-            serviceMessage: attempt.unreadable ?? 'the answer is not JSON',
-          });
-        }
-        this.logger?.debug({ method, path, status, requestId }, 'service answered');
-        return { status, data: attempt.data, requestId, headers };
-      }
+/** The error of a call stopped before it could send, carrying its in-doubt trail. */
+export function stopped(call: Call): InterruptedError {
+  return new InterruptedError('stopped before sending', { cause: call.waits.reason, inDoubt: call.inDoubt });
+}
 
-      if (status === 401 && token !== undefined) {
-        if (!reauthenticated) {
-          // docs/service.md "Signing in and tokens": a 401 means the token is missing, invalid or
-          // expired; get a new one once.
-          reauthenticated = true;
-          this.tokens!.invalidate(token);
-          this.logger?.debug({ method, path, requestId }, 'token refused - re-authenticating');
-          continue;
-        }
-        throw new AuthError(
-          `${method} ${path} answered 401 even with a fresh token: the service refuses these credentials - check that PAYOUTS_CLIENT_ID and PAYOUTS_USERNAME belong to this environment`,
-          { status, requestId },
-        );
-      }
-
-      const retryAfterMs = parseRetryAfter(header(headers, HEADERS.retryAfter), this.clock.now());
-      const tooLong = retryAfterMs !== undefined && retryAfterMs > this.policy.maxRetryAfterMs;
-      // A 5xx's Retry-After is paced by the breaker; a 429's is a wait the service demands.
-      if (
-        status === 429 &&
-        this.breaker &&
-        retryAfterMs !== undefined &&
-        retryAfterMs > this.breaker.maxOutageMs
-      ) {
-        // A wait longer than --max-outage is an outage already: nothing is sent until it passes.
-        const seconds = Math.ceil(retryAfterMs / 1000);
-        const reason = `the service answered 429 Too Many Requests asking to wait ${seconds} s, longer than --max-outage (${Math.round(this.breaker.maxOutageMs / 1000)} s) - run again later to resume`;
-        this.breaker.giveUp(reason);
-        throw new ServiceUnavailableError(`${method} ${path} was not sent: ${reason}`, {
-          inDoubt,
-          reason,
-          requestId,
-        });
-      }
-      if (status === 429) {
-        throttles += 1;
-        const retry = {
-          ...retryable,
-          attempt: throttles,
-          maxAttempts: this.policy.maxThrottledAttempts,
-          status,
-        };
-        if (!tooLong && this.retries(retry, attempt)) {
-          await this.throttle(options, signal, inDoubt, throttles, retryAfterMs, requestId);
-          continue;
-        }
-        const why = tooLong
-          ? `the service asked to wait ${Math.ceil(retryAfterMs / 1000)} s, longer than payouts waits`
-          : `still throttled after ${plural(attempts, 'attempt')}`;
-        throw new RateLimitError(`${method} ${path} answered 429 Too Many Requests: ${why}`, {
-          method,
-          path,
-          attempts,
-          requestId,
-          retryAfterMs,
-          inDoubt,
-          throttled: throttles,
-        });
-      }
-
-      failures += 1;
-      const earlier = inDoubt;
-      // A 5xx may come from a service that acted and then failed to answer (docs/service.md
-      // "Status codes", 500).
-      if (status >= 500) inDoubt ??= String(status);
-      const retry = { ...retryable, attempt: failures, maxAttempts: this.policy.maxAttempts, status };
-      const again = tooLong ? false : this.retries(retry, attempt);
-      if (again) {
-        await this.backoff(
-          options,
-          signal,
-          inDoubt,
-          failures,
-          { status, requestId, outage: again === 'outage' },
-          retryAfterMs,
-        );
-        continue;
-      }
-      throw toServiceError(attempt, { method, path, requestId, attempts, inDoubt: earlier });
-    }
-  }
-
-  /**
-   * Whether to try again: per retry.ts, or, past the attempt budget, while the breaker sees the
-   * same failure everywhere ('outage': the breaker, not each request, decides when to give up).
-   */
-  private retries(question: RetryQuestion, attempt: Attempt): 'retry' | 'outage' | false {
-    if (shouldRetry(question)) return 'retry';
-    if (!this.breaker || verdictOf(attempt) !== 'failure') return false;
-    const outage = shouldRetry({ ...question, attempt: 1 }) && this.breaker.sharesOutage(question.attempt);
-    return outage ? 'outage' : false;
-  }
-
-  /** `request` then `parseBody`: the answer's body checked against a contract.ts schema. */
-  async requestAs<T>(schema: z.ZodType<Partial<T>>, options: RequestOptions): Promise<T> {
-    return parseBody<T>(schema, await this.request(options), options);
-  }
-
-  /** Closes the connection pools this client made (a shared dispatcher is its owner's to close). */
-  async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
-  }
-
-  private async send(
-    options: RequestOptions,
-    payload: EncodedBody | undefined,
-    token: string | undefined,
-  ): Promise<Attempt> {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent };
-    if (payload) headers['content-type'] = payload.contentType;
-    if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    if (options.idempotencyKey !== undefined)
-      headers[HEADERS.idempotencyKey.toLowerCase()] = options.idempotencyKey;
-    // One deadline for the whole attempt (connect, headers, body): undici's own timeouts
-    // measure silence, which a dribbling answer never gives.
-    const attempt = new LinkedAbort([options.signal, this.abandonSignal], this.timeouts.deadlineMs);
-    try {
-      const res = await this.dispatcher.request({
-        origin: this.baseUrl.origin,
-        path: this.prefix + options.path,
-        method: options.method,
-        headers,
-        body: payload?.text ?? null,
-        signal: attempt.signal,
-        headersTimeout: Math.min(this.timeouts.headersMs, this.timeouts.deadlineMs),
-        bodyTimeout: Math.min(this.timeouts.bodyMs, this.timeouts.deadlineMs),
+/**
+ * Runs a wait (limiter, token, breaker, sleep). An abort becomes InterruptedError and a breaker
+ * that gave up ServiceUnavailableError, both naming this request and carrying whether an
+ * earlier attempt may have taken effect.
+ */
+export async function waitFor<T>(call: Call, wait: () => Promise<T>): Promise<T> {
+  if (call.waits.aborted) throw stopped(call);
+  try {
+    return await wait();
+  } catch (err) {
+    if (call.waits.aborted) throw stopped(call);
+    if (err instanceof ServiceUnavailableError) {
+      const { method, path } = call.options;
+      throw new ServiceUnavailableError(`${method} ${path} was not sent: ${err.message}`, {
+        inDoubt: call.inDoubt,
+        cause: err,
+        reason: err.reason,
       });
-      // The body is read inside the try: a reset while reading it is a network failure too.
-      const text = await readLimited(res.body, this.maxResponseBytes);
+    }
+    throw err;
+  }
+}
+
+/** Where and how the transport sends. */
+export interface TransportSettings {
+  baseUrl: URL;
+  dispatcher: Dispatcher;
+  timeouts: Timeouts;
+  userAgent: string;
+  maxResponseBytes?: number;
+}
+
+/**
+ * The bottom of the path: one attempt through undici, cut by `call.cut`, its body read inside
+ * the attempt (a reset while reading it is a failure to answer too). Never throws: a failure is
+ * an attempt without an answer, with its socket's error code.
+ */
+export function transport(settings: TransportSettings): Handler {
+  const origin = settings.baseUrl.origin;
+  const prefix = settings.baseUrl.pathname.replace(/\/+$/, '');
+  const { deadlineMs, headersMs, bodyMs } = settings.timeouts;
+  const headersTimeout = Math.min(headersMs, deadlineMs);
+  const bodyTimeout = Math.min(bodyMs, deadlineMs);
+  const limit = settings.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+  return async (call) => {
+    call.attempts += 1;
+    try {
+      const res = await settings.dispatcher.request({
+        origin,
+        path: prefix + call.options.path,
+        method: call.options.method,
+        headers: headersOf(call, settings.userAgent),
+        body: call.payload?.text ?? null,
+        signal: call.cut,
+        headersTimeout,
+        bodyTimeout,
+      });
+      const text = await readLimited(res.body, limit);
       const base = { kind: 'response', status: res.statusCode, headers: res.headers } as const;
       if (text === undefined) {
         // An answer too large to read is still an answer: the request reached the service.
-        const unreadable = `the answer was larger than ${megabytes(this.maxResponseBytes)} and was not read`;
+        const unreadable = `the answer was larger than ${megabytes(limit)} and was not read`;
         return { ...base, text: '', data: undefined, unreadable };
       }
       return { ...base, text, data: parseJson(text) };
     } catch (cause) {
-      if (options.signal?.aborted) return { kind: 'network', code: 'ABORTED', cause };
-      if (this.abandonSignal?.aborted) return { kind: 'network', code: ABANDONED_CODE, cause };
-      if (attempt.timedOut) return { kind: 'network', code: DEADLINE_CODE, cause };
       return { kind: 'network', code: errorCode(cause), cause };
-    } finally {
-      attempt.dispose();
     }
-  }
+  };
+}
 
-  /**
-   * The bearer token for a request. A connection failure on the way to the identity endpoint
-   * is reported against this request as "not sent": the runner must not mark a transaction
-   * `unknown` when it never left.
-   */
-  private async token(
-    options: RequestOptions,
-    signal: AbortSignal | undefined,
-    inDoubt: string | undefined,
-  ): Promise<string | undefined> {
-    try {
-      return await this.wait(() => this.tokens!.getToken(signal), options, signal, inDoubt);
-    } catch (err) {
-      if (this.breaker && (err instanceof ServiceError || err instanceof RateLimitError)) {
-        // The identity endpoint answered, but no token came of it (an unreadable answer, one
-        // that expires at once, a 5xx past its retries): no request of this run can be sent.
-        const reason = `the identity endpoint could not issue a token (${err.message}) - run again later to resume`;
-        this.breaker.giveUp(reason);
-        throw new ServiceUnavailableError(`${options.method} ${options.path} was not sent: ${reason}`, {
-          inDoubt,
-          reason,
-          cause: err,
-        });
-      }
-      if (!(err instanceof NetworkError)) throw err;
-      throw new NetworkError(`${options.method} ${options.path} was not sent: no token (${err.message})`, {
-        method: options.method,
-        path: options.path,
-        attempts: 0,
-        errorCode: err.errorCode,
-        mayHaveTakenEffect: false,
-        inDoubt,
-        cause: err,
-      });
-    }
-  }
+function headersOf(call: Call, userAgent: string): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent };
+  if (call.payload) headers['content-type'] = call.payload.contentType;
+  if (call.token !== undefined) headers.authorization = `Bearer ${call.token}`;
+  if (call.options.idempotencyKey !== undefined)
+    headers[HEADERS.idempotencyKey.toLowerCase()] = call.options.idempotencyKey;
+  return headers;
+}
 
-  /**
-   * Runs a wait (limiter, token, breaker, sleep). An abort becomes InterruptedError and a
-   * breaker that gave up ServiceUnavailableError, both naming this request and carrying
-   * whether an earlier attempt may have taken effect.
-   */
-  private async wait<T>(
-    fn: () => Promise<T> | undefined,
-    options: RequestOptions,
-    signal: AbortSignal | undefined,
-    inDoubt: string | undefined,
-  ): Promise<T | undefined> {
-    const stopped = () => new InterruptedError('stopped before sending', { cause: signal?.reason, inDoubt });
-    if (signal?.aborted) throw stopped();
-    try {
-      return await fn();
-    } catch (err) {
-      if (signal?.aborted) throw stopped();
-      if (err instanceof ServiceUnavailableError) {
-        throw new ServiceUnavailableError(`${options.method} ${options.path} was not sent: ${err.message}`, {
-          inDoubt,
-          cause: err,
-          reason: err.reason,
-        });
-      }
-      throw err;
-    }
+/**
+ * The caller's answer from the final attempt, a 2xx: its JSON body, or a ServiceError when the
+ * body cannot be read (the request took effect, but payouts cannot tell what came of it).
+ */
+export function responseOf(call: Call, answer: Answer, logger: ApiLogger | undefined): ApiResponse {
+  const { method, path } = call.options;
+  const { status, headers } = answer;
+  const requestId = header(headers, HEADERS.requestId);
+  if (answer.unreadable !== undefined || (answer.data === undefined && answer.text.trim() !== '')) {
+    throw new ServiceError({
+      method,
+      path,
+      status,
+      requestId,
+      attempts: call.attempts,
+      serviceMessage: answer.unreadable ?? 'the answer is not JSON',
+    });
   }
+  logger?.debug({ method, path, status, requestId }, 'service answered');
+  return { status, data: answer.data, requestId, headers };
+}
 
-  private async backoff(
-    options: RequestOptions,
-    signal: AbortSignal | undefined,
-    inDoubt: string | undefined,
-    attempt: number,
-    what: { status?: number; errorCode?: string; requestId?: string | undefined; outage?: boolean },
-    retryAfterMs?: number,
-  ): Promise<void> {
-    // Past its budget, a request kept going by an outage backs off briefly: the breaker paces it.
-    const capMs = what.outage && this.breaker ? this.breaker.outageBackoffMs : this.policy.capMs;
-    const delayMs = delayFor(attempt, { ...this.policy, capMs, retryAfterMs, random: this.random });
-    this.logger?.warn(
-      { method: options.method, path: options.path, ...what, attempt, delayMs },
-      'retrying request',
-    );
-    // An open circuit ends the backoff: the breaker paces the next attempt (or gives up).
-    const outage = this.breaker?.outageSignal;
-    const ends = anySignal(signal, outage);
-    await this.wait(
-      async () => {
-        try {
-          await this.sleep(delayMs, ends);
-        } catch (error) {
-          if (signal?.aborted || !outage?.aborted) throw error;
-        }
-      },
-      options,
-      signal,
-      inDoubt,
-    );
-  }
-
-  /** A 429 pauses every request, not just this one (as in octokit plugin-throttling). */
-  private async throttle(
-    options: RequestOptions,
-    signal: AbortSignal | undefined,
-    inDoubt: string | undefined,
-    attempt: number,
-    retryAfterMs: number | undefined,
-    requestId?: string,
-  ) {
-    const waitMs = retryAfterMs ?? delayFor(attempt, { ...this.policy, random: this.random });
-    this.logger?.warn(
-      {
-        method: options.method,
-        path: options.path,
-        requestId,
-        retryAfterMs: waitMs,
-        rate: this.limiter?.currentRate,
-      },
-      'service throttled - pausing all requests',
-    );
-    if (this.limiter) {
-      this.limiter.throttled();
-      this.limiter.pause(this.clock.now() + waitMs);
-    } else {
-      await this.wait(() => this.sleep(waitMs, signal), options, signal, inDoubt);
-    }
-  }
+/** What a resource module needs of the client (client.ts `HttpClient`). */
+export interface Requester {
+  readonly baseUrl: URL;
+  request(options: RequestOptions): Promise<ApiResponse>;
+  requestAs<T>(schema: z.ZodType<Partial<T>>, options: RequestOptions): Promise<T>;
 }
 
 /**
@@ -611,7 +349,7 @@ export function parseBody<T>(
   });
 }
 
-interface EncodedBody {
+export interface EncodedBody {
   contentType: string;
   text: string;
 }
@@ -658,8 +396,9 @@ function parseJson(text: string): unknown {
   }
 }
 
-function toServiceError(
-  attempt: Extract<Attempt, { kind: 'response' }>,
+/** An answer the retry layer gives up on, as the caller's error. */
+export function toServiceError(
+  attempt: Answer,
   context: {
     method: HttpMethod;
     path: string;
@@ -682,22 +421,8 @@ function toServiceError(
   });
 }
 
-/** What an attempt tells the breaker: no answer, 5xx and 429 count against the service. */
-function verdictOf(attempt: Attempt): AttemptVerdict {
-  if (attempt.kind === 'network') {
-    if (attempt.code === 'ABORTED') return 'neutral';
-    return classifyNetworkError(attempt.code).transient ? 'failure' : 'neutral';
-  }
-  return attempt.status === 429 || attempt.status >= 500 ? 'failure' : 'success';
-}
-
-/** One signal that aborts when either does. */
-function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
-  if (!a || !b) return a ?? b;
-  return AbortSignal.any([a, b]);
-}
-
-function header(headers: ApiResponse['headers'], name: string): string | undefined {
+/** One header's value (the first, when repeated). */
+export function header(headers: ApiResponse['headers'], name: string): string | undefined {
   const value = headers[name.toLowerCase()];
   return Array.isArray(value) ? value[0] : value;
 }
@@ -713,6 +438,6 @@ function errorCode(err: unknown): string {
   return err instanceof Error && err.name === 'AbortError' ? 'ABORTED' : 'UNKNOWN';
 }
 
-function plural(n: number, word: string): string {
+export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }

@@ -13,7 +13,7 @@ import {
   WebhookSecretBodySchema,
   WebhookUrlBodySchema,
 } from './contract.js';
-import { type CallOptions, type HttpClient, parseBody } from './http.js';
+import { type CallOptions, parseBody, type Requester } from './http.js';
 
 export interface IntegratorsApi {
   /** GET /v1/integrators/me. */
@@ -32,7 +32,7 @@ export interface IntegratorsApi {
 }
 
 /** The integrator endpoints over `http`; `clientSecret` is the key of the secret's encryption. */
-export function integratorsApi(http: HttpClient, clientSecret: string): IntegratorsApi {
+export function integratorsApi(http: Requester, clientSecret: string): IntegratorsApi {
   const api: IntegratorsApi = {
     me: ({ signal } = {}) =>
       http.requestAs<Integrator>(IntegratorSchema, {

@@ -6,7 +6,7 @@
 import type { CreateOptions } from './beneficiaries.js';
 import type { RecipientRequest } from './contract.js';
 import { PATHS, type Recipient, RecipientSchema } from './contract.js';
-import type { CallOptions, HttpClient } from './http.js';
+import type { CallOptions, Requester } from './http.js';
 
 export interface RecipientsApi {
   /**
@@ -21,7 +21,7 @@ export interface RecipientsApi {
 }
 
 /** The recipient endpoints over `http`. */
-export function recipientsApi(http: HttpClient): RecipientsApi {
+export function recipientsApi(http: Requester): RecipientsApi {
   return {
     create: (request, { idempotencyKey, signal } = {}) =>
       http.requestAs<Recipient>(RecipientSchema, {

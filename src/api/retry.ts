@@ -1,6 +1,6 @@
 /**
  * Retry policy as pure functions, testable as tables (after stripe-node `_shouldRetry` /
- * `_getSleepTimeInMS`, ky `retry-timing.ts`). The HTTP core asks these; nothing here sleeps or
+ * `_getSleepTimeInMS`, ky `retry-timing.ts`). The retry layer (layers/retry.ts) asks these; nothing here sleeps or
  * reads a clock.
  *
  * Rules (docs/service.md "Status codes"):
@@ -58,7 +58,7 @@ const IN_FLIGHT_CODES = new Set([
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
   'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
-  // http.ts: an attempt past its overall deadline (a stalled or dribbling answer).
+  // layers/deadline.ts: an attempt past its overall deadline (a stalled or dribbling answer).
   'PAYOUTS_DEADLINE',
 ]);
 

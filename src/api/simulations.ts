@@ -3,7 +3,7 @@
  * path and body assumed).
  */
 import { PATHS, type Simulation, type SimulationRequest, SimulationSchema } from './contract.js';
-import type { CallOptions, HttpClient } from './http.js';
+import type { CallOptions, Requester } from './http.js';
 
 export interface SimulationsApi {
   /** POST /v1/simulations (200). */
@@ -13,7 +13,7 @@ export interface SimulationsApi {
 }
 
 /** The simulation endpoints over `http`. */
-export function simulationsApi(http: HttpClient): SimulationsApi {
+export function simulationsApi(http: Requester): SimulationsApi {
   return {
     // A quote moves no money: a repeated one is just an unused quote, so retries are safe.
     create: (request, { signal } = {}) =>

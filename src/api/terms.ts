@@ -3,7 +3,7 @@
  * prefix assumed).
  */
 import { PATHS } from './contract.js';
-import type { CallOptions, HttpClient } from './http.js';
+import type { CallOptions, Requester } from './http.js';
 
 export interface TermsApi {
   /** POST .../terms-and-conditions for the integrator. */
@@ -11,7 +11,7 @@ export interface TermsApi {
 }
 
 /** The terms endpoint over `http`. */
-export function termsApi(http: HttpClient): TermsApi {
+export function termsApi(http: Requester): TermsApi {
   return {
     async accept(integratorId, options = {}) {
       // Accepting twice leaves them accepted: safe to retry.

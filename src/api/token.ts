@@ -1,15 +1,15 @@
 /**
  * Bearer tokens by the password grant (docs/service.md "Signing in and tokens"). One token
  * request in flight however many workers wait (single flight), refreshed before it expires,
- * dropped on a 401 so the HTTP core can re-authenticate once. Credentials never appear in an
- * error or a log: the token request's body is built here and handed to the HTTP core, which never
+ * dropped on a 401 so the token layer can re-authenticate once. Credentials never appear in an
+ * error or a log: the token request's body is built here and handed to the request path, which never
  * reports bodies.
  */
 
 import { type Clock, systemClock } from '../clock.js';
 import { AuthError, ConfigError, ServiceError } from '../errors.js';
 import { TOKEN_PATH, TokenResponseSchema } from './contract.js';
-import { type ApiLogger, type HttpClient, parseBody, type TokenSource } from './http.js';
+import { type ApiLogger, type ApiResponse, parseBody, type Requester, type TokenSource } from './http.js';
 
 /** The four credentials of the password grant. */
 export interface Credentials {
@@ -39,8 +39,8 @@ export function checkCredentials(credentials: Partial<Credentials>): Credentials
 }
 
 export interface TokenManagerOptions {
-  /** An HttpClient whose base URL is {auth_url}. */
-  http: HttpClient;
+  /** The client of {auth_url} (client.ts `HttpClient`). */
+  http: Requester;
   credentials: Credentials;
   clock?: Clock;
   logger?: ApiLogger;
@@ -62,7 +62,7 @@ const DEFAULT_REFRESH_MARGIN_MS = 60_000;
 export class TokenManager implements TokenSource {
   private current: CurrentToken | undefined;
   private inflight: Promise<CurrentToken> | undefined;
-  private readonly http: HttpClient;
+  private readonly http: Requester;
   private readonly credentials: Credentials;
   private readonly clock: Clock;
   private readonly logger: ApiLogger | undefined;
@@ -113,7 +113,7 @@ export class TokenManager implements TokenSource {
   private async fetchToken(): Promise<CurrentToken> {
     const startedAt = this.clock.now();
     const context = { method: 'POST' as const, path: TOKEN_PATH };
-    let response: Awaited<ReturnType<HttpClient['request']>>;
+    let response: ApiResponse;
     try {
       response = await this.http.request({
         ...context,

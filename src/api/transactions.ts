@@ -15,7 +15,7 @@ import {
   type TransactionRequest,
   TransactionSchema,
 } from './contract.js';
-import { type CallOptions, type HttpClient, parseBody } from './http.js';
+import { type CallOptions, parseBody, type Requester } from './http.js';
 
 export interface CreateTransactionOptions extends CallOptions {
   /** Required: from register/identity.ts `transactionKey(scope, reference)`. */
@@ -42,7 +42,7 @@ export interface TransactionsApi {
 }
 
 /** The transaction endpoints over `http`. */
-export function transactionsApi(http: HttpClient): TransactionsApi {
+export function transactionsApi(http: Requester): TransactionsApi {
   return {
     async create(request, options) {
       if (!options?.idempotencyKey) {

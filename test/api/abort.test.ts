@@ -68,4 +68,23 @@ describe('LinkedAbort', () => {
       process.off('warning', onWarning);
     }
   });
+
+  it('runs its deadline on the timer it is given', () => {
+    let fire: (() => void) | undefined;
+    const stopped: unknown[] = [];
+    const timer = {
+      start: (ms: number, callback: () => void) => {
+        expect(ms).toBe(7);
+        fire = callback;
+        return 'handle';
+      },
+      stop: (handle: unknown) => stopped.push(handle),
+    };
+    const linked = new LinkedAbort([], 7, timer);
+    expect(linked.signal.aborted).toBe(false);
+    fire!();
+    expect(linked.timedOut).toBe(true);
+    linked.dispose();
+    expect(stopped).toEqual(['handle']);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BreakerState, CircuitBreaker, type Ticket } from '../../src/api/breaker.js';
+import { type BreakerState, CircuitBreaker, sharesOutage, type Ticket } from '../../src/api/breaker.js';
 import { InterruptedError, ServiceUnavailableError } from '../../src/errors.js';
 import { fakeTime } from './helpers/fake-time.js';
 
@@ -136,9 +136,24 @@ describe('CircuitBreaker', () => {
     const { b } = breaker({ failureThreshold: 100 });
     b.record(plain, 'failure');
     b.record(plain, 'success');
+    let standing = b.record(plain, 'failure');
+    expect(sharesOutage(standing, 5)).toBe(false);
+    for (let i = 0; i < 4; i++) standing = b.record(plain, 'failure');
+    expect(sharesOutage(standing, 5)).toBe(true);
+  });
+
+  it('record hands back where the outage stands; one handed out earlier stays as it was', () => {
+    const { b } = breaker();
+    const healthy = b.record(plain, 'success');
+    // Nothing changed: the same standing, so a healthy service's attempts make none.
+    expect(b.record(plain, 'success')).toBe(healthy);
+    expect(healthy).toMatchObject({ open: false, inARow: 0, backoffCapMs: 1_000 });
     b.record(plain, 'failure');
-    expect(b.sharesOutage(5)).toBe(false);
-    for (let i = 0; i < 4; i++) b.record(plain, 'failure');
-    expect(b.sharesOutage(5)).toBe(true);
+    b.record(plain, 'failure');
+    const opened = b.record(plain, 'failure');
+    expect(opened).toMatchObject({ open: true, inARow: 3 });
+    // The circuit opened: a backoff waiting on the standing's signal ends.
+    expect(opened.ends.aborted).toBe(true);
+    expect(healthy).toMatchObject({ open: false, inARow: 0 });
   });
 });

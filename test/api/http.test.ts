@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient, type HttpClientOptions } from '../../src/api/client.js';
 import { TOKEN_PATH } from '../../src/api/contract.js';
-import { type ApiLogger, HttpClient, type HttpClientOptions, parseServiceUrl } from '../../src/api/http.js';
+import { type ApiLogger, parseServiceUrl } from '../../src/api/http.js';
 import { RateLimiter } from '../../src/api/rate.js';
 import { TokenManager } from '../../src/api/token.js';
 import {

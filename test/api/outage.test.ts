@@ -6,8 +6,8 @@
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CircuitBreaker } from '../../src/api/breaker.js';
+import { HttpClient } from '../../src/api/client.js';
 import { TOKEN_PATH } from '../../src/api/contract.js';
-import { HttpClient } from '../../src/api/http.js';
 import { RateLimiter } from '../../src/api/rate.js';
 import { TokenManager } from '../../src/api/token.js';
 import { transactionFailure } from '../../src/batch/run/outcome.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/api/client.js';
 import { TOKEN_PATH } from '../../src/api/contract.js';
-import { HttpClient } from '../../src/api/http.js';
 import { checkCredentials, TokenManager } from '../../src/api/token.js';
 import { AuthError, ConfigError } from '../../src/errors.js';
 import { fakeTime } from './helpers/fake-time.js';
