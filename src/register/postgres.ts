@@ -28,12 +28,12 @@ import { OUTAGE_DEFAULTS, pause } from './outage.js';
 import { postgresConnection } from './pg-connection.js';
 import { pgFailureOf } from './pg-errors.js';
 import { pgpassWarningsAsProcessWarnings } from './pg-warnings.js';
-import { cellsOf, joinedRunOf, PAYOUT_COLUMNS, PAYOUT_FIELDS, payoutOf, RUN_COLUMNS } from './records.js';
 import type { Fence } from './rules.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from './schema.js';
 import { type Compiled, compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
-import { type ClaimWrite, type Dialect, SqlRegister, type Statements } from './store.js';
-import type { OpenOptions, PayoutRecord, Register } from './types.js';
+import { type StatementDialect, statementsFor } from './statements.js';
+import { type ClaimWrite, type Dialect, SqlRegister } from './store.js';
+import type { OpenOptions, Register } from './types.js';
 
 pgpassWarningsAsProcessWarnings();
 
@@ -212,169 +212,30 @@ class PgSql implements Sql {
   }
 }
 
-/** A payout with its run's columns (prefixed `r_`), and the database's time that judges its lease. */
-const WITH_RUN = `p.*, ${RUN_COLUMNS.map((c) => `r.${c} AS r_${c}`).join(', ')}, now() AS store_now
-  FROM payouts.payouts p LEFT JOIN payouts.runs r ON r.id = p.run_id`;
-
-/**
- * A lease from the database's clock, to the millisecond: a JavaScript Date holds no finer time,
- * and so the lease a statement reads is judged (lease.ts) exactly as the database would.
- */
-const LEASE_END = `date_trunc('milliseconds', now() + make_interval(secs => :leaseSeconds))`;
-
-const STATEMENTS: Statements = {
-  payoutsTable: 'payouts.payouts',
+/** What PostgreSQL says its own way in the register's statements (statements.ts). */
+const POSTGRES_SQL: StatementDialect = {
+  // Its own schema, beside whatever else the database holds.
+  schema: 'payouts.',
+  // Time is the database's, and a statement that reads a lease reads the time that judges it.
   now: 'now()',
-  openScope: `INSERT INTO payouts.scopes (service, integrator_id, secret, login, created_at, last_used_at)
-    VALUES (:service, :integrator, :secret, :login, now(), now())
-    ON CONFLICT (service, integrator_id) DO UPDATE SET last_used_at = now(),
-      login = coalesce(excluded.login, scopes.login)
-    RETURNING *`,
-  scopesByUse: 'SELECT * FROM payouts.scopes ORDER BY last_used_at DESC, id DESC',
-  scope: 'SELECT * FROM payouts.scopes WHERE id = :id',
-  settleByEvent: `UPDATE payouts.payouts SET state = :state, error = :error, updated_at = now()
-    WHERE transaction_id = :transaction AND state = ANY(:settleable)
-      AND scope_id IN (SELECT id FROM payouts.scopes WHERE integrator_id = :integrator)`,
-  byTransaction: `SELECT scope_id, reference FROM payouts.payouts WHERE transaction_id = :transaction
-    AND scope_id IN (SELECT id FROM payouts.scopes WHERE integrator_id = :integrator)`,
-  paidBatches: `SELECT r.digest AS digest, max(r.started_at) AS at FROM payouts.runs r WHERE r.scope_id = :scope
-    AND EXISTS (SELECT 1 FROM payouts.payouts p WHERE p.run_id = r.id AND p.payee_key IS NOT NULL
-      AND p.state IN ('submitted', 'completed'))
-    GROUP BY r.digest ORDER BY at DESC LIMIT :limit`,
-  batchRun: `SELECT sheet, rows, started_at FROM payouts.runs WHERE scope_id = :scope AND digest = :digest
-    ORDER BY started_at DESC LIMIT 1`,
-  batchRuns: 'SELECT id FROM payouts.runs WHERE scope_id = :scope AND digest = :digest ORDER BY id',
-  otherBatches: 'SELECT 1 FROM payouts.runs WHERE scope_id = :scope AND digest <> :digest LIMIT 1',
-  batchPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts.payouts p
-    WHERE p.scope_id = :scope AND p.reference > :after
-    AND p.run_id IN (SELECT id FROM payouts.runs WHERE scope_id = :scope AND digest = :digest)
-    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
-  // No scope: a run is of one scope, and the planner, given the scope, walked the primary key
-  // (every batch's payouts) rather than the index by run and reference.
-  runPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts.payouts p
-    WHERE p.run_id = :run AND p.reference > :after
-    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
-  origin: 'SELECT same_as FROM payouts.origins WHERE service = :service AND integrator_id = :integrator',
-  declareOrigin: `INSERT INTO payouts.origins (service, integrator_id, same_as, declared_at)
-    VALUES (:service, :integrator, :sameAs, now())
-    ON CONFLICT (service, integrator_id) DO UPDATE SET same_as = excluded.same_as, declared_at = now()`,
-  recent: `SELECT ${WITH_RUN} WHERE p.scope_id = :scope ORDER BY p.updated_at DESC LIMIT :limit`,
-  payoutsIn: `SELECT ${WITH_RUN} WHERE p.scope_id = :scope AND p.state = ANY(:states) AND p.reference > :after
-      AND (:since::timestamptz IS NULL OR COALESCE(p.paid_at, p.updated_at) >= :since::timestamptz)
-    ORDER BY p.reference LIMIT :limit`,
-  payees: `SELECT fingerprint, id FROM payouts.payees
-    WHERE scope_id = :scope AND kind = :kind AND fingerprint = ANY(:fingerprints)`,
-  rememberPayee: `INSERT INTO payouts.payees (scope_id, kind, fingerprint, id, created_at)
-    VALUES (:scope, :kind, :fingerprint, :id, now())
-    ON CONFLICT (scope_id, kind, fingerprint) DO UPDATE SET id = excluded.id`,
-  payeeHistory:
-    'SELECT payee, history FROM payouts.payee_history WHERE scope_id = :scope AND payee = ANY(:payees)',
-  hasPayeeHistory: 'SELECT 1 AS present FROM payouts.payee_history WHERE scope_id = :scope LIMIT 1',
-  replaceHistory: `UPDATE payouts.payee_history SET history = :history, updated_at = now()
-    WHERE scope_id = :scope AND payee = :payee AND history = :was`,
-  beginRun: `INSERT INTO payouts.runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
-      heartbeat_at, lease_expires_at)
-    VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt, now(), ${LEASE_END})
-    ON CONFLICT (id) DO NOTHING`,
-  renewLease: `UPDATE payouts.runs SET heartbeat_at = now(), lease_expires_at = ${LEASE_END}
-    WHERE id = :id AND finished_at IS NULL`,
-  openLeases: `SELECT id, lease_expires_at, now() AS store_now FROM payouts.runs
-    WHERE scope_id = :scope AND finished_at IS NULL`,
-  finishRun: `UPDATE payouts.runs SET finished_at = now(), rows = :rows, statuses = :statuses, exit_code = :exitCode
-    WHERE id = :id`,
-  recentRuns: `SELECT *, now() AS store_now FROM payouts.runs WHERE scope_id = :scope
-    ORDER BY started_at DESC LIMIT :limit`,
-  settle: `UPDATE payouts.payouts SET state = :state, error = :error, updated_at = now()
-    WHERE scope_id = :scope AND reference = :reference AND transaction_id = :transaction AND state = ANY(:settleable)`,
-  resolveAbsent: `UPDATE payouts.payouts SET state = 'refused', error = :reason, updated_at = now()
-    WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
-  abandonSend: `UPDATE payouts.payouts SET state = 'unknown', error = :why, updated_at = now()
-    WHERE scope_id = :scope AND reference = :reference AND state = 'sending' AND run_id = :run`,
-  resolveFound: `UPDATE payouts.payouts SET state = :state, transaction_id = :transaction, error = :error,
-      paid_at = COALESCE(paid_at, :sentAt::timestamptz, updated_at), updated_at = now()
-    WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
-  release: `DELETE FROM payouts.payouts WHERE scope_id = :scope AND run_id = :run AND state = 'claimed'`,
-  settledEvents: `SELECT * FROM payouts.events WHERE integrator_id = :integrator AND resource_id = ANY(:transactions)
-    AND operation IN ('TRANSACTION_COMPLETED', 'TRANSACTION_FAILED') ORDER BY occurred_at`,
-  recordApproval: `INSERT INTO payouts.approvals (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
-        principals, recorded_at)
-      VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
-        :recordedAt) ON CONFLICT DO NOTHING`,
-  approvals: `SELECT * FROM payouts.approvals WHERE digest = :digest OR sheet = :sheet
-    ORDER BY recorded_at, statement_digest, fingerprint`,
-  recordRunApproval: `INSERT INTO payouts.run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
-      VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,
-  runApprovals: `SELECT * FROM payouts.run_approvals WHERE scope_id = :scope AND run_id = ANY(:runs)
-    ORDER BY run_id, principal`,
-  allApprovals: 'SELECT * FROM payouts.approvals ORDER BY recorded_at, statement_digest, fingerprint',
-  scopeRunApprovals: 'SELECT * FROM payouts.run_approvals WHERE scope_id = :scope ORDER BY run_id, principal',
-  origins: 'SELECT * FROM payouts.origins ORDER BY service, integrator_id',
-  scopes: 'SELECT * FROM payouts.scopes ORDER BY id',
-  scopeRuns: 'SELECT * FROM payouts.runs WHERE scope_id = :scope ORDER BY started_at',
-  scopePayouts: `SELECT ${PAYOUT_COLUMNS} FROM payouts.payouts WHERE scope_id = :scope AND reference > :after
-    ORDER BY reference LIMIT :page`,
-  scopePayees: 'SELECT * FROM payouts.payees WHERE scope_id = :scope ORDER BY kind, fingerprint',
-  scopeHistories: 'SELECT payee, history FROM payouts.payee_history WHERE scope_id = :scope ORDER BY payee',
-  events: 'SELECT * FROM payouts.events ORDER BY occurred_at',
-  scopeId: 'SELECT id FROM payouts.scopes WHERE service = :service AND integrator_id = :integrator',
-  add: {
-    approval: `INSERT INTO payouts.approvals (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
-        principals, recorded_at)
-      VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
-        :recordedAt) ON CONFLICT DO NOTHING`,
-    runApproval: `INSERT INTO payouts.run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
-      VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,
-    event: `INSERT INTO payouts.events (integrator_id, resource_id, operation, success, message, occurred_at,
-        received_at, payload)
-      VALUES (:integrator, :resource, :operation, :success, :message, :occurredAt, :receivedAt, :payload)
-      ON CONFLICT DO NOTHING`,
-    origin: `INSERT INTO payouts.origins (service, integrator_id, same_as, declared_at)
-      VALUES (:service, :integrator, :sameAs, :declaredAt) ON CONFLICT DO NOTHING`,
-    scope: `INSERT INTO payouts.scopes (service, integrator_id, secret, login, created_at, last_used_at)
-      VALUES (:service, :integrator, :secret, :login, :createdAt, :lastUsedAt) ON CONFLICT DO NOTHING`,
-    run: `INSERT INTO payouts.runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
-        heartbeat_at, lease_expires_at, finished_at, rows, statuses, exit_code)
-      VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt,
-        :heartbeatAt, :leaseExpiresAt, :finishedAt, :rows, :statuses, :exitCode) ON CONFLICT DO NOTHING`,
-    payout: `INSERT INTO payouts.payouts (scope_id, ${PAYOUT_COLUMNS})
-      VALUES (:scope, ${PAYOUT_FIELDS.map(([column]) => `:${column}`).join(', ')}) ON CONFLICT DO NOTHING`,
-    payee: `INSERT INTO payouts.payees (scope_id, kind, fingerprint, id, created_at)
-      VALUES (:scope, :kind, :fingerprint, :id, :createdAt) ON CONFLICT DO NOTHING`,
-    history: `INSERT INTO payouts.payee_history (scope_id, payee, history, updated_at)
-      VALUES (:scope, :payee, :history, COALESCE(:updatedAt::timestamptz, now())) ON CONFLICT DO NOTHING`,
-  },
-  held: {
-    approval:
-      'SELECT * FROM payouts.approvals WHERE statement_digest = :statementDigest AND fingerprint = :fingerprint',
-    runApproval: 'SELECT * FROM payouts.run_approvals WHERE run_id = :run AND principal = :principal',
-    event: `SELECT * FROM payouts.events
-      WHERE integrator_id = :integrator AND resource_id = :resource AND operation = :operation`,
-    origin: 'SELECT * FROM payouts.origins WHERE service = :service AND integrator_id = :integrator',
-    scope: 'SELECT * FROM payouts.scopes WHERE service = :service AND integrator_id = :integrator',
-    run: 'SELECT * FROM payouts.runs WHERE id = :id',
-    payout: `SELECT ${PAYOUT_COLUMNS} FROM payouts.payouts WHERE scope_id = :scope AND reference = :reference`,
-    payee:
-      'SELECT id FROM payouts.payees WHERE scope_id = :scope AND kind = :kind AND fingerprint = :fingerprint',
-    history: 'SELECT history FROM payouts.payee_history WHERE scope_id = :scope AND payee = :payee',
-  },
+  storeNow: ', now() AS store_now',
+  inList: (name) => `= ANY(:${name})`,
+  // A parameter's type is the server's guess from where it first stands: NULL says nothing.
+  time: (name) => `:${name}::timestamptz`,
+  // From the database's clock, to the millisecond: a JavaScript Date holds no finer time, and so
+  // the lease a statement reads is judged (lease.ts) exactly as the database would.
+  leaseEnd: `date_trunc('milliseconds', now() + make_interval(secs => :leaseSeconds))`,
+  leaseClock: [],
+  // Given the scope, the planner walked the primary key (every batch's payouts) rather than the
+  // index by run and reference; a run is of one scope.
+  runPageScoped: false,
+  // A claim's references in one statement, a column per array (one round trip for the batch).
+  claimRows: `unnest(:references::text[], :amounts::text[], :currencies::text[], :rails::text[], :payees::text[],
+    :hints::text[], :states::text[], :keys::text[], :simulations::text[], :transactions::text[]) AS c`,
+  unknownRows: 'unnest(:references::text[], :whys::text[]) AS u (reference, why)',
 };
 
-/** A claim's references in one statement, a column per array (one round trip for the batch). */
-const CLAIM = `INSERT INTO payouts.payouts (scope_id, reference, amount, currency, rail, payee, payee_hint, state,
-    idempotency_key, simulation_id, transaction_id, run_id, sheet, updated_at)
-  SELECT :scope, c.*, :run, (SELECT sheet FROM payouts.runs WHERE id = :run), now()
-  FROM unnest(:references::text[], :amounts::text[], :currencies::text[], :rails::text[], :payees::text[],
-    :hints::text[], :states::text[], :keys::text[], :simulations::text[], :transactions::text[]) AS c
-  ON CONFLICT (scope_id, reference) DO UPDATE SET amount = excluded.amount,
-    currency = excluded.currency, rail = excluded.rail, payee = excluded.payee,
-    payee_hint = excluded.payee_hint, state = excluded.state,
-    idempotency_key = excluded.idempotency_key, run_id = excluded.run_id, sheet = excluded.sheet,
-    error = NULL, updated_at = excluded.updated_at, simulation_id = excluded.simulation_id,
-    transaction_id = excluded.transaction_id`;
-
-const MARK_UNKNOWN = `UPDATE payouts.payouts p SET state = 'unknown', error = u.why, updated_at = now()
-  FROM unnest(:references::text[], :whys::text[]) AS u (reference, why)
-  WHERE p.scope_id = :scope AND p.reference = u.reference`;
+const STATEMENTS = statementsFor(POSTGRES_SQL);
 
 /** How many references one look-up query takes. */
 const LOOKUP_CHUNK = 1000;
@@ -595,19 +456,6 @@ class PostgresDialect implements Dialect, Driver {
     }
   }
 
-  async lookup(sql: Sql, scope: number, references: readonly string[]): Promise<Map<string, PayoutRecord>> {
-    const found = new Map<string, PayoutRecord>();
-    for (let i = 0; i < references.length; i += LOOKUP_CHUNK) {
-      const rows = await sql.rows<Record<string, unknown>>(
-        `SELECT ${WITH_RUN} WHERE p.scope_id = :scope AND p.reference = ANY(:references)`,
-        { scope, references: references.slice(i, i + LOOKUP_CHUNK) },
-      );
-      for (const row of rows)
-        found.set(row['reference'] as string, payoutOf(cellsOf(row), joinedRunOf(row, this.time(row))));
-    }
-    return found;
-  }
-
   /**
    * A transaction of its own under the scope's advisory lock, tried again on a deadlock or
    * serialization failure.
@@ -632,7 +480,7 @@ class PostgresDialect implements Dialect, Driver {
     const { scope, runId: run, claims, unknowns } = claim;
     if (claims.length > 0) {
       const column = (cell: (c: (typeof claims)[number]) => unknown) => claims.map(cell);
-      await sql.changed(CLAIM, {
+      await sql.changed(STATEMENTS.claim, {
         scope,
         run,
         references: column((c) => c.reference),
@@ -648,7 +496,7 @@ class PostgresDialect implements Dialect, Driver {
       });
     }
     if (unknowns.length > 0) {
-      await sql.changed(MARK_UNKNOWN, {
+      await sql.changed(STATEMENTS.markUnknown, {
         scope,
         references: unknowns.map((u) => u[0]),
         whys: unknowns.map((u) => u[1]),
