@@ -32,7 +32,7 @@ import type { Fence } from './rules.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from './schema.js';
 import { type Compiled, compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
 import { type StatementDialect, statementsFor } from './statements.js';
-import { type ClaimWrite, type Dialect, SqlRegister } from './store.js';
+import { type Dialect, SqlRegister } from './store.js';
 import type { OpenOptions, Register } from './types.js';
 
 pgpassWarningsAsProcessWarnings();
@@ -229,10 +229,10 @@ const POSTGRES_SQL: StatementDialect = {
   // Given the scope, the planner walked the primary key (every batch's payouts) rather than the
   // index by run and reference; a run is of one scope.
   runPageScoped: false,
-  // A claim's references in one statement, a column per array (one round trip for the batch).
-  claimRows: `unnest(:references::text[], :amounts::text[], :currencies::text[], :rails::text[], :payees::text[],
-    :hints::text[], :states::text[], :keys::text[], :simulations::text[], :transactions::text[]) AS c`,
-  unknownRows: 'unnest(:references::text[], :whys::text[]) AS u (reference, why)',
+  // A batch's rows in one statement, a list per column (one round trip for the batch).
+  rows: (alias, columns) =>
+    `unnest(${columns.map((c) => `:${c}::text[]`).join(', ')}) AS ${alias} (${columns.join(', ')})`,
+  rowsAsLists: true,
 };
 
 const STATEMENTS = statementsFor(POSTGRES_SQL);
@@ -473,34 +473,6 @@ class PostgresDialect implements Dialect, Driver {
         if (code === undefined || !RETRYABLE.has(code) || attempt >= POSTGRES_DEFAULTS.claimAttempts)
           throw error;
       }
-    }
-  }
-
-  async writeClaims(sql: Sql, claim: ClaimWrite): Promise<void> {
-    const { scope, runId: run, claims, unknowns } = claim;
-    if (claims.length > 0) {
-      const column = (cell: (c: (typeof claims)[number]) => unknown) => claims.map(cell);
-      await sql.changed(STATEMENTS.claim, {
-        scope,
-        run,
-        references: column((c) => c.reference),
-        amounts: column((c) => c.request.details.amount),
-        currencies: column((c) => c.request.details.currency),
-        rails: column((c) => c.request.details.rail),
-        payees: column((c) => c.request.details.payee),
-        hints: column((c) => c.request.details.payeeHint),
-        states: column((c) => c.state),
-        keys: column((c) => c.request.idempotencyKey),
-        simulations: column((c) => c.simulationId),
-        transactions: column((c) => c.transactionId),
-      });
-    }
-    if (unknowns.length > 0) {
-      await sql.changed(STATEMENTS.markUnknown, {
-        scope,
-        references: unknowns.map((u) => u[0]),
-        whys: unknowns.map((u) => u[1]),
-      });
     }
   }
 

@@ -37,14 +37,7 @@ import { type Fence, type FenceFacts, fenceAdmits } from './rules.js';
 import { APPLICATION_ID, HISTORY_ROW_IDS_VERSION, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 import { compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
 import { type StatementDialect, statementsFor } from './statements.js';
-import {
-  type BatchStatement,
-  batchPayoutRows,
-  type ClaimWrite,
-  type Dialect,
-  PagePayout,
-  SqlRegister,
-} from './store.js';
+import { type BatchStatement, batchPayoutRows, type Dialect, PagePayout, SqlRegister } from './store.js';
 import type { BatchPayout, OpenOptions, PayoutRecord, Register, RunRecord } from './types.js';
 
 type Db = InstanceType<typeof Database>;
@@ -363,10 +356,9 @@ const SQLITE_SQL: StatementDialect = {
   // The index by run holds the primary key (scope, reference) after the run: given both, the
   // page is read in reference order from it, without a sort.
   runPageScoped: true,
-  // A reference at a time, each a statement of the one IMMEDIATE transaction (writeClaims).
-  claimRows:
-    '(SELECT :reference, :amount, :currency, :rail, :payee, :payeeHint, :state, :key, :simulation, :transaction) AS c',
-  unknownRows: '(SELECT :reference AS reference, :why AS why) AS u',
+  // A row at a time, each a statement of the one IMMEDIATE transaction.
+  rows: (alias, columns) => `(SELECT ${columns.map((c) => `:${c} AS ${c}`).join(', ')}) AS ${alias}`,
+  rowsAsLists: false,
   // Under the payee key's row id while it is free (history-row.ts), else one SQLite picks.
   addHistory: (table) => `INSERT INTO ${table} (id, scope_id, payee, history, updated_at)
     SELECT CASE WHEN EXISTS (SELECT 1 FROM ${table} WHERE id = own.id) THEN NULL ELSE own.id END,
@@ -494,30 +486,6 @@ class SqliteDialect implements Dialect, Driver {
   claiming<T>(writes: GroupCommit, _scope: number, work: (sql: Sql) => Promise<T>): Promise<T> {
     // In the group commit's IMMEDIATE transaction: no other process can claim in between.
     return writes.write(work);
-  }
-
-  async writeClaims(sql: Sql, claim: ClaimWrite): Promise<void> {
-    const { scope, runId: run, now } = claim;
-    for (const c of claim.claims) {
-      const d = c.request.details;
-      await sql.changed(STATEMENTS.claim, {
-        scope,
-        reference: c.reference,
-        amount: d.amount,
-        currency: d.currency,
-        rail: d.rail,
-        payee: d.payee,
-        payeeHint: d.payeeHint,
-        state: c.state,
-        key: c.request.idempotencyKey,
-        run,
-        now,
-        simulation: c.simulationId,
-        transaction: c.transactionId,
-      });
-    }
-    for (const [reference, why] of claim.unknowns)
-      await sql.changed(STATEMENTS.markUnknown, { scope, reference, why, now });
   }
 
   /** Read, judged by the rules (rules.ts fenceAdmits) and written in one IMMEDIATE transaction. */

@@ -53,11 +53,13 @@ export interface Statements extends TransferStatements {
   /** :scope :limit, newest first. */
   recentRuns: string;
   /**
-   * A claim of the references of the dialect's `claimRows` (:scope :run :now): taken over from
-   * whatever held them, with no error left.
+   * Whether a statement over rows (`claim`, `markUnknown`) takes them all at once, a list per
+   * column, or runs once per row, each column a value.
    */
+  rowsAsLists: boolean;
+  /** References claimed by :run of :scope (CLAIM_ROW), taken over from whatever held them. */
   claim: string;
-  /** Payouts of :scope marked unknown, each with why: the dialect's `unknownRows`. */
+  /** Payouts of :scope marked unknown (`reference`, `why`). */
   markUnknown: string;
   /** :state :error :scope :reference :transaction :settleable */
   settle: string;
@@ -133,15 +135,17 @@ export interface StatementDialect {
   storeNow: string;
   /** Whether a run's page names its scope too (where the index by run then reads it in order). */
   runPageScoped: boolean;
-  /** The references a claim writes, named `c`: the columns of CLAIM_ROW, in its order. */
-  claimRows: string;
-  /** The references marked unknown, named `u`: columns `reference` and `why`. */
-  unknownRows: string;
+  /**
+   * The rows a statement writes, as a table named `alias` of these text columns, each bound as
+   * `:column`: a value, the statement running once per row, or (`rowsAsLists`) a list of them all.
+   */
+  rows(alias: string, columns: readonly string[]): string;
+  rowsAsLists: boolean;
   /** A first history's row, where the store places it its own way; else a plain insert. */
   addHistory?(table: string): string;
 }
 
-/** The columns of a claim's rows, as `claimRows` gives them. */
+/** The columns of a claim's rows. */
 export const CLAIM_ROW = [
   'reference',
   'amount',
@@ -171,6 +175,7 @@ export function statementsFor(d: StatementDialect): Statements {
   return {
     payoutsTable: payouts,
     now,
+    rowsAsLists: d.rowsAsLists,
     openScope: `INSERT INTO ${t('scopes')} (service, integrator_id, secret, login, created_at, last_used_at)
       VALUES (:service, :integrator, :secret, :login, ${now}, ${now})
       ON CONFLICT (service, integrator_id) DO UPDATE SET last_used_at = excluded.last_used_at,
@@ -226,12 +231,12 @@ export function statementsFor(d: StatementDialect): Statements {
       WHERE id = :id`,
     recentRuns: `SELECT *${d.storeNow} FROM ${runs} WHERE scope_id = :scope ORDER BY started_at DESC LIMIT :limit`,
     claim: `INSERT INTO ${payouts} (scope_id, ${CLAIM_ROW.join(', ')}, run_id, sheet, updated_at)
-      SELECT :scope, c.*, :run, (SELECT sheet FROM ${runs} WHERE id = :run), ${now} FROM ${d.claimRows}
+      SELECT :scope, c.*, :run, (SELECT sheet FROM ${runs} WHERE id = :run), ${now} FROM ${d.rows('c', CLAIM_ROW)}
       WHERE true ON CONFLICT (scope_id, reference) DO UPDATE SET
         ${[...CLAIM_ROW.slice(1), 'run_id', 'sheet', 'updated_at'].map((c) => `${c} = excluded.${c}`).join(', ')},
         error = NULL`,
     markUnknown: `UPDATE ${payouts} AS p SET state = 'unknown', error = u.why, updated_at = ${now}
-      FROM ${d.unknownRows} WHERE p.scope_id = :scope AND p.reference = u.reference`,
+      FROM ${d.rows('u', ['reference', 'why'])} WHERE p.scope_id = :scope AND p.reference = u.reference`,
     settle: `UPDATE ${payouts} SET state = :state, error = :error, updated_at = ${now}
       WHERE scope_id = :scope AND reference = :reference AND transaction_id = :transaction
         AND state ${d.inList('settleable')}`,

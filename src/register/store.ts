@@ -40,7 +40,7 @@ import {
   withPayment,
 } from './rules.js';
 import { type Driver, type Sql, transaction, type Values } from './sql.js';
-import type { Statements } from './statements.js';
+import type { CLAIM_ROW, Statements } from './statements.js';
 import {
   type ApprovalRow,
   approvalOf,
@@ -114,8 +114,6 @@ export interface Dialect {
   lookup?(sql: Sql, scope: number, references: readonly string[]): Promise<Map<string, PayoutRecord>>;
   /** Runs a claim where no other claim of the scope comes between its read and its writes. */
   claiming<T>(writes: GroupCommit, scope: number, work: (sql: Sql) => Promise<T>): Promise<T>;
-  /** Writes a claim: the references it holds, and the abandoned sends it marks unknown. */
-  writeClaims(sql: Sql, claim: ClaimWrite): Promise<void>;
   /** Runs the update `set` (its `WHERE` open for more) where `fence` admits it; rows changed. */
   fenced(sql: Sql, set: string, values: Values, fence: Fence): Promise<number>;
   /**
@@ -231,6 +229,46 @@ async function lookup(
       found.set(row['reference'] as string, payoutOf(cellsOf(row), joinedRunOf(row, dialect.time(row))));
   }
   return found;
+}
+
+/** Writes a claim: the references it holds, and the abandoned sends it marks unknown. */
+async function writeClaims(sql: Sql, s: Statements, claim: ClaimWrite): Promise<void> {
+  const values = { scope: claim.scope, run: claim.runId, now: claim.now };
+  const claims = claim.claims.map((c) => {
+    const d = c.request.details;
+    return {
+      reference: c.reference,
+      amount: d.amount,
+      currency: d.currency,
+      rail: d.rail,
+      payee: d.payee,
+      payee_hint: d.payeeHint,
+      state: c.state,
+      idempotency_key: c.request.idempotencyKey,
+      simulation_id: c.simulationId,
+      transaction_id: c.transactionId,
+    } satisfies Record<(typeof CLAIM_ROW)[number], unknown>;
+  });
+  await writeRows(sql, s, s.claim, claims, values);
+  const unknowns = claim.unknowns.map(([reference, why]) => ({ reference, why }));
+  await writeRows(sql, s, s.markUnknown, unknowns, values);
+}
+
+/** Runs `text` over `rows`: once, a list per column, where the store takes them so, else once per row. */
+async function writeRows(
+  sql: Sql,
+  s: Statements,
+  text: string,
+  rows: readonly Record<string, unknown>[],
+  values: Values,
+): Promise<void> {
+  if (rows.length === 0) return;
+  if (!s.rowsAsLists) {
+    for (const row of rows) await sql.changed(text, { ...values, ...row });
+    return;
+  }
+  const lists = Object.keys(rows[0]!).map((column) => [column, rows.map((row) => row[column])]);
+  await sql.changed(text, { ...values, ...Object.fromEntries(lists) });
 }
 
 /** Reads and replaces of one payee's history before giving up (other runs keep changing it). */
@@ -704,7 +742,13 @@ class SqlScope implements ScopeStore {
         outcome.set(request.reference, record);
       }
       if (claims.length > 0 || unknowns.length > 0)
-        await this.dialect.writeClaims(sql, { scope, runId, now: this.register.now(), claims, unknowns });
+        await writeClaims(sql, this.dialect.sql, {
+          scope,
+          runId,
+          now: this.register.now(),
+          claims,
+          unknowns,
+        });
       return outcome;
     });
   }
