@@ -29,7 +29,7 @@ import { postgresConnection } from './pg-connection.js';
 import { pgFailureOf } from './pg-errors.js';
 import { pgpassWarningsAsProcessWarnings } from './pg-warnings.js';
 import type { Fence } from './rules.js';
-import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from './schema.js';
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION, refuseNewer } from './schema.js';
 import { type Compiled, compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
 import { type StatementDialect, statementsFor } from './statements.js';
 import { type Dialect, SqlRegister } from './store.js';
@@ -267,19 +267,35 @@ class PostgresDialect implements Dialect, Driver {
     return { now: at instanceof Date ? at.getTime() : systemClock.now() };
   }
 
-  async connection<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+  connection<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    // A connection that failed as in an outage is not trusted again: destroyed, not pooled.
+    return this.withClient(
+      (client) => work(new PgSql(client, this.deadlineMs)),
+      (error) => this.isDriverError(error) && this.outage(error) !== undefined,
+    );
+  }
+
+  /**
+   * `work` on a client of the pool, given back when done; destroyed instead when it failed as
+   * `broken` says, or when `work` marked it (a session left in a state not to pool).
+   */
+  private async withClient<T>(
+    work: (client: pg.PoolClient, markBroken: (error: unknown) => void) => Promise<T>,
+    broken: (error: unknown) => boolean,
+  ): Promise<T> {
     const client = await this.checkOut();
-    let broken: Error | undefined;
+    let failed: Error | undefined;
+    const markBroken = (error: unknown) => {
+      failed ??= error instanceof Error ? error : new Error(String(error));
+    };
     try {
-      return await work(new PgSql(client, this.deadlineMs));
+      return await work(client, markBroken);
     } catch (error) {
-      // A connection that failed as in an outage is not trusted again: destroyed, not pooled.
-      if (this.isDriverError(error) && this.outage(error) !== undefined)
-        broken = error instanceof Error ? error : new Error(String(error));
+      if (broken(error)) markBroken(error);
       throw error;
     } finally {
       this.active.delete(client);
-      client.release(broken);
+      client.release(failed);
     }
   }
 
@@ -345,58 +361,51 @@ class PostgresDialect implements Dialect, Driver {
    * `migrationMs`: a register already at this version takes no lock at all, and one that
    * another process is migrating is waited for (a stop ends the wait at once).
    */
-  async prepare(stop?: AbortSignal, opening: Pick<OpenOptions, 'create' | 'from'> = {}): Promise<boolean> {
-    const client = await this.checkOut();
-    let broken: Error | undefined;
-    const ask = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
-      withDeadline(client, client.query<R>(text, values), this.deadlineMs);
-    try {
-      const sync = (await ask<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
-        .synchronous_commit;
-      if (sync === 'off' || sync === 'local') {
-        throw new RegisterError(
-          `the register ${this.location} is on a server whose synchronous_commit is '${sync}': a commit it acknowledges can be lost in a crash, and payouts must know what it sent: set synchronous_commit to on (or remote_apply) for this database or its user`,
-          { path: this.location },
-        );
-      }
-      const found = await withDeadline(client, schemaVersion(client), this.deadlineMs);
-      this.refuseNewer(found);
-      if (found === PG_SCHEMA_VERSION) return true;
-      // Made on purpose only (register init): a database without the schema is a mistyped URL,
-      // never the place to start a second history.
-      if (found === 0 && !opening.create)
-        throw missingRegister(this.location, opening.from, 'the database holds no payouts schema');
-      await this.migrationLock(client, stop);
-      try {
-        // Read again under the lock: the process that held it may have migrated already.
-        const version = await withDeadline(client, schemaVersion(client), this.deadlineMs);
-        this.refuseNewer(version);
-        for (let v = version; v < PG_SCHEMA_VERSION; v += 1) {
-          await ask('BEGIN');
-          try {
-            await ask(`SET LOCAL statement_timeout = ${POSTGRES_DEFAULTS.migrationMs}`);
-            await withDeadline(client, client.query(PG_MIGRATIONS[v]!), POSTGRES_DEFAULTS.migrationMs);
-            await ask('UPDATE payouts.schema_version SET version = $1', [v + 1]);
-            await ask('COMMIT');
-          } catch (error) {
-            await ask('ROLLBACK').catch(() => {});
-            throw error;
-          }
+  prepare(stop?: AbortSignal, opening: Pick<OpenOptions, 'create' | 'from'> = {}): Promise<boolean> {
+    return this.withClient(
+      async (client, markBroken) => {
+        const ask = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+          withDeadline(client, client.query<R>(text, values), this.deadlineMs);
+        const sync = (await ask<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
+          .synchronous_commit;
+        if (sync === 'off' || sync === 'local') {
+          throw new RegisterError(
+            `the register ${this.location} is on a server whose synchronous_commit is '${sync}': a commit it acknowledges can be lost in a crash, and payouts must know what it sent: set synchronous_commit to on (or remote_apply) for this database or its user`,
+            { path: this.location },
+          );
         }
-      } finally {
-        // A session that cannot say it is done ends with its connection, and the lock with it.
-        await ask('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch((error: unknown) => {
-          broken = error instanceof Error ? error : new Error(String(error));
-        });
-      }
-      return true;
-    } catch (error) {
-      broken ??= error instanceof Error ? error : new Error(String(error));
-      throw error;
-    } finally {
-      this.active.delete(client);
-      client.release(broken);
-    }
+        const found = await withDeadline(client, schemaVersion(client), this.deadlineMs);
+        refuseNewer(this.location, found, PG_SCHEMA_VERSION);
+        if (found === PG_SCHEMA_VERSION) return true;
+        // Made on purpose only (register init): a database without the schema is a mistyped URL,
+        // never the place to start a second history.
+        if (found === 0 && !opening.create)
+          throw missingRegister(this.location, opening.from, 'the database holds no payouts schema');
+        await this.migrationLock(client, stop);
+        try {
+          // Read again under the lock: the process that held it may have migrated already.
+          const version = await withDeadline(client, schemaVersion(client), this.deadlineMs);
+          refuseNewer(this.location, version, PG_SCHEMA_VERSION);
+          for (let v = version; v < PG_SCHEMA_VERSION; v += 1) {
+            await ask('BEGIN');
+            try {
+              await ask(`SET LOCAL statement_timeout = ${POSTGRES_DEFAULTS.migrationMs}`);
+              await withDeadline(client, client.query(PG_MIGRATIONS[v]!), POSTGRES_DEFAULTS.migrationMs);
+              await ask('UPDATE payouts.schema_version SET version = $1', [v + 1]);
+              await ask('COMMIT');
+            } catch (error) {
+              await ask('ROLLBACK').catch(() => {});
+              throw error;
+            }
+          }
+        } finally {
+          // A session that cannot say it is done ends with its connection, and the lock with it.
+          await ask('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(markBroken);
+        }
+        return true;
+      },
+      () => true,
+    );
   }
 
   /**
@@ -425,35 +434,21 @@ class PostgresDialect implements Dialect, Driver {
   }
 
   /** Whether there is a register to read; refuses one newer than this payouts. */
-  async checkReadable(missingOk: boolean): Promise<boolean> {
-    const client = await this.checkOut();
-    let broken: Error | undefined;
-    try {
-      const version = await withDeadline(client, schemaVersion(client), this.deadlineMs);
-      if (version === 0) {
-        if (missingOk) return false;
-        throw new RegisterError(`there is no payouts register in ${this.location} yet`, {
-          path: this.location,
-        });
-      }
-      this.refuseNewer(version);
-      return true;
-    } catch (error) {
-      broken = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    } finally {
-      this.active.delete(client);
-      client.release(broken);
-    }
-  }
-
-  private refuseNewer(version: number): void {
-    if (version > PG_SCHEMA_VERSION) {
-      throw new RegisterError(
-        `the register ${this.location} was written by a newer payouts (schema version ${version}, this payouts knows ${PG_SCHEMA_VERSION}): upgrade payouts to use it`,
-        { path: this.location },
-      );
-    }
+  checkReadable(missingOk: boolean): Promise<boolean> {
+    return this.withClient(
+      async (client) => {
+        const version = await withDeadline(client, schemaVersion(client), this.deadlineMs);
+        if (version === 0) {
+          if (missingOk) return false;
+          throw new RegisterError(`there is no payouts register in ${this.location} yet`, {
+            path: this.location,
+          });
+        }
+        refuseNewer(this.location, version, PG_SCHEMA_VERSION);
+        return true;
+      },
+      () => true,
+    );
   }
 
   /**

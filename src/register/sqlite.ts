@@ -34,7 +34,13 @@ import {
   runOf,
 } from './records.js';
 import { type Fence, type FenceFacts, fenceAdmits } from './rules.js';
-import { APPLICATION_ID, HISTORY_ROW_IDS_VERSION, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+import {
+  APPLICATION_ID,
+  HISTORY_ROW_IDS_VERSION,
+  MIGRATIONS,
+  refuseNewer,
+  SCHEMA_VERSION,
+} from './schema.js';
 import { compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
 import { type StatementDialect, statementsFor } from './statements.js';
 import { type BatchStatement, batchPayoutRows, type Dialect, PagePayout, SqlRegister } from './store.js';
@@ -263,12 +269,7 @@ function checkVersion(db: Db, path: string): number {
       { path },
     );
   }
-  if (version > SCHEMA_VERSION) {
-    throw new RegisterError(
-      `the register ${path} was written by a newer payouts (schema version ${version}, this payouts knows ${SCHEMA_VERSION}): upgrade payouts to use it`,
-      { path },
-    );
-  }
+  refuseNewer(path, version, SCHEMA_VERSION);
   return version;
 }
 
