@@ -159,21 +159,15 @@ export const CLAIM_ROW = [
   'transaction_id',
 ] as const;
 
+/** A table's name as the store's statements write it. */
+type Tables = (table: Table) => string;
+
 /** Every statement of the register, spelt for the store `d`. */
 export function statementsFor(d: StatementDialect): Statements {
-  const t = (table: Table) => `${d.schema}${table}`;
+  const t: Tables = (table) => `${d.schema}${table}`;
   const { now } = d;
-  const payouts = t('payouts');
-  const runs = t('runs');
-  const leaseRead = ['lease_expires_at', ...d.leaseClock.map(([column]) => column)];
-  const leaseSet = [['lease_expires_at', d.leaseEnd] as const, ...d.leaseClock];
-  /** A payout with its run's columns, prefixed `r_` (lease.ts judges its lease). */
-  const withRun = `p.*, ${[...RUN_COLUMNS, ...leaseRead.slice(1)].map((c) => `r.${c} AS r_${c}`).join(', ')}${d.storeNow}
-    FROM ${payouts} p LEFT JOIN ${runs} r ON r.id = p.run_id`;
-  const page = 'p.payee_key, p.payee_name, p.reference, p.amount, p.currency';
-  const paid = "p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL";
   return {
-    payoutsTable: payouts,
+    payoutsTable: t('payouts'),
     now,
     rowsAsLists: d.rowsAsLists,
     openScope: `INSERT INTO ${t('scopes')} (service, integrator_id, secret, login, created_at, last_used_at)
@@ -183,11 +177,101 @@ export function statementsFor(d: StatementDialect): Statements {
       RETURNING *`,
     scopesByUse: `SELECT * FROM ${t('scopes')} ORDER BY last_used_at DESC, id DESC`,
     scope: `SELECT * FROM ${t('scopes')} WHERE id = :id`,
+    origin: `SELECT same_as FROM ${t('origins')} WHERE service = :service AND integrator_id = :integrator`,
+    declareOrigin: `INSERT INTO ${t('origins')} (service, integrator_id, same_as, declared_at)
+      VALUES (:service, :integrator, :sameAs, ${now}) ON CONFLICT (service, integrator_id)
+      DO UPDATE SET same_as = excluded.same_as, declared_at = excluded.declared_at`,
+    payees: `SELECT fingerprint, id FROM ${t('payees')}
+      WHERE scope_id = :scope AND kind = :kind AND fingerprint ${d.inList('fingerprints')}`,
+    rememberPayee: `INSERT INTO ${t('payees')} (scope_id, kind, fingerprint, id, created_at)
+      VALUES (:scope, :kind, :fingerprint, :id, ${now})
+      ON CONFLICT (scope_id, kind, fingerprint) DO UPDATE SET id = excluded.id`,
+    payeeHistory: `SELECT payee, history FROM ${t('payee_history')} WHERE scope_id = :scope AND payee ${d.inList('payees')}`,
+    hasPayeeHistory: `SELECT 1 AS present FROM ${t('payee_history')} WHERE scope_id = :scope LIMIT 1`,
+    replaceHistory: `UPDATE ${t('payee_history')} SET history = :history, updated_at = ${now}
+      WHERE scope_id = :scope AND payee = :payee AND history = :was`,
+    settledEvents: `SELECT * FROM ${t('events')} WHERE integrator_id = :integrator
+      AND resource_id ${d.inList('transactions')}
+      AND operation IN ('TRANSACTION_COMPLETED', 'TRANSACTION_FAILED') ORDER BY occurred_at`,
+    recordApproval: addApproval(t('approvals')),
+    approvals: `SELECT * FROM ${t('approvals')} WHERE digest = :digest OR sheet = :sheet
+      ORDER BY recorded_at, statement_digest, fingerprint`,
+    recordRunApproval: addRunApproval(t('run_approvals')),
+    runApprovals: `SELECT * FROM ${t('run_approvals')} WHERE scope_id = :scope AND run_id ${d.inList('runs')}
+      ORDER BY run_id, principal`,
+    ...runStatements(d, t),
+    ...payoutStatements(d, t),
+    ...batchStatements(d, t),
+    ...transferStatements(d, t),
+  };
+}
+
+/** A run's beginning, lease and end: the lease written and read as the store times it. */
+function runStatements(d: StatementDialect, t: Tables) {
+  const runs = t('runs');
+  const { now } = d;
+  const leaseRead = ['lease_expires_at', ...d.leaseClock.map(([column]) => column)];
+  const leaseSet = [['lease_expires_at', d.leaseEnd] as const, ...d.leaseClock];
+  return {
+    beginRun: `INSERT INTO ${runs} (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
+        heartbeat_at, ${leaseSet.map(([column]) => column).join(', ')})
+      VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt,
+        ${now}, ${leaseSet.map(([, value]) => value).join(', ')}) ON CONFLICT (id) DO NOTHING`,
+    renewLease: `UPDATE ${runs} SET heartbeat_at = ${now}, ${leaseSet.map(([c, v]) => `${c} = ${v}`).join(', ')}
+      WHERE id = :id AND finished_at IS NULL`,
+    openLeases: `SELECT id, ${leaseRead.join(', ')}${d.storeNow} FROM ${runs}
+      WHERE scope_id = :scope AND finished_at IS NULL`,
+    finishRun: `UPDATE ${runs} SET finished_at = ${now}, rows = :rows, statuses = :statuses, exit_code = :exitCode
+      WHERE id = :id`,
+    recentRuns: `SELECT *${d.storeNow} FROM ${runs} WHERE scope_id = :scope ORDER BY started_at DESC LIMIT :limit`,
+  };
+}
+
+/** Payouts read with their runs, claimed, and moved from state to state. */
+function payoutStatements(d: StatementDialect, t: Tables) {
+  const payouts = t('payouts');
+  const { now } = d;
+  /** A payout with its run's columns, prefixed `r_` (lease.ts judges its lease). */
+  const withRun = `p.*, ${[...RUN_COLUMNS, ...d.leaseClock.map(([c]) => c)].map((c) => `r.${c} AS r_${c}`).join(', ')}${d.storeNow}
+    FROM ${payouts} p LEFT JOIN ${t('runs')} r ON r.id = p.run_id`;
+  const byIntegrator = `scope_id IN (SELECT id FROM ${t('scopes')} WHERE integrator_id = :integrator)`;
+  return {
+    recent: `SELECT ${withRun} WHERE p.scope_id = :scope ORDER BY p.updated_at DESC LIMIT :limit`,
+    lookup: `SELECT ${withRun} WHERE p.scope_id = :scope AND p.reference ${d.inList('references')}`,
+    payoutsIn: `SELECT ${withRun} WHERE p.scope_id = :scope AND p.state ${d.inList('states')} AND p.reference > :after
+      AND (${d.time('since')} IS NULL OR COALESCE(p.paid_at, p.updated_at) >= ${d.time('since')})
+      ORDER BY p.reference LIMIT :limit`,
+    claim: `INSERT INTO ${payouts} (scope_id, ${CLAIM_ROW.join(', ')}, run_id, sheet, updated_at)
+      SELECT :scope, c.*, :run, (SELECT sheet FROM ${t('runs')} WHERE id = :run), ${now} FROM ${d.rows('c', CLAIM_ROW)}
+      WHERE true ON CONFLICT (scope_id, reference) DO UPDATE SET
+        ${[...CLAIM_ROW.slice(1), 'run_id', 'sheet', 'updated_at'].map((c) => `${c} = excluded.${c}`).join(', ')},
+        error = NULL`,
+    markUnknown: `UPDATE ${payouts} AS p SET state = 'unknown', error = u.why, updated_at = ${now}
+      FROM ${d.rows('u', ['reference', 'why'])} WHERE p.scope_id = :scope AND p.reference = u.reference`,
+    settle: `UPDATE ${payouts} SET state = :state, error = :error, updated_at = ${now}
+      WHERE scope_id = :scope AND reference = :reference AND transaction_id = :transaction
+        AND state ${d.inList('settleable')}`,
     settleByEvent: `UPDATE ${payouts} SET state = :state, error = :error, updated_at = ${now}
-      WHERE transaction_id = :transaction AND state ${d.inList('settleable')}
-        AND scope_id IN (SELECT id FROM ${t('scopes')} WHERE integrator_id = :integrator)`,
-    byTransaction: `SELECT scope_id, reference FROM ${payouts} WHERE transaction_id = :transaction
-      AND scope_id IN (SELECT id FROM ${t('scopes')} WHERE integrator_id = :integrator)`,
+      WHERE transaction_id = :transaction AND state ${d.inList('settleable')} AND ${byIntegrator}`,
+    byTransaction: `SELECT scope_id, reference FROM ${payouts} WHERE transaction_id = :transaction AND ${byIntegrator}`,
+    resolveAbsent: `UPDATE ${payouts} SET state = 'refused', error = :reason, updated_at = ${now}
+      WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
+    abandonSend: `UPDATE ${payouts} SET state = 'unknown', error = :why, updated_at = ${now}
+      WHERE scope_id = :scope AND reference = :reference AND state = 'sending' AND run_id = :run`,
+    resolveFound: `UPDATE ${payouts} SET state = :state, transaction_id = :transaction, error = :error,
+        paid_at = COALESCE(paid_at, ${d.time('sentAt')}, updated_at), updated_at = ${now}
+      WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
+    release: `DELETE FROM ${payouts} WHERE scope_id = :scope AND run_id = :run AND state = 'claimed'`,
+  };
+}
+
+/** The batches of a scope that paid something, and a batch's payouts a page at a time. */
+function batchStatements(d: StatementDialect, t: Tables) {
+  const payouts = t('payouts');
+  const runs = t('runs');
+  const page = 'p.payee_key, p.payee_name, p.reference, p.amount, p.currency';
+  const paid = "p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL";
+  return {
     paidBatches: `SELECT r.digest AS digest, max(r.started_at) AS at FROM ${runs} r WHERE r.scope_id = :scope
       AND EXISTS (SELECT 1 FROM ${payouts} p WHERE p.run_id = r.id AND ${paid})
       GROUP BY r.digest ORDER BY at DESC LIMIT :limit`,
@@ -201,63 +285,6 @@ export function statementsFor(d: StatementDialect): Statements {
     runPayouts: `SELECT ${page} FROM ${payouts} p
       WHERE p.run_id = :run${d.runPageScoped ? ' AND p.scope_id = :scope' : ''} AND p.reference > :after
       AND ${paid} ORDER BY p.reference LIMIT :limit`,
-    origin: `SELECT same_as FROM ${t('origins')} WHERE service = :service AND integrator_id = :integrator`,
-    declareOrigin: `INSERT INTO ${t('origins')} (service, integrator_id, same_as, declared_at)
-      VALUES (:service, :integrator, :sameAs, ${now}) ON CONFLICT (service, integrator_id)
-      DO UPDATE SET same_as = excluded.same_as, declared_at = excluded.declared_at`,
-    recent: `SELECT ${withRun} WHERE p.scope_id = :scope ORDER BY p.updated_at DESC LIMIT :limit`,
-    lookup: `SELECT ${withRun} WHERE p.scope_id = :scope AND p.reference ${d.inList('references')}`,
-    payoutsIn: `SELECT ${withRun} WHERE p.scope_id = :scope AND p.state ${d.inList('states')} AND p.reference > :after
-      AND (${d.time('since')} IS NULL OR COALESCE(p.paid_at, p.updated_at) >= ${d.time('since')})
-      ORDER BY p.reference LIMIT :limit`,
-    payees: `SELECT fingerprint, id FROM ${t('payees')}
-      WHERE scope_id = :scope AND kind = :kind AND fingerprint ${d.inList('fingerprints')}`,
-    rememberPayee: `INSERT INTO ${t('payees')} (scope_id, kind, fingerprint, id, created_at)
-      VALUES (:scope, :kind, :fingerprint, :id, ${now})
-      ON CONFLICT (scope_id, kind, fingerprint) DO UPDATE SET id = excluded.id`,
-    payeeHistory: `SELECT payee, history FROM ${t('payee_history')} WHERE scope_id = :scope AND payee ${d.inList('payees')}`,
-    hasPayeeHistory: `SELECT 1 AS present FROM ${t('payee_history')} WHERE scope_id = :scope LIMIT 1`,
-    replaceHistory: `UPDATE ${t('payee_history')} SET history = :history, updated_at = ${now}
-      WHERE scope_id = :scope AND payee = :payee AND history = :was`,
-    beginRun: `INSERT INTO ${runs} (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
-        heartbeat_at, ${leaseSet.map(([column]) => column).join(', ')})
-      VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt,
-        ${now}, ${leaseSet.map(([, value]) => value).join(', ')}) ON CONFLICT (id) DO NOTHING`,
-    renewLease: `UPDATE ${runs} SET heartbeat_at = ${now}, ${leaseSet.map(([c, v]) => `${c} = ${v}`).join(', ')}
-      WHERE id = :id AND finished_at IS NULL`,
-    openLeases: `SELECT id, ${leaseRead.join(', ')}${d.storeNow} FROM ${runs}
-      WHERE scope_id = :scope AND finished_at IS NULL`,
-    finishRun: `UPDATE ${runs} SET finished_at = ${now}, rows = :rows, statuses = :statuses, exit_code = :exitCode
-      WHERE id = :id`,
-    recentRuns: `SELECT *${d.storeNow} FROM ${runs} WHERE scope_id = :scope ORDER BY started_at DESC LIMIT :limit`,
-    claim: `INSERT INTO ${payouts} (scope_id, ${CLAIM_ROW.join(', ')}, run_id, sheet, updated_at)
-      SELECT :scope, c.*, :run, (SELECT sheet FROM ${runs} WHERE id = :run), ${now} FROM ${d.rows('c', CLAIM_ROW)}
-      WHERE true ON CONFLICT (scope_id, reference) DO UPDATE SET
-        ${[...CLAIM_ROW.slice(1), 'run_id', 'sheet', 'updated_at'].map((c) => `${c} = excluded.${c}`).join(', ')},
-        error = NULL`,
-    markUnknown: `UPDATE ${payouts} AS p SET state = 'unknown', error = u.why, updated_at = ${now}
-      FROM ${d.rows('u', ['reference', 'why'])} WHERE p.scope_id = :scope AND p.reference = u.reference`,
-    settle: `UPDATE ${payouts} SET state = :state, error = :error, updated_at = ${now}
-      WHERE scope_id = :scope AND reference = :reference AND transaction_id = :transaction
-        AND state ${d.inList('settleable')}`,
-    resolveAbsent: `UPDATE ${payouts} SET state = 'refused', error = :reason, updated_at = ${now}
-      WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
-    abandonSend: `UPDATE ${payouts} SET state = 'unknown', error = :why, updated_at = ${now}
-      WHERE scope_id = :scope AND reference = :reference AND state = 'sending' AND run_id = :run`,
-    resolveFound: `UPDATE ${payouts} SET state = :state, transaction_id = :transaction, error = :error,
-        paid_at = COALESCE(paid_at, ${d.time('sentAt')}, updated_at), updated_at = ${now}
-      WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
-    release: `DELETE FROM ${payouts} WHERE scope_id = :scope AND run_id = :run AND state = 'claimed'`,
-    settledEvents: `SELECT * FROM ${t('events')} WHERE integrator_id = :integrator
-      AND resource_id ${d.inList('transactions')}
-      AND operation IN ('TRANSACTION_COMPLETED', 'TRANSACTION_FAILED') ORDER BY occurred_at`,
-    recordApproval: addApproval(t('approvals')),
-    approvals: `SELECT * FROM ${t('approvals')} WHERE digest = :digest OR sheet = :sheet
-      ORDER BY recorded_at, statement_digest, fingerprint`,
-    recordRunApproval: addRunApproval(t('run_approvals')),
-    runApprovals: `SELECT * FROM ${t('run_approvals')} WHERE scope_id = :scope AND run_id ${d.inList('runs')}
-      ORDER BY run_id, principal`,
-    ...transferStatements(d, t),
   };
 }
 
@@ -274,7 +301,7 @@ function addRunApproval(table: string): string {
 }
 
 /** Export and import (transfer.ts): every record read in a fixed order, and added unless held. */
-function transferStatements(d: StatementDialect, t: (table: Table) => string): TransferStatements {
+function transferStatements(d: StatementDialect, t: Tables): TransferStatements {
   const history = t('payee_history');
   return {
     allApprovals: `SELECT * FROM ${t('approvals')} ORDER BY recorded_at, statement_digest, fingerprint`,
