@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { systemClock } from '../clock.js';
+import { type OutageClock, systemClock, systemOutageClock } from '../clock.js';
 import { InterruptedError, PayoutsError, RegisterError } from '../errors.js';
 import { deadlineWithin } from '../outage-budget.js';
 import type { GroupCommit } from './group-commit.js';
@@ -110,6 +110,7 @@ export async function openPostgresRegister(
     readonly,
     options.leaseMs ?? LEASE.leaseMs,
     deadlineMs,
+    options.outageClock ?? systemOutageClock,
   );
   // A stop past its grace cuts the opening too (a migration under way is rolled back).
   const cut = () => dialect.cut();
@@ -172,13 +173,18 @@ function destroySocket(client: pg.ClientBase): void {
  * A query past its deadline: the socket is closed (the query cannot be taken back from a
  * connection that does not answer), and the failure is an outage (pg-errors.ts).
  */
-function withDeadline<T>(client: pg.ClientBase, query: Promise<T>, deadlineMs: number): Promise<T> {
+function withDeadline<T>(
+  client: pg.ClientBase,
+  query: Promise<T>,
+  deadlineMs: number,
+  clock: OutageClock,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const cancel = clock.setTimer(deadlineMs, () => {
       reject(new Error(`Query read timeout: the database did not answer within ${deadlineMs / 1000} s`));
       destroySocket(client);
-    }, deadlineMs);
-    query.then(resolve, reject).finally(() => clearTimeout(timer));
+    });
+    query.then(resolve, reject).finally(cancel);
   });
 }
 
@@ -187,6 +193,7 @@ class PgSql implements Sql {
   constructor(
     private readonly client: pg.ClientBase,
     private readonly deadlineMs: number,
+    private readonly clock: OutageClock,
   ) {}
 
   private query(text: string, values: Values | undefined): Promise<pg.QueryResult> {
@@ -196,6 +203,7 @@ class PgSql implements Sql {
       this.client,
       this.client.query(name === undefined ? config : { ...config, name }),
       this.deadlineMs,
+      this.clock,
     );
   }
 
@@ -208,7 +216,7 @@ class PgSql implements Sql {
   }
 
   async exec(text: string): Promise<void> {
-    await withDeadline(this.client, this.client.query(text), this.deadlineMs);
+    await withDeadline(this.client, this.client.query(text), this.deadlineMs, this.clock);
   }
 }
 
@@ -259,6 +267,7 @@ class PostgresDialect implements Dialect, Driver {
     readonly readonly: boolean,
     readonly leaseMs: number,
     private readonly deadlineMs: number,
+    private readonly clock: OutageClock,
   ) {}
 
   /** The database's time, as the statement that read `row` had it (`store_now`). */
@@ -270,7 +279,7 @@ class PostgresDialect implements Dialect, Driver {
   connection<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     // A connection that failed as in an outage is not trusted again: destroyed, not pooled.
     return this.withClient(
-      (client) => work(new PgSql(client, this.deadlineMs)),
+      (client) => work(new PgSql(client, this.deadlineMs, this.clock)),
       (error) => this.isDriverError(error) && this.outage(error) !== undefined,
     );
   }
@@ -350,7 +359,9 @@ class PostgresDialect implements Dialect, Driver {
     for (const client of idle) destroySocket(client);
     this.ended ??= Promise.race([
       this.pool.end().catch(() => {}),
-      new Promise<void>((resolve) => setTimeout(resolve, POSTGRES_DEFAULTS.closeWaitMs).unref()),
+      new Promise<void>((resolve) =>
+        this.clock.setTimer(POSTGRES_DEFAULTS.closeWaitMs, resolve, { unref: true }),
+      ),
     ]);
     return this.ended;
   }
@@ -365,7 +376,7 @@ class PostgresDialect implements Dialect, Driver {
     return this.withClient(
       async (client, markBroken) => {
         const ask = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
-          withDeadline(client, client.query<R>(text, values), this.deadlineMs);
+          withDeadline(client, client.query<R>(text, values), this.deadlineMs, this.clock);
         const sync = (await ask<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
           .synchronous_commit;
         if (sync === 'off' || sync === 'local') {
@@ -374,7 +385,7 @@ class PostgresDialect implements Dialect, Driver {
             { path: this.location },
           );
         }
-        const found = await withDeadline(client, schemaVersion(client), this.deadlineMs);
+        const found = await withDeadline(client, schemaVersion(client), this.deadlineMs, this.clock);
         refuseNewer(this.location, found, PG_SCHEMA_VERSION);
         if (found === PG_SCHEMA_VERSION) return true;
         // Made on purpose only (register init): a database without the schema is a mistyped URL,
@@ -384,13 +395,18 @@ class PostgresDialect implements Dialect, Driver {
         await this.migrationLock(client, stop);
         try {
           // Read again under the lock: the process that held it may have migrated already.
-          const version = await withDeadline(client, schemaVersion(client), this.deadlineMs);
+          const version = await withDeadline(client, schemaVersion(client), this.deadlineMs, this.clock);
           refuseNewer(this.location, version, PG_SCHEMA_VERSION);
           for (let v = version; v < PG_SCHEMA_VERSION; v += 1) {
             await ask('BEGIN');
             try {
               await ask(`SET LOCAL statement_timeout = ${POSTGRES_DEFAULTS.migrationMs}`);
-              await withDeadline(client, client.query(PG_MIGRATIONS[v]!), POSTGRES_DEFAULTS.migrationMs);
+              await withDeadline(
+                client,
+                client.query(PG_MIGRATIONS[v]!),
+                POSTGRES_DEFAULTS.migrationMs,
+                this.clock,
+              );
               await ask('UPDATE payouts.schema_version SET version = $1', [v + 1]);
               await ask('COMMIT');
             } catch (error) {
@@ -413,23 +429,24 @@ class PostgresDialect implements Dialect, Driver {
    * `migrationMs`): asked again every `migrationPollMs`, so that a stop ends the wait at once.
    */
   private async migrationLock(client: pg.ClientBase, stop: AbortSignal | undefined): Promise<void> {
-    const since = performance.now();
+    const since = this.clock.monotonic();
     for (;;) {
       const taken = await withDeadline(
         client,
         client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1) AS taken', [MIGRATION_LOCK]),
         this.deadlineMs,
+        this.clock,
       );
       if (taken.rows[0]?.taken) return;
       if (stop?.aborted)
         throw new InterruptedError('stopped while waiting for another process to migrate the register');
-      if (performance.now() - since >= POSTGRES_DEFAULTS.migrationMs) {
+      if (this.clock.monotonic() - since >= POSTGRES_DEFAULTS.migrationMs) {
         throw new RegisterError(
           `the register ${this.location} has been migrated by another payouts process for more than ${POSTGRES_DEFAULTS.migrationMs / 60_000} minutes: run again once it is done`,
           { path: this.location },
         );
       }
-      await pause(POSTGRES_DEFAULTS.migrationPollMs, stop);
+      await pause(POSTGRES_DEFAULTS.migrationPollMs, stop, this.clock);
     }
   }
 
@@ -437,7 +454,7 @@ class PostgresDialect implements Dialect, Driver {
   checkReadable(missingOk: boolean): Promise<boolean> {
     return this.withClient(
       async (client) => {
-        const version = await withDeadline(client, schemaVersion(client), this.deadlineMs);
+        const version = await withDeadline(client, schemaVersion(client), this.deadlineMs, this.clock);
         if (version === 0) {
           if (missingOk) return false;
           throw new RegisterError(`there is no payouts register in ${this.location} yet`, {

@@ -16,14 +16,14 @@
 import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
-import { type Clock, systemClock } from '../clock.js';
+import { type Clock, systemClock, systemOutageClock } from '../clock.js';
 import { errnoOf, InterruptedError, RegisterError } from '../errors.js';
 import { freeBytes, makeFolderSync } from '../folders.js';
 import type { GroupCommit } from './group-commit.js';
 import { historyRowId, historyRowIdSql } from './history-row.js';
 import { type BootClock, LEASE, leaseExpired, type StoreTime, systemBootClock } from './lease.js';
 import { missingRegister, sizeOf } from './location.js';
-import { OUTAGE_DEFAULTS, pause } from './outage.js';
+import { outageWait, pause } from './outage.js';
 import {
   leaseOf,
   PAYOUT_COLUMNS,
@@ -50,7 +50,10 @@ type Db = InstanceType<typeof Database>;
 type Statement = Database.Statement<unknown[]>;
 
 export interface OpenRegisterOptions
-  extends Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying' | 'create' | 'from'> {
+  extends Pick<
+    OpenOptions,
+    'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying' | 'create' | 'from' | 'outageClock'
+  > {
   /** Open an existing register for reading only (validate, status); never creates one. */
   readonly?: boolean;
   /** How long a write waits for another process's transaction (ms). */
@@ -89,7 +92,8 @@ export async function openSqliteRegisterWaiting(
   options: OpenRegisterOptions & { stop?: AbortSignal | undefined } = {},
 ): Promise<Register> {
   if (options.busyTimeoutMs !== undefined) return openSqliteRegister(path, options);
-  const started = performance.now();
+  const clock = options.outageClock ?? systemOutageClock;
+  const started = clock.monotonic();
   for (let attempt = 0; ; attempt += 1) {
     if (options.stop?.aborted) throw stoppedOpening(path);
     try {
@@ -98,14 +102,10 @@ export async function openSqliteRegisterWaiting(
       const busy = ['SQLITE_BUSY', 'SQLITE_LOCKED'].includes(
         (error instanceof RegisterError ? error.errno : errnoOf(error)) ?? '',
       );
-      if (!busy || performance.now() - started >= REGISTER_DEFAULTS.busyTimeoutMs) throw error;
+      if (!busy || clock.monotonic() - started >= REGISTER_DEFAULTS.busyTimeoutMs) throw error;
     }
-    // As an operation of an open register waits (outage.ts): doubling, with jitter.
-    const wait = Math.min(
-      OUTAGE_DEFAULTS.maxWaitMs,
-      OUTAGE_DEFAULTS.firstWaitMs * 2 ** Math.min(attempt, 10),
-    );
-    await pause(wait / 2 + Math.random() * (wait / 2), options.stop);
+    // As an operation of an open register waits (outage.ts).
+    await pause(outageWait(attempt, clock), options.stop, clock);
   }
 }
 

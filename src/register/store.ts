@@ -5,7 +5,9 @@
  * verdict of `run`'s judge). A store (sqlite.ts, postgres.ts) supplies a Dialect: its driver,
  * its statements, its clock, and the few operations its database does its own way.
  */
+
 import { randomBytes } from 'node:crypto';
+import { isoAt } from '../clock.js';
 import { scrub } from '../redact.js';
 import { Fingerprints } from './fingerprints.js';
 import { GroupCommit } from './group-commit.js';
@@ -284,13 +286,14 @@ export class SqlRegister implements Register {
 
   constructor(
     readonly dialect: Dialect,
-    options: Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying'> = {},
+    options: Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying' | 'outageClock'> = {},
   ) {
     this.driver = new OutageDriver(dialect.driver, dialect.location, {
       maxOutageMs: options.maxOutageMs ?? OUTAGE_DEFAULTS.maxOutageMs,
       abandon: options.abandon,
       onOutage: options.onOutage,
       keepTrying: options.keepTrying,
+      clock: options.outageClock,
     });
     this.writes = new GroupCommit(this.driver, dialect.location, dialect.readonly);
   }
@@ -305,7 +308,7 @@ export class SqlRegister implements Register {
 
   /** The store's time now, as text (for a store that keeps times it gives). */
   now(): string {
-    return new Date(this.dialect.time().now).toISOString();
+    return isoAt(this.dialect.time().now);
   }
 
   /** Runs a read, the driver's errors said in words. */
