@@ -41,3 +41,42 @@ export const realTimer: Timer = {
   start: (ms, fire) => setTimeout(fire, ms),
   stop: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
 };
+
+/**
+ * What waiting through an outage reads and waits on (the register's, outage.ts): the wall clock,
+ * a monotonic clock for time elapsed (which no change of the wall clock moves), randomness for
+ * jitter, and timers. One object, so that a test moves all of them together, in milliseconds.
+ */
+export interface OutageClock extends Clock {
+  /** Milliseconds on a monotonic clock, like `performance.now()`: only differences mean anything. */
+  monotonic(): number;
+  /** A number in [0, 1), like `Math.random()`. */
+  random(): number;
+  /**
+   * Calls `fire` once after `ms`; the function returned cancels it. An `unref` timer does not
+   * keep the process alive by itself.
+   */
+  setTimer(ms: number, fire: () => void, options?: { unref?: boolean }): () => void;
+}
+
+/** The machine's clocks, randomness and timers. */
+export const systemOutageClock: OutageClock = {
+  now: () => Date.now(),
+  monotonic: () => performance.now(),
+  random: () => Math.random(),
+  setTimer: (ms, fire, options) => {
+    const timer = setTimeout(fire, ms);
+    if (options?.unref) timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
+
+/** Milliseconds since the epoch as ISO 8601 text, as the register keeps times. */
+export function isoAt(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** A stored time (ISO 8601 text, or the Date a driver gave) in milliseconds since the epoch. */
+export function timeOf(value: string | Date): number {
+  return new Date(value).getTime();
+}

@@ -10,9 +10,11 @@
  * its claims at once. Pid and host name alone prove nothing: two containers that share a host
  * name both run as pid 1.
  */
+
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { isoAt, timeOf } from '../clock.js';
 import { localLiveness } from './live-lock.js';
 import type { RunRecord, Self } from './types.js';
 
@@ -151,7 +153,7 @@ export function leaseExpired(lease: StoredLease, time: StoreTime): boolean {
   const { boot } = time;
   if (boot !== undefined && lease.boot === boot.id && lease.uptimeMs != null)
     return boot.uptimeMs() >= Number(lease.uptimeMs);
-  return time.now >= new Date(lease.expiresAt).getTime();
+  return time.now >= timeOf(lease.expiresAt);
 }
 
 /**
@@ -178,7 +180,7 @@ export function liveRunCount(
  */
 export function newLease(time: StoreTime, leaseMs: number): Required<StoredLease> {
   return {
-    expiresAt: new Date(time.now + leaseMs).toISOString(),
+    expiresAt: isoAt(time.now + leaseMs),
     boot: time.boot?.id ?? null,
     uptimeMs: time.boot === undefined ? null : time.boot.uptimeMs() + leaseMs,
   };

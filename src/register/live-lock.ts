@@ -13,11 +13,13 @@
  * process; Node has no flock of its own and an N-API addon for one would be a second native
  * dependency for the same thing.
  */
+
 import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Database from 'libsql';
+import { systemClock } from '../clock.js';
 import { errnoOf } from '../errors.js';
 
 type Db = InstanceType<typeof Database>;
@@ -104,7 +106,8 @@ export function localLiveness(runId: string, folder = liveLockFolder()): LocalLi
 
 /** Removes the lock files of runs long gone (free, and older than SWEEP_AFTER_MS). */
 function sweep(folder: string): void {
-  const now = Date.now();
+  // The machine's wall clock, as the files' modification times are.
+  const now = systemClock.now();
   for (const name of readdirSync(folder)) {
     if (!name.endsWith('.lock')) continue;
     const file = path.join(folder, name);

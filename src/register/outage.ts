@@ -14,6 +14,7 @@
  * whose commit got no answer is, in effect, read back: present, the write changes nothing new;
  * absent, it is written again.
  */
+import { type OutageClock, systemOutageClock } from '../clock.js';
 import { InterruptedError, RegisterError } from '../errors.js';
 import { OUTAGE_BUDGET } from '../outage-budget.js';
 import type { Driver, Sql } from './sql.js';
@@ -40,6 +41,8 @@ export interface OutagePolicy {
    * the next one tries the register again. Otherwise (a run) the first to give up does so for all.
    */
   keepTrying?: boolean | undefined;
+  /** Time read and waited on (tests move it); by default the machine's. */
+  clock?: OutageClock | undefined;
 }
 
 /** The register stayed unreachable past --max-outage: a run ends as for an outage of the service (exit 6). */
@@ -52,16 +55,18 @@ export class OutageDriver implements Driver {
   private gaveUp: Error | undefined;
   /** When the abandon came (a monotonic time). */
   private abandonedAt: number | undefined;
+  private readonly clock: OutageClock;
 
   constructor(
     private readonly inner: Driver,
     private readonly location: string,
     private readonly policy: OutagePolicy,
   ) {
+    this.clock = policy.clock ?? systemOutageClock;
     policy.abandon?.addEventListener(
       'abort',
       () => {
-        this.abandonedAt = performance.now();
+        this.abandonedAt = this.clock.monotonic();
         inner.cut?.();
       },
       { once: true },
@@ -90,7 +95,7 @@ export class OutageDriver implements Driver {
         this.stopIfAbandoned();
         const words = this.inner.isDriverError(error) ? this.inner.outage(error) : undefined;
         if (words === undefined) throw error;
-        const now = performance.now();
+        const now = this.clock.monotonic();
         if (this.since === undefined) {
           this.since = now;
           this.policy.onOutage?.(words);
@@ -104,11 +109,7 @@ export class OutageDriver implements Driver {
           if (!this.policy.keepTrying) this.gaveUp ??= failure;
           throw this.gaveUp ?? failure;
         }
-        const wait = Math.min(
-          OUTAGE_DEFAULTS.maxWaitMs,
-          OUTAGE_DEFAULTS.firstWaitMs * 2 ** Math.min(attempt, 10),
-        );
-        await pause(wait / 2 + Math.random() * (wait / 2), this.policy.abandon);
+        await pause(outageWait(attempt, this.clock), this.policy.abandon, this.clock);
       }
     }
   }
@@ -139,16 +140,16 @@ export class OutageDriver implements Driver {
    * that stalls costs half a second at most.
    */
   private async lastWords<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
-    this.abandonedAt ??= performance.now();
-    const left = this.abandonedAt + OUTAGE_DEFAULTS.abandonedMs - performance.now();
+    this.abandonedAt ??= this.clock.monotonic();
+    const left = this.abandonedAt + OUTAGE_DEFAULTS.abandonedMs - this.clock.monotonic();
     if (this.gaveUp) throw this.gaveUp;
     if (left <= 0) this.stopIfAbandoned();
-    let timer: NodeJS.Timeout | undefined;
+    let cancel = () => {};
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      cancel = this.clock.setTimer(left, () => {
         this.inner.cut?.();
         reject(new InterruptedError(`stopped: the register ${this.location} was not waited for any longer`));
-      }, left);
+      });
     });
     try {
       return await Promise.race([this.inner.connection(work), late]);
@@ -161,7 +162,7 @@ export class OutageDriver implements Driver {
         });
       throw error;
     } finally {
-      clearTimeout(timer);
+      cancel();
     }
   }
 
@@ -182,15 +183,30 @@ function untilAbandoned<T>(work: Promise<T>, abandon: AbortSignal | undefined): 
   });
 }
 
-/** Resolves after `ms`, or at once when `stop` aborts. */
-export function pause(ms: number, stop: AbortSignal | undefined): Promise<void> {
+/**
+ * The wait before attempt `attempt + 1` of an operation that met an outage: doubling from
+ * `firstWaitMs` up to `maxWaitMs`, of which a random half, so that the runs an outage stopped
+ * together do not all come back at once.
+ */
+export function outageWait(attempt: number, clock: Pick<OutageClock, 'random'>): number {
+  const wait = Math.min(OUTAGE_DEFAULTS.maxWaitMs, OUTAGE_DEFAULTS.firstWaitMs * 2 ** Math.min(attempt, 10));
+  return wait / 2 + clock.random() * (wait / 2);
+}
+
+/** Resolves after `ms` on `clock`, or at once when `stop` aborts. */
+export function pause(
+  ms: number,
+  stop: AbortSignal | undefined,
+  clock: Pick<OutageClock, 'setTimer'> = systemOutageClock,
+): Promise<void> {
   return new Promise((resolve) => {
+    let cancel = () => {};
     const done = () => {
-      clearTimeout(timer);
+      cancel();
       stop?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    cancel = clock.setTimer(ms, done);
     stop?.addEventListener('abort', done, { once: true });
   });
 }

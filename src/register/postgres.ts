@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { systemClock } from '../clock.js';
+import { type OutageClock, systemClock, systemOutageClock } from '../clock.js';
 import { InterruptedError, PayoutsError, RegisterError } from '../errors.js';
 import { deadlineWithin } from '../outage-budget.js';
 import type { GroupCommit } from './group-commit.js';
@@ -28,12 +28,12 @@ import { OUTAGE_DEFAULTS, pause } from './outage.js';
 import { postgresConnection } from './pg-connection.js';
 import { pgFailureOf } from './pg-errors.js';
 import { pgpassWarningsAsProcessWarnings } from './pg-warnings.js';
-import { cellsOf, joinedRunOf, PAYOUT_COLUMNS, PAYOUT_FIELDS, payoutOf, RUN_COLUMNS } from './records.js';
 import type { Fence } from './rules.js';
-import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from './schema.js';
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION, refuseNewer } from './schema.js';
 import { type Compiled, compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
-import { type ClaimWrite, type Dialect, SqlRegister, type Statements } from './store.js';
-import type { OpenOptions, PayoutRecord, Register } from './types.js';
+import { type StatementDialect, statementsFor } from './statements.js';
+import { type Dialect, SqlRegister } from './store.js';
+import type { OpenOptions, Register } from './types.js';
 
 pgpassWarningsAsProcessWarnings();
 
@@ -110,6 +110,7 @@ export async function openPostgresRegister(
     readonly,
     options.leaseMs ?? LEASE.leaseMs,
     deadlineMs,
+    options.outageClock ?? systemOutageClock,
   );
   // A stop past its grace cuts the opening too (a migration under way is rolled back).
   const cut = () => dialect.cut();
@@ -172,13 +173,18 @@ function destroySocket(client: pg.ClientBase): void {
  * A query past its deadline: the socket is closed (the query cannot be taken back from a
  * connection that does not answer), and the failure is an outage (pg-errors.ts).
  */
-function withDeadline<T>(client: pg.ClientBase, query: Promise<T>, deadlineMs: number): Promise<T> {
+function withDeadline<T>(
+  client: pg.ClientBase,
+  query: Promise<T>,
+  deadlineMs: number,
+  clock: OutageClock,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const cancel = clock.setTimer(deadlineMs, () => {
       reject(new Error(`Query read timeout: the database did not answer within ${deadlineMs / 1000} s`));
       destroySocket(client);
-    }, deadlineMs);
-    query.then(resolve, reject).finally(() => clearTimeout(timer));
+    });
+    query.then(resolve, reject).finally(cancel);
   });
 }
 
@@ -187,6 +193,7 @@ class PgSql implements Sql {
   constructor(
     private readonly client: pg.ClientBase,
     private readonly deadlineMs: number,
+    private readonly clock: OutageClock,
   ) {}
 
   private query(text: string, values: Values | undefined): Promise<pg.QueryResult> {
@@ -196,6 +203,7 @@ class PgSql implements Sql {
       this.client,
       this.client.query(name === undefined ? config : { ...config, name }),
       this.deadlineMs,
+      this.clock,
     );
   }
 
@@ -208,173 +216,34 @@ class PgSql implements Sql {
   }
 
   async exec(text: string): Promise<void> {
-    await withDeadline(this.client, this.client.query(text), this.deadlineMs);
+    await withDeadline(this.client, this.client.query(text), this.deadlineMs, this.clock);
   }
 }
 
-/** A payout with its run's columns (prefixed `r_`), and the database's time that judges its lease. */
-const WITH_RUN = `p.*, ${RUN_COLUMNS.map((c) => `r.${c} AS r_${c}`).join(', ')}, now() AS store_now
-  FROM payouts.payouts p LEFT JOIN payouts.runs r ON r.id = p.run_id`;
-
-/**
- * A lease from the database's clock, to the millisecond: a JavaScript Date holds no finer time,
- * and so the lease a statement reads is judged (lease.ts) exactly as the database would.
- */
-const LEASE_END = `date_trunc('milliseconds', now() + make_interval(secs => :leaseSeconds))`;
-
-const STATEMENTS: Statements = {
-  payoutsTable: 'payouts.payouts',
+/** What PostgreSQL says its own way in the register's statements (statements.ts). */
+const POSTGRES_SQL: StatementDialect = {
+  // Its own schema, beside whatever else the database holds.
+  schema: 'payouts.',
+  // Time is the database's, and a statement that reads a lease reads the time that judges it.
   now: 'now()',
-  openScope: `INSERT INTO payouts.scopes (service, integrator_id, secret, login, created_at, last_used_at)
-    VALUES (:service, :integrator, :secret, :login, now(), now())
-    ON CONFLICT (service, integrator_id) DO UPDATE SET last_used_at = now(),
-      login = coalesce(excluded.login, scopes.login)
-    RETURNING *`,
-  scopesByUse: 'SELECT * FROM payouts.scopes ORDER BY last_used_at DESC, id DESC',
-  scope: 'SELECT * FROM payouts.scopes WHERE id = :id',
-  settleByEvent: `UPDATE payouts.payouts SET state = :state, error = :error, updated_at = now()
-    WHERE transaction_id = :transaction AND state = ANY(:settleable)
-      AND scope_id IN (SELECT id FROM payouts.scopes WHERE integrator_id = :integrator)`,
-  byTransaction: `SELECT scope_id, reference FROM payouts.payouts WHERE transaction_id = :transaction
-    AND scope_id IN (SELECT id FROM payouts.scopes WHERE integrator_id = :integrator)`,
-  paidBatches: `SELECT r.digest AS digest, max(r.started_at) AS at FROM payouts.runs r WHERE r.scope_id = :scope
-    AND EXISTS (SELECT 1 FROM payouts.payouts p WHERE p.run_id = r.id AND p.payee_key IS NOT NULL
-      AND p.state IN ('submitted', 'completed'))
-    GROUP BY r.digest ORDER BY at DESC LIMIT :limit`,
-  batchRun: `SELECT sheet, rows, started_at FROM payouts.runs WHERE scope_id = :scope AND digest = :digest
-    ORDER BY started_at DESC LIMIT 1`,
-  batchRuns: 'SELECT id FROM payouts.runs WHERE scope_id = :scope AND digest = :digest ORDER BY id',
-  otherBatches: 'SELECT 1 FROM payouts.runs WHERE scope_id = :scope AND digest <> :digest LIMIT 1',
-  batchPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts.payouts p
-    WHERE p.scope_id = :scope AND p.reference > :after
-    AND p.run_id IN (SELECT id FROM payouts.runs WHERE scope_id = :scope AND digest = :digest)
-    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
-  // No scope: a run is of one scope, and the planner, given the scope, walked the primary key
-  // (every batch's payouts) rather than the index by run and reference.
-  runPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts.payouts p
-    WHERE p.run_id = :run AND p.reference > :after
-    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
-  origin: 'SELECT same_as FROM payouts.origins WHERE service = :service AND integrator_id = :integrator',
-  declareOrigin: `INSERT INTO payouts.origins (service, integrator_id, same_as, declared_at)
-    VALUES (:service, :integrator, :sameAs, now())
-    ON CONFLICT (service, integrator_id) DO UPDATE SET same_as = excluded.same_as, declared_at = now()`,
-  recent: `SELECT ${WITH_RUN} WHERE p.scope_id = :scope ORDER BY p.updated_at DESC LIMIT :limit`,
-  payoutsIn: `SELECT ${WITH_RUN} WHERE p.scope_id = :scope AND p.state = ANY(:states) AND p.reference > :after
-      AND (:since::timestamptz IS NULL OR COALESCE(p.paid_at, p.updated_at) >= :since::timestamptz)
-    ORDER BY p.reference LIMIT :limit`,
-  payees: `SELECT fingerprint, id FROM payouts.payees
-    WHERE scope_id = :scope AND kind = :kind AND fingerprint = ANY(:fingerprints)`,
-  rememberPayee: `INSERT INTO payouts.payees (scope_id, kind, fingerprint, id, created_at)
-    VALUES (:scope, :kind, :fingerprint, :id, now())
-    ON CONFLICT (scope_id, kind, fingerprint) DO UPDATE SET id = excluded.id`,
-  payeeHistory:
-    'SELECT payee, history FROM payouts.payee_history WHERE scope_id = :scope AND payee = ANY(:payees)',
-  hasPayeeHistory: 'SELECT 1 AS present FROM payouts.payee_history WHERE scope_id = :scope LIMIT 1',
-  replaceHistory: `UPDATE payouts.payee_history SET history = :history, updated_at = now()
-    WHERE scope_id = :scope AND payee = :payee AND history = :was`,
-  beginRun: `INSERT INTO payouts.runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
-      heartbeat_at, lease_expires_at)
-    VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt, now(), ${LEASE_END})
-    ON CONFLICT (id) DO NOTHING`,
-  renewLease: `UPDATE payouts.runs SET heartbeat_at = now(), lease_expires_at = ${LEASE_END}
-    WHERE id = :id AND finished_at IS NULL`,
-  openLeases: `SELECT id, lease_expires_at, now() AS store_now FROM payouts.runs
-    WHERE scope_id = :scope AND finished_at IS NULL`,
-  finishRun: `UPDATE payouts.runs SET finished_at = now(), rows = :rows, statuses = :statuses, exit_code = :exitCode
-    WHERE id = :id`,
-  recentRuns: `SELECT *, now() AS store_now FROM payouts.runs WHERE scope_id = :scope
-    ORDER BY started_at DESC LIMIT :limit`,
-  settle: `UPDATE payouts.payouts SET state = :state, error = :error, updated_at = now()
-    WHERE scope_id = :scope AND reference = :reference AND transaction_id = :transaction AND state = ANY(:settleable)`,
-  resolveAbsent: `UPDATE payouts.payouts SET state = 'refused', error = :reason, updated_at = now()
-    WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
-  abandonSend: `UPDATE payouts.payouts SET state = 'unknown', error = :why, updated_at = now()
-    WHERE scope_id = :scope AND reference = :reference AND state = 'sending' AND run_id = :run`,
-  resolveFound: `UPDATE payouts.payouts SET state = :state, transaction_id = :transaction, error = :error,
-      paid_at = COALESCE(paid_at, :sentAt::timestamptz, updated_at), updated_at = now()
-    WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
-  release: `DELETE FROM payouts.payouts WHERE scope_id = :scope AND run_id = :run AND state = 'claimed'`,
-  settledEvents: `SELECT * FROM payouts.events WHERE integrator_id = :integrator AND resource_id = ANY(:transactions)
-    AND operation IN ('TRANSACTION_COMPLETED', 'TRANSACTION_FAILED') ORDER BY occurred_at`,
-  recordApproval: `INSERT INTO payouts.approvals (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
-        principals, recorded_at)
-      VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
-        :recordedAt) ON CONFLICT DO NOTHING`,
-  approvals: `SELECT * FROM payouts.approvals WHERE digest = :digest OR sheet = :sheet
-    ORDER BY recorded_at, statement_digest, fingerprint`,
-  recordRunApproval: `INSERT INTO payouts.run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
-      VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,
-  runApprovals: `SELECT * FROM payouts.run_approvals WHERE scope_id = :scope AND run_id = ANY(:runs)
-    ORDER BY run_id, principal`,
-  allApprovals: 'SELECT * FROM payouts.approvals ORDER BY recorded_at, statement_digest, fingerprint',
-  scopeRunApprovals: 'SELECT * FROM payouts.run_approvals WHERE scope_id = :scope ORDER BY run_id, principal',
-  origins: 'SELECT * FROM payouts.origins ORDER BY service, integrator_id',
-  scopes: 'SELECT * FROM payouts.scopes ORDER BY id',
-  scopeRuns: 'SELECT * FROM payouts.runs WHERE scope_id = :scope ORDER BY started_at',
-  scopePayouts: `SELECT ${PAYOUT_COLUMNS} FROM payouts.payouts WHERE scope_id = :scope AND reference > :after
-    ORDER BY reference LIMIT :page`,
-  scopePayees: 'SELECT * FROM payouts.payees WHERE scope_id = :scope ORDER BY kind, fingerprint',
-  scopeHistories: 'SELECT payee, history FROM payouts.payee_history WHERE scope_id = :scope ORDER BY payee',
-  events: 'SELECT * FROM payouts.events ORDER BY occurred_at',
-  scopeId: 'SELECT id FROM payouts.scopes WHERE service = :service AND integrator_id = :integrator',
-  add: {
-    approval: `INSERT INTO payouts.approvals (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
-        principals, recorded_at)
-      VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
-        :recordedAt) ON CONFLICT DO NOTHING`,
-    runApproval: `INSERT INTO payouts.run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
-      VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,
-    event: `INSERT INTO payouts.events (integrator_id, resource_id, operation, success, message, occurred_at,
-        received_at, payload)
-      VALUES (:integrator, :resource, :operation, :success, :message, :occurredAt, :receivedAt, :payload)
-      ON CONFLICT DO NOTHING`,
-    origin: `INSERT INTO payouts.origins (service, integrator_id, same_as, declared_at)
-      VALUES (:service, :integrator, :sameAs, :declaredAt) ON CONFLICT DO NOTHING`,
-    scope: `INSERT INTO payouts.scopes (service, integrator_id, secret, login, created_at, last_used_at)
-      VALUES (:service, :integrator, :secret, :login, :createdAt, :lastUsedAt) ON CONFLICT DO NOTHING`,
-    run: `INSERT INTO payouts.runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
-        heartbeat_at, lease_expires_at, finished_at, rows, statuses, exit_code)
-      VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt,
-        :heartbeatAt, :leaseExpiresAt, :finishedAt, :rows, :statuses, :exitCode) ON CONFLICT DO NOTHING`,
-    payout: `INSERT INTO payouts.payouts (scope_id, ${PAYOUT_COLUMNS})
-      VALUES (:scope, ${PAYOUT_FIELDS.map(([column]) => `:${column}`).join(', ')}) ON CONFLICT DO NOTHING`,
-    payee: `INSERT INTO payouts.payees (scope_id, kind, fingerprint, id, created_at)
-      VALUES (:scope, :kind, :fingerprint, :id, :createdAt) ON CONFLICT DO NOTHING`,
-    history: `INSERT INTO payouts.payee_history (scope_id, payee, history, updated_at)
-      VALUES (:scope, :payee, :history, COALESCE(:updatedAt::timestamptz, now())) ON CONFLICT DO NOTHING`,
-  },
-  held: {
-    approval:
-      'SELECT * FROM payouts.approvals WHERE statement_digest = :statementDigest AND fingerprint = :fingerprint',
-    runApproval: 'SELECT * FROM payouts.run_approvals WHERE run_id = :run AND principal = :principal',
-    event: `SELECT * FROM payouts.events
-      WHERE integrator_id = :integrator AND resource_id = :resource AND operation = :operation`,
-    origin: 'SELECT * FROM payouts.origins WHERE service = :service AND integrator_id = :integrator',
-    scope: 'SELECT * FROM payouts.scopes WHERE service = :service AND integrator_id = :integrator',
-    run: 'SELECT * FROM payouts.runs WHERE id = :id',
-    payout: `SELECT ${PAYOUT_COLUMNS} FROM payouts.payouts WHERE scope_id = :scope AND reference = :reference`,
-    payee:
-      'SELECT id FROM payouts.payees WHERE scope_id = :scope AND kind = :kind AND fingerprint = :fingerprint',
-    history: 'SELECT history FROM payouts.payee_history WHERE scope_id = :scope AND payee = :payee',
-  },
+  storeNow: ', now() AS store_now',
+  inList: (name) => `= ANY(:${name})`,
+  // A parameter's type is the server's guess from where it first stands: NULL says nothing.
+  time: (name) => `:${name}::timestamptz`,
+  // From the database's clock, to the millisecond: a JavaScript Date holds no finer time, and so
+  // the lease a statement reads is judged (lease.ts) exactly as the database would.
+  leaseEnd: `date_trunc('milliseconds', now() + make_interval(secs => :leaseSeconds))`,
+  leaseClock: [],
+  // Given the scope, the planner walked the primary key (every batch's payouts) rather than the
+  // index by run and reference; a run is of one scope.
+  runPageScoped: false,
+  // A batch's rows in one statement, a list per column (one round trip for the batch).
+  rows: (alias, columns) =>
+    `unnest(${columns.map((c) => `:${c}::text[]`).join(', ')}) AS ${alias} (${columns.join(', ')})`,
+  rowsAsLists: true,
 };
 
-/** A claim's references in one statement, a column per array (one round trip for the batch). */
-const CLAIM = `INSERT INTO payouts.payouts (scope_id, reference, amount, currency, rail, payee, payee_hint, state,
-    idempotency_key, simulation_id, transaction_id, run_id, sheet, updated_at)
-  SELECT :scope, c.*, :run, (SELECT sheet FROM payouts.runs WHERE id = :run), now()
-  FROM unnest(:references::text[], :amounts::text[], :currencies::text[], :rails::text[], :payees::text[],
-    :hints::text[], :states::text[], :keys::text[], :simulations::text[], :transactions::text[]) AS c
-  ON CONFLICT (scope_id, reference) DO UPDATE SET amount = excluded.amount,
-    currency = excluded.currency, rail = excluded.rail, payee = excluded.payee,
-    payee_hint = excluded.payee_hint, state = excluded.state,
-    idempotency_key = excluded.idempotency_key, run_id = excluded.run_id, sheet = excluded.sheet,
-    error = NULL, updated_at = excluded.updated_at, simulation_id = excluded.simulation_id,
-    transaction_id = excluded.transaction_id`;
-
-const MARK_UNKNOWN = `UPDATE payouts.payouts p SET state = 'unknown', error = u.why, updated_at = now()
-  FROM unnest(:references::text[], :whys::text[]) AS u (reference, why)
-  WHERE p.scope_id = :scope AND p.reference = u.reference`;
+const STATEMENTS = statementsFor(POSTGRES_SQL);
 
 /** How many references one look-up query takes. */
 const LOOKUP_CHUNK = 1000;
@@ -398,6 +267,7 @@ class PostgresDialect implements Dialect, Driver {
     readonly readonly: boolean,
     readonly leaseMs: number,
     private readonly deadlineMs: number,
+    private readonly clock: OutageClock,
   ) {}
 
   /** The database's time, as the statement that read `row` had it (`store_now`). */
@@ -406,19 +276,35 @@ class PostgresDialect implements Dialect, Driver {
     return { now: at instanceof Date ? at.getTime() : systemClock.now() };
   }
 
-  async connection<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+  connection<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    // A connection that failed as in an outage is not trusted again: destroyed, not pooled.
+    return this.withClient(
+      (client) => work(new PgSql(client, this.deadlineMs, this.clock)),
+      (error) => this.isDriverError(error) && this.outage(error) !== undefined,
+    );
+  }
+
+  /**
+   * `work` on a client of the pool, given back when done; destroyed instead when it failed as
+   * `broken` says, or when `work` marked it (a session left in a state not to pool).
+   */
+  private async withClient<T>(
+    work: (client: pg.PoolClient, markBroken: (error: unknown) => void) => Promise<T>,
+    broken: (error: unknown) => boolean,
+  ): Promise<T> {
     const client = await this.checkOut();
-    let broken: Error | undefined;
+    let failed: Error | undefined;
+    const markBroken = (error: unknown) => {
+      failed ??= error instanceof Error ? error : new Error(String(error));
+    };
     try {
-      return await work(new PgSql(client, this.deadlineMs));
+      return await work(client, markBroken);
     } catch (error) {
-      // A connection that failed as in an outage is not trusted again: destroyed, not pooled.
-      if (this.isDriverError(error) && this.outage(error) !== undefined)
-        broken = error instanceof Error ? error : new Error(String(error));
+      if (broken(error)) markBroken(error);
       throw error;
     } finally {
       this.active.delete(client);
-      client.release(broken);
+      client.release(failed);
     }
   }
 
@@ -473,7 +359,9 @@ class PostgresDialect implements Dialect, Driver {
     for (const client of idle) destroySocket(client);
     this.ended ??= Promise.race([
       this.pool.end().catch(() => {}),
-      new Promise<void>((resolve) => setTimeout(resolve, POSTGRES_DEFAULTS.closeWaitMs).unref()),
+      new Promise<void>((resolve) =>
+        this.clock.setTimer(POSTGRES_DEFAULTS.closeWaitMs, resolve, { unref: true }),
+      ),
     ]);
     return this.ended;
   }
@@ -484,58 +372,56 @@ class PostgresDialect implements Dialect, Driver {
    * `migrationMs`: a register already at this version takes no lock at all, and one that
    * another process is migrating is waited for (a stop ends the wait at once).
    */
-  async prepare(stop?: AbortSignal, opening: Pick<OpenOptions, 'create' | 'from'> = {}): Promise<boolean> {
-    const client = await this.checkOut();
-    let broken: Error | undefined;
-    const ask = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
-      withDeadline(client, client.query<R>(text, values), this.deadlineMs);
-    try {
-      const sync = (await ask<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
-        .synchronous_commit;
-      if (sync === 'off' || sync === 'local') {
-        throw new RegisterError(
-          `the register ${this.location} is on a server whose synchronous_commit is '${sync}': a commit it acknowledges can be lost in a crash, and payouts must know what it sent: set synchronous_commit to on (or remote_apply) for this database or its user`,
-          { path: this.location },
-        );
-      }
-      const found = await withDeadline(client, schemaVersion(client), this.deadlineMs);
-      this.refuseNewer(found);
-      if (found === PG_SCHEMA_VERSION) return true;
-      // Made on purpose only (register init): a database without the schema is a mistyped URL,
-      // never the place to start a second history.
-      if (found === 0 && !opening.create)
-        throw missingRegister(this.location, opening.from, 'the database holds no payouts schema');
-      await this.migrationLock(client, stop);
-      try {
-        // Read again under the lock: the process that held it may have migrated already.
-        const version = await withDeadline(client, schemaVersion(client), this.deadlineMs);
-        this.refuseNewer(version);
-        for (let v = version; v < PG_SCHEMA_VERSION; v += 1) {
-          await ask('BEGIN');
-          try {
-            await ask(`SET LOCAL statement_timeout = ${POSTGRES_DEFAULTS.migrationMs}`);
-            await withDeadline(client, client.query(PG_MIGRATIONS[v]!), POSTGRES_DEFAULTS.migrationMs);
-            await ask('UPDATE payouts.schema_version SET version = $1', [v + 1]);
-            await ask('COMMIT');
-          } catch (error) {
-            await ask('ROLLBACK').catch(() => {});
-            throw error;
-          }
+  prepare(stop?: AbortSignal, opening: Pick<OpenOptions, 'create' | 'from'> = {}): Promise<boolean> {
+    return this.withClient(
+      async (client, markBroken) => {
+        const ask = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+          withDeadline(client, client.query<R>(text, values), this.deadlineMs, this.clock);
+        const sync = (await ask<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
+          .synchronous_commit;
+        if (sync === 'off' || sync === 'local') {
+          throw new RegisterError(
+            `the register ${this.location} is on a server whose synchronous_commit is '${sync}': a commit it acknowledges can be lost in a crash, and payouts must know what it sent: set synchronous_commit to on (or remote_apply) for this database or its user`,
+            { path: this.location },
+          );
         }
-      } finally {
-        // A session that cannot say it is done ends with its connection, and the lock with it.
-        await ask('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch((error: unknown) => {
-          broken = error instanceof Error ? error : new Error(String(error));
-        });
-      }
-      return true;
-    } catch (error) {
-      broken ??= error instanceof Error ? error : new Error(String(error));
-      throw error;
-    } finally {
-      this.active.delete(client);
-      client.release(broken);
-    }
+        const found = await withDeadline(client, schemaVersion(client), this.deadlineMs, this.clock);
+        refuseNewer(this.location, found, PG_SCHEMA_VERSION);
+        if (found === PG_SCHEMA_VERSION) return true;
+        // Made on purpose only (register init): a database without the schema is a mistyped URL,
+        // never the place to start a second history.
+        if (found === 0 && !opening.create)
+          throw missingRegister(this.location, opening.from, 'the database holds no payouts schema');
+        await this.migrationLock(client, stop);
+        try {
+          // Read again under the lock: the process that held it may have migrated already.
+          const version = await withDeadline(client, schemaVersion(client), this.deadlineMs, this.clock);
+          refuseNewer(this.location, version, PG_SCHEMA_VERSION);
+          for (let v = version; v < PG_SCHEMA_VERSION; v += 1) {
+            await ask('BEGIN');
+            try {
+              await ask(`SET LOCAL statement_timeout = ${POSTGRES_DEFAULTS.migrationMs}`);
+              await withDeadline(
+                client,
+                client.query(PG_MIGRATIONS[v]!),
+                POSTGRES_DEFAULTS.migrationMs,
+                this.clock,
+              );
+              await ask('UPDATE payouts.schema_version SET version = $1', [v + 1]);
+              await ask('COMMIT');
+            } catch (error) {
+              await ask('ROLLBACK').catch(() => {});
+              throw error;
+            }
+          }
+        } finally {
+          // A session that cannot say it is done ends with its connection, and the lock with it.
+          await ask('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(markBroken);
+        }
+        return true;
+      },
+      () => true,
+    );
   }
 
   /**
@@ -543,69 +429,43 @@ class PostgresDialect implements Dialect, Driver {
    * `migrationMs`): asked again every `migrationPollMs`, so that a stop ends the wait at once.
    */
   private async migrationLock(client: pg.ClientBase, stop: AbortSignal | undefined): Promise<void> {
-    const since = performance.now();
+    const since = this.clock.monotonic();
     for (;;) {
       const taken = await withDeadline(
         client,
         client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1) AS taken', [MIGRATION_LOCK]),
         this.deadlineMs,
+        this.clock,
       );
       if (taken.rows[0]?.taken) return;
       if (stop?.aborted)
         throw new InterruptedError('stopped while waiting for another process to migrate the register');
-      if (performance.now() - since >= POSTGRES_DEFAULTS.migrationMs) {
+      if (this.clock.monotonic() - since >= POSTGRES_DEFAULTS.migrationMs) {
         throw new RegisterError(
           `the register ${this.location} has been migrated by another payouts process for more than ${POSTGRES_DEFAULTS.migrationMs / 60_000} minutes: run again once it is done`,
           { path: this.location },
         );
       }
-      await pause(POSTGRES_DEFAULTS.migrationPollMs, stop);
+      await pause(POSTGRES_DEFAULTS.migrationPollMs, stop, this.clock);
     }
   }
 
   /** Whether there is a register to read; refuses one newer than this payouts. */
-  async checkReadable(missingOk: boolean): Promise<boolean> {
-    const client = await this.checkOut();
-    let broken: Error | undefined;
-    try {
-      const version = await withDeadline(client, schemaVersion(client), this.deadlineMs);
-      if (version === 0) {
-        if (missingOk) return false;
-        throw new RegisterError(`there is no payouts register in ${this.location} yet`, {
-          path: this.location,
-        });
-      }
-      this.refuseNewer(version);
-      return true;
-    } catch (error) {
-      broken = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    } finally {
-      this.active.delete(client);
-      client.release(broken);
-    }
-  }
-
-  private refuseNewer(version: number): void {
-    if (version > PG_SCHEMA_VERSION) {
-      throw new RegisterError(
-        `the register ${this.location} was written by a newer payouts (schema version ${version}, this payouts knows ${PG_SCHEMA_VERSION}): upgrade payouts to use it`,
-        { path: this.location },
-      );
-    }
-  }
-
-  async lookup(sql: Sql, scope: number, references: readonly string[]): Promise<Map<string, PayoutRecord>> {
-    const found = new Map<string, PayoutRecord>();
-    for (let i = 0; i < references.length; i += LOOKUP_CHUNK) {
-      const rows = await sql.rows<Record<string, unknown>>(
-        `SELECT ${WITH_RUN} WHERE p.scope_id = :scope AND p.reference = ANY(:references)`,
-        { scope, references: references.slice(i, i + LOOKUP_CHUNK) },
-      );
-      for (const row of rows)
-        found.set(row['reference'] as string, payoutOf(cellsOf(row), joinedRunOf(row, this.time(row))));
-    }
-    return found;
+  checkReadable(missingOk: boolean): Promise<boolean> {
+    return this.withClient(
+      async (client) => {
+        const version = await withDeadline(client, schemaVersion(client), this.deadlineMs, this.clock);
+        if (version === 0) {
+          if (missingOk) return false;
+          throw new RegisterError(`there is no payouts register in ${this.location} yet`, {
+            path: this.location,
+          });
+        }
+        refuseNewer(this.location, version, PG_SCHEMA_VERSION);
+        return true;
+      },
+      () => true,
+    );
   }
 
   /**
@@ -625,34 +485,6 @@ class PostgresDialect implements Dialect, Driver {
         if (code === undefined || !RETRYABLE.has(code) || attempt >= POSTGRES_DEFAULTS.claimAttempts)
           throw error;
       }
-    }
-  }
-
-  async writeClaims(sql: Sql, claim: ClaimWrite): Promise<void> {
-    const { scope, runId: run, claims, unknowns } = claim;
-    if (claims.length > 0) {
-      const column = (cell: (c: (typeof claims)[number]) => unknown) => claims.map(cell);
-      await sql.changed(CLAIM, {
-        scope,
-        run,
-        references: column((c) => c.reference),
-        amounts: column((c) => c.request.details.amount),
-        currencies: column((c) => c.request.details.currency),
-        rails: column((c) => c.request.details.rail),
-        payees: column((c) => c.request.details.payee),
-        hints: column((c) => c.request.details.payeeHint),
-        states: column((c) => c.state),
-        keys: column((c) => c.request.idempotencyKey),
-        simulations: column((c) => c.simulationId),
-        transactions: column((c) => c.transactionId),
-      });
-    }
-    if (unknowns.length > 0) {
-      await sql.changed(MARK_UNKNOWN, {
-        scope,
-        references: unknowns.map((u) => u[0]),
-        whys: unknowns.map((u) => u[1]),
-      });
     }
   }
 

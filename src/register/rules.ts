@@ -3,6 +3,7 @@
  * PostgreSQL): what a claim writes over an earlier record, what an abandoned send becomes, and
  * which writes need the run's lease. The stores only read and write what these decide.
  */
+import { isoAt } from '../clock.js';
 import { ClaimLostError } from '../errors.js';
 import { parseAmount } from '../rows/money.js';
 import type {
@@ -154,7 +155,7 @@ export function sentAt(createdAt: string | undefined, now: string): string | und
   if (parts === null) return undefined;
   const time = Date.parse(parts[2] === undefined ? `${createdAt}Z` : createdAt!);
   if (Number.isNaN(time) || time > Date.parse(now)) return undefined;
-  return new Date(time).toISOString();
+  return isoAt(time);
 }
 
 /** An ISO 8601 date and time, its zone (Z or an offset) the second group when it has one. */

@@ -5,6 +5,7 @@
  * is refused rather than guessed at.
  */
 
+import { RegisterError } from '../errors.js';
 import { historyRowIdSql } from './history-row.js';
 
 /** "PYOT": tells a payouts register from any other SQLite file. */
@@ -374,3 +375,12 @@ export const PG_MIGRATIONS: readonly string[] = [
 
 /** The version of the PostgreSQL schema this payouts writes. */
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
+
+/** Refuses a register of a schema newer than the one this payouts knows (`known`), either store's. */
+export function refuseNewer(location: string, version: number, known: number): void {
+  if (version > known)
+    throw new RegisterError(
+      `the register ${location} was written by a newer payouts (schema version ${version}, this payouts knows ${known}): upgrade payouts to use it`,
+      { path: location },
+    );
+}

@@ -16,43 +16,44 @@
 import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
-import { type Clock, systemClock } from '../clock.js';
+import { type Clock, systemClock, systemOutageClock } from '../clock.js';
 import { errnoOf, InterruptedError, RegisterError } from '../errors.js';
 import { freeBytes, makeFolderSync } from '../folders.js';
 import type { GroupCommit } from './group-commit.js';
 import { historyRowId, historyRowIdSql } from './history-row.js';
 import { type BootClock, LEASE, leaseExpired, type StoreTime, systemBootClock } from './lease.js';
 import { missingRegister, sizeOf } from './location.js';
-import { OUTAGE_DEFAULTS, pause } from './outage.js';
+import { outageWait, pause } from './outage.js';
 import {
   leaseOf,
   PAYOUT_COLUMNS,
   PAYOUT_FIELDS,
   type PayoutCells,
   payoutOf,
-  RUN_COLUMNS,
   type RunRow,
   runOf,
 } from './records.js';
 import { type Fence, type FenceFacts, fenceAdmits } from './rules.js';
-import { APPLICATION_ID, HISTORY_ROW_IDS_VERSION, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
-import { compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
 import {
-  type BatchStatement,
-  batchPayoutRows,
-  type ClaimWrite,
-  type Dialect,
-  PagePayout,
-  SqlRegister,
-  type Statements,
-} from './store.js';
+  APPLICATION_ID,
+  HISTORY_ROW_IDS_VERSION,
+  MIGRATIONS,
+  refuseNewer,
+  SCHEMA_VERSION,
+} from './schema.js';
+import { compile, type Driver, type Sql, type Values, valuesOf } from './sql.js';
+import { type StatementDialect, statementsFor } from './statements.js';
+import { type BatchStatement, batchPayoutRows, type Dialect, PagePayout, SqlRegister } from './store.js';
 import type { BatchPayout, OpenOptions, PayoutRecord, Register, RunRecord } from './types.js';
 
 type Db = InstanceType<typeof Database>;
 type Statement = Database.Statement<unknown[]>;
 
 export interface OpenRegisterOptions
-  extends Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying' | 'create' | 'from'> {
+  extends Pick<
+    OpenOptions,
+    'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying' | 'create' | 'from' | 'outageClock'
+  > {
   /** Open an existing register for reading only (validate, status); never creates one. */
   readonly?: boolean;
   /** How long a write waits for another process's transaction (ms). */
@@ -91,7 +92,8 @@ export async function openSqliteRegisterWaiting(
   options: OpenRegisterOptions & { stop?: AbortSignal | undefined } = {},
 ): Promise<Register> {
   if (options.busyTimeoutMs !== undefined) return openSqliteRegister(path, options);
-  const started = performance.now();
+  const clock = options.outageClock ?? systemOutageClock;
+  const started = clock.monotonic();
   for (let attempt = 0; ; attempt += 1) {
     if (options.stop?.aborted) throw stoppedOpening(path);
     try {
@@ -100,14 +102,10 @@ export async function openSqliteRegisterWaiting(
       const busy = ['SQLITE_BUSY', 'SQLITE_LOCKED'].includes(
         (error instanceof RegisterError ? error.errno : errnoOf(error)) ?? '',
       );
-      if (!busy || performance.now() - started >= REGISTER_DEFAULTS.busyTimeoutMs) throw error;
+      if (!busy || clock.monotonic() - started >= REGISTER_DEFAULTS.busyTimeoutMs) throw error;
     }
-    // As an operation of an open register waits (outage.ts): doubling, with jitter.
-    const wait = Math.min(
-      OUTAGE_DEFAULTS.maxWaitMs,
-      OUTAGE_DEFAULTS.firstWaitMs * 2 ** Math.min(attempt, 10),
-    );
-    await pause(wait / 2 + Math.random() * (wait / 2), options.stop);
+    // As an operation of an open register waits (outage.ts).
+    await pause(outageWait(attempt, clock), options.stop, clock);
   }
 }
 
@@ -271,12 +269,7 @@ function checkVersion(db: Db, path: string): number {
       { path },
     );
   }
-  if (version > SCHEMA_VERSION) {
-    throw new RegisterError(
-      `the register ${path} was written by a newer payouts (schema version ${version}, this payouts knows ${SCHEMA_VERSION}): upgrade payouts to use it`,
-      { path },
-    );
-  }
+  refuseNewer(path, version, SCHEMA_VERSION);
   return version;
 }
 
@@ -345,162 +338,39 @@ class SqliteSql implements Sql {
   }
 }
 
-/** The run's columns beside a payout's, prefixed `r_` (lease.ts judges its lease). */
-const WITH_RUN = `p.*, ${[...RUN_COLUMNS, 'lease_boot', 'lease_uptime_ms'].map((c) => `r.${c} AS r_${c}`).join(', ')}
-  FROM payouts p LEFT JOIN runs r ON r.id = p.run_id`;
-
-/** A list bound as JSON text. */
+/** A list bound as JSON text (SqliteSql binds no list), read with json_each. */
 const IN = (name: string) => `IN (SELECT value FROM json_each(:${name}))`;
+
+/** What SQLite says its own way in the register's statements (statements.ts). */
+const SQLITE_SQL: StatementDialect = {
+  schema: '',
+  now: ':now',
+  inList: IN,
+  time: (name) => `:${name}`,
+  // A file has no clock: a lease holds the boot clock's reading too (lease.ts leaseExpired).
+  leaseEnd: ':leaseEnd',
+  leaseClock: [
+    ['lease_boot', ':leaseBoot'],
+    ['lease_uptime_ms', ':leaseUptime'],
+  ],
+  storeNow: '',
+  // The index by run holds the primary key (scope, reference) after the run: given both, the
+  // page is read in reference order from it, without a sort.
+  runPageScoped: true,
+  // A row at a time, each a statement of the one IMMEDIATE transaction.
+  rows: (alias, columns) => `(SELECT ${columns.map((c) => `:${c} AS ${c}`).join(', ')}) AS ${alias}`,
+  rowsAsLists: false,
+  // Under the payee key's row id while it is free (history-row.ts), else one SQLite picks.
+  addHistory: (table) => `INSERT INTO ${table} (id, scope_id, payee, history, updated_at)
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM ${table} WHERE id = own.id) THEN NULL ELSE own.id END,
+      :scope, :payee, :history, coalesce(:updatedAt, :now)
+    FROM (SELECT ${historyRowIdSql(':payee')} AS id) AS own WHERE true ON CONFLICT DO NOTHING`,
+};
+
+const STATEMENTS = statementsFor(SQLITE_SQL);
 
 /** Histories by their row ids (history-row.ts), with what tells whose each one is. */
 const HISTORIES_BY_ID = `SELECT id, scope_id, payee, history FROM payee_history WHERE id ${IN('ids')}`;
-
-const STATEMENTS: Statements = {
-  payoutsTable: 'payouts',
-  now: ':now',
-  openScope: `INSERT INTO scopes (service, integrator_id, secret, login, created_at, last_used_at)
-    VALUES (:service, :integrator, :secret, :login, :now, :now)
-    ON CONFLICT (service, integrator_id) DO UPDATE SET last_used_at = excluded.last_used_at,
-      login = coalesce(excluded.login, scopes.login)
-    RETURNING *`,
-  scopesByUse: 'SELECT * FROM scopes ORDER BY last_used_at DESC, id DESC',
-  scope: 'SELECT * FROM scopes WHERE id = :id',
-  settleByEvent: `UPDATE payouts SET state = :state, error = :error, updated_at = :now WHERE transaction_id = :transaction
-    AND scope_id IN (SELECT id FROM scopes WHERE integrator_id = :integrator) AND state ${IN('settleable')}`,
-  byTransaction: `SELECT scope_id, reference FROM payouts WHERE transaction_id = :transaction
-    AND scope_id IN (SELECT id FROM scopes WHERE integrator_id = :integrator)`,
-  paidBatches: `SELECT r.digest AS digest, max(r.started_at) AS at FROM runs r WHERE r.scope_id = :scope
-    AND EXISTS (SELECT 1 FROM payouts p WHERE p.run_id = r.id AND p.payee_key IS NOT NULL
-      AND p.state IN ('submitted', 'completed'))
-    GROUP BY r.digest ORDER BY at DESC LIMIT :limit`,
-  batchRun: `SELECT sheet, rows, started_at FROM runs WHERE scope_id = :scope AND digest = :digest
-    ORDER BY started_at DESC LIMIT 1`,
-  batchRuns: 'SELECT id FROM runs WHERE scope_id = :scope AND digest = :digest ORDER BY id',
-  otherBatches: 'SELECT 1 FROM runs WHERE scope_id = :scope AND digest <> :digest LIMIT 1',
-  batchPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts p
-    WHERE p.scope_id = :scope AND p.reference > :after
-    AND p.run_id IN (SELECT id FROM runs WHERE scope_id = :scope AND digest = :digest)
-    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
-  // The index by run holds the primary key (scope, reference) after the run: given both, the
-  // page is read in reference order from it, without a sort.
-  runPayouts: `SELECT p.payee_key, p.payee_name, p.reference, p.amount, p.currency FROM payouts p
-    WHERE p.run_id = :run AND p.scope_id = :scope AND p.reference > :after
-    AND p.state IN ('submitted', 'completed') AND p.payee_key IS NOT NULL ORDER BY p.reference LIMIT :limit`,
-  origin: 'SELECT same_as FROM origins WHERE service = :service AND integrator_id = :integrator',
-  declareOrigin: `INSERT INTO origins (service, integrator_id, same_as, declared_at)
-    VALUES (:service, :integrator, :sameAs, :now)
-    ON CONFLICT DO UPDATE SET same_as = excluded.same_as, declared_at = excluded.declared_at`,
-  recent: `SELECT ${WITH_RUN} WHERE p.scope_id = :scope ORDER BY p.updated_at DESC LIMIT :limit`,
-  payoutsIn: `SELECT ${WITH_RUN} WHERE p.scope_id = :scope AND p.state ${IN('states')} AND p.reference > :after
-    AND (:since IS NULL OR COALESCE(p.paid_at, p.updated_at) >= :since) ORDER BY p.reference LIMIT :limit`,
-  payees: `SELECT fingerprint, id FROM payees WHERE scope_id = :scope AND kind = :kind AND fingerprint ${IN('fingerprints')}`,
-  rememberPayee: `INSERT INTO payees (scope_id, kind, fingerprint, id, created_at) VALUES (:scope, :kind, :fingerprint, :id, :now)
-    ON CONFLICT DO UPDATE SET id = excluded.id`,
-  payeeHistory: `SELECT payee, history FROM payee_history WHERE scope_id = :scope AND payee ${IN('payees')}`,
-  hasPayeeHistory: 'SELECT 1 FROM payee_history WHERE scope_id = :scope LIMIT 1',
-  replaceHistory: `UPDATE payee_history SET history = :history, updated_at = :now
-    WHERE scope_id = :scope AND payee = :payee AND history = :was`,
-  beginRun: `INSERT INTO runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
-      heartbeat_at, lease_expires_at, lease_boot, lease_uptime_ms)
-    VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt,
-      :now, :leaseEnd, :leaseBoot, :leaseUptime) ON CONFLICT (id) DO NOTHING`,
-  renewLease: `UPDATE runs SET heartbeat_at = :now, lease_expires_at = :leaseEnd, lease_boot = :leaseBoot,
-    lease_uptime_ms = :leaseUptime WHERE id = :id AND finished_at IS NULL`,
-  openLeases: `SELECT id, lease_expires_at, lease_boot, lease_uptime_ms FROM runs
-    WHERE scope_id = :scope AND finished_at IS NULL`,
-  finishRun:
-    'UPDATE runs SET finished_at = :now, rows = :rows, statuses = :statuses, exit_code = :exitCode WHERE id = :id',
-  recentRuns: 'SELECT * FROM runs WHERE scope_id = :scope ORDER BY started_at DESC LIMIT :limit',
-  settle: `UPDATE payouts SET state = :state, error = :error, updated_at = :now
-    WHERE scope_id = :scope AND reference = :reference AND transaction_id = :transaction AND state ${IN('settleable')}`,
-  resolveAbsent: `UPDATE payouts SET state = 'refused', error = :reason, updated_at = :now
-    WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
-  abandonSend: `UPDATE payouts SET state = 'unknown', error = :why, updated_at = :now
-    WHERE scope_id = :scope AND reference = :reference AND state = 'sending' AND run_id = :run`,
-  resolveFound: `UPDATE payouts SET state = :state, transaction_id = :transaction, error = :error,
-      paid_at = COALESCE(paid_at, :sentAt, updated_at), updated_at = :now
-    WHERE scope_id = :scope AND reference = :reference AND state = 'unknown'`,
-  release: `DELETE FROM payouts WHERE scope_id = :scope AND run_id = :run AND state = 'claimed'`,
-  settledEvents: `SELECT * FROM events WHERE integrator_id = :integrator AND resource_id ${IN('transactions')}
-    AND operation IN ('TRANSACTION_COMPLETED', 'TRANSACTION_FAILED') ORDER BY occurred_at`,
-  recordApproval: `INSERT INTO approvals (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
-        principals, recorded_at)
-      VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
-        :recordedAt) ON CONFLICT DO NOTHING`,
-  approvals: `SELECT * FROM approvals WHERE digest = :digest OR sheet = :sheet
-    ORDER BY recorded_at, statement_digest, fingerprint`,
-  recordRunApproval: `INSERT INTO run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
-      VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,
-  runApprovals: `SELECT * FROM run_approvals WHERE scope_id = :scope AND run_id IN (SELECT value FROM json_each(:runs))
-    ORDER BY run_id, principal`,
-  allApprovals: 'SELECT * FROM approvals ORDER BY recorded_at, statement_digest, fingerprint',
-  scopeRunApprovals: 'SELECT * FROM run_approvals WHERE scope_id = :scope ORDER BY run_id, principal',
-  origins: 'SELECT * FROM origins ORDER BY service, integrator_id',
-  scopes: 'SELECT * FROM scopes ORDER BY id',
-  scopeRuns: 'SELECT * FROM runs WHERE scope_id = :scope ORDER BY started_at',
-  scopePayouts: `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE scope_id = :scope AND reference > :after
-    ORDER BY reference LIMIT :page`,
-  scopePayees: 'SELECT * FROM payees WHERE scope_id = :scope ORDER BY kind, fingerprint',
-  scopeHistories: 'SELECT payee, history FROM payee_history WHERE scope_id = :scope ORDER BY payee',
-  events: 'SELECT * FROM events ORDER BY occurred_at',
-  scopeId: 'SELECT id FROM scopes WHERE service = :service AND integrator_id = :integrator',
-  add: {
-    approval: `INSERT INTO approvals (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
-        principals, recorded_at)
-      VALUES (:statementDigest, :fingerprint, :origin, :digest, :sheet, :statement, :signature, :principals,
-        :recordedAt) ON CONFLICT DO NOTHING`,
-    runApproval: `INSERT INTO run_approvals (scope_id, run_id, principal, fingerprint, statement_digest, recorded_at)
-      VALUES (:scope, :run, :principal, :fingerprint, :statementDigest, :recordedAt) ON CONFLICT DO NOTHING`,
-    event: `INSERT INTO events (integrator_id, resource_id, operation, success, message, occurred_at, received_at, payload)
-      VALUES (:integrator, :resource, :operation, :success, :message, :occurredAt, :receivedAt, :payload)
-      ON CONFLICT DO NOTHING`,
-    origin: `INSERT INTO origins (service, integrator_id, same_as, declared_at)
-      VALUES (:service, :integrator, :sameAs, :declaredAt) ON CONFLICT DO NOTHING`,
-    scope: `INSERT INTO scopes (service, integrator_id, secret, login, created_at, last_used_at)
-      VALUES (:service, :integrator, :secret, :login, :createdAt, :lastUsedAt) ON CONFLICT DO NOTHING`,
-    run: `INSERT INTO runs (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
-        heartbeat_at, lease_expires_at, finished_at, rows, statuses, exit_code)
-      VALUES (:id, :scope, :sheet, :digest, :host, :pid, :machine, :processStart, :startedAt,
-        :heartbeatAt, :leaseExpiresAt, :finishedAt, :rows, :statuses, :exitCode) ON CONFLICT DO NOTHING`,
-    payout: `INSERT INTO payouts (scope_id, ${PAYOUT_COLUMNS})
-      VALUES (:scope, ${PAYOUT_FIELDS.map(([column]) => `:${column}`).join(', ')}) ON CONFLICT DO NOTHING`,
-    payee: `INSERT INTO payees (scope_id, kind, fingerprint, id, created_at)
-      VALUES (:scope, :kind, :fingerprint, :id, :createdAt) ON CONFLICT DO NOTHING`,
-    // Under the payee key's row id while it is free (history-row.ts), else one SQLite picks.
-    history: `INSERT INTO payee_history (id, scope_id, payee, history, updated_at)
-      SELECT CASE WHEN EXISTS (SELECT 1 FROM payee_history WHERE id = own.id) THEN NULL ELSE own.id END,
-        :scope, :payee, :history, coalesce(:updatedAt, :now)
-      FROM (SELECT ${historyRowIdSql(':payee')} AS id) AS own WHERE true ON CONFLICT DO NOTHING`,
-  },
-  held: {
-    approval:
-      'SELECT * FROM approvals WHERE statement_digest = :statementDigest AND fingerprint = :fingerprint',
-    runApproval: 'SELECT * FROM run_approvals WHERE run_id = :run AND principal = :principal',
-    event:
-      'SELECT * FROM events WHERE integrator_id = :integrator AND resource_id = :resource AND operation = :operation',
-    origin: 'SELECT * FROM origins WHERE service = :service AND integrator_id = :integrator',
-    scope: 'SELECT * FROM scopes WHERE service = :service AND integrator_id = :integrator',
-    run: 'SELECT * FROM runs WHERE id = :id',
-    payout: `SELECT ${PAYOUT_COLUMNS} FROM payouts WHERE scope_id = :scope AND reference = :reference`,
-    payee: 'SELECT id FROM payees WHERE scope_id = :scope AND kind = :kind AND fingerprint = :fingerprint',
-    history: 'SELECT history FROM payee_history WHERE scope_id = :scope AND payee = :payee',
-  },
-};
-
-/** A claim of one reference (a claim runs them in one IMMEDIATE transaction, a row at a time). */
-const CLAIM = `INSERT INTO payouts (scope_id, reference, amount, currency, rail, payee, payee_hint, state,
-    idempotency_key, run_id, sheet, updated_at, simulation_id, transaction_id)
-  VALUES (:scope, :reference, :amount, :currency, :rail, :payee, :payeeHint, :state,
-    :key, :run, (SELECT sheet FROM runs WHERE id = :run), :now, :simulation, :transaction)
-  ON CONFLICT (scope_id, reference) DO UPDATE SET amount = excluded.amount,
-    currency = excluded.currency, rail = excluded.rail, payee = excluded.payee,
-    payee_hint = excluded.payee_hint, state = excluded.state,
-    idempotency_key = excluded.idempotency_key, run_id = excluded.run_id,
-    sheet = excluded.sheet, error = NULL, updated_at = excluded.updated_at,
-    transaction_id = excluded.transaction_id, simulation_id = excluded.simulation_id`;
-
-const MARK_UNKNOWN = `UPDATE payouts SET state = 'unknown', error = :why, updated_at = :now
-  WHERE scope_id = :scope AND reference = :reference`;
 
 /** What a fenced write reads first: the payout's holder and state, and the writing run's lease. */
 const FENCE_FACTS = `SELECT p.run_id, p.state, r.finished_at, r.lease_expires_at, r.lease_boot, r.lease_uptime_ms
@@ -533,7 +403,7 @@ const LOOKUP_CHUNK = 500;
  * not split cleanly.
  */
 const LOOKUP = `SELECT count(*) AS n, ${PACKED_RECORDS} AS packed FROM payouts
-  WHERE scope_id = :scope AND reference IN (SELECT value FROM json_each(:references))`;
+  WHERE scope_id = :scope AND reference ${IN('references')}`;
 /**
  * A page of a paid batch's payouts (the batchPayouts statement) as one text, the way LOOKUP
  * reads records: a million payouts of the previous batch read in 1.2 s, against 2.9 s as rows.
@@ -555,7 +425,7 @@ const BATCH_PAGE_PACKED = {
 const SURROGATE = /[\uD800-\uDFFF]/;
 
 const LOOKUP_JSON = `SELECT json_group_array(json_array(${PAYOUT_COLUMNS})) AS json FROM payouts
-  WHERE scope_id = :scope AND reference IN (SELECT value FROM json_each(:references))`;
+  WHERE scope_id = :scope AND reference ${IN('references')}`;
 
 /** The file's part of the register: its one connection, its statements, its clocks. */
 class SqliteDialect implements Dialect, Driver {
@@ -617,30 +487,6 @@ class SqliteDialect implements Dialect, Driver {
   claiming<T>(writes: GroupCommit, _scope: number, work: (sql: Sql) => Promise<T>): Promise<T> {
     // In the group commit's IMMEDIATE transaction: no other process can claim in between.
     return writes.write(work);
-  }
-
-  async writeClaims(sql: Sql, claim: ClaimWrite): Promise<void> {
-    const { scope, runId: run, now } = claim;
-    for (const c of claim.claims) {
-      const d = c.request.details;
-      await sql.changed(CLAIM, {
-        scope,
-        reference: c.reference,
-        amount: d.amount,
-        currency: d.currency,
-        rail: d.rail,
-        payee: d.payee,
-        payeeHint: d.payeeHint,
-        state: c.state,
-        key: c.request.idempotencyKey,
-        run,
-        now,
-        simulation: c.simulationId,
-        transaction: c.transactionId,
-      });
-    }
-    for (const [reference, why] of claim.unknowns)
-      await sql.changed(MARK_UNKNOWN, { scope, reference, why, now });
   }
 
   /** Read, judged by the rules (rules.ts fenceAdmits) and written in one IMMEDIATE transaction. */
@@ -746,7 +592,7 @@ class SqliteDialect implements Dialect, Driver {
       for (const cells of chunk) {
         const runId = cells[13] as string;
         if (!runs.has(runId)) {
-          const [row] = await sql.rows<RunRow>('SELECT * FROM runs WHERE id = :id', { id: runId });
+          const [row] = await sql.rows<RunRow>(STATEMENTS.held.run, { id: runId });
           runs.set(runId, row === undefined ? undefined : runOf(row, this.time()));
         }
         found.set(cells[0] as string, payoutOf(cells, runs.get(runId)));

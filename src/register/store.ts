@@ -5,7 +5,9 @@
  * verdict of `run`'s judge). A store (sqlite.ts, postgres.ts) supplies a Dialect: its driver,
  * its statements, its clock, and the few operations its database does its own way.
  */
+
 import { randomBytes } from 'node:crypto';
+import { isoAt } from '../clock.js';
 import { scrub } from '../redact.js';
 import { Fingerprints } from './fingerprints.js';
 import { GroupCommit } from './group-commit.js';
@@ -40,6 +42,7 @@ import {
   withPayment,
 } from './rules.js';
 import { type Driver, type Sql, transaction, type Values } from './sql.js';
+import type { CLAIM_ROW, Statements } from './statements.js';
 import {
   type ApprovalRow,
   approvalOf,
@@ -48,7 +51,6 @@ import {
   importEntries,
   type RunApprovalRow,
   runApprovalOf,
-  type TransferStatements,
 } from './transfer.js';
 import type {
   ApprovalRecord,
@@ -75,92 +77,6 @@ import type {
   Settlement,
   UnknownResolved,
 } from './types.js';
-
-/**
- * A store's statements, with the `:name`s each operation passes (every one gets `:now`, the
- * store's time as text, which a store whose database has a clock of its own need not use).
- */
-export interface Statements extends TransferStatements {
-  /** The payouts table, and the store's time in a statement, for an update built per change. */
-  payoutsTable: string;
-  now: string;
-  /** :service :integrator :secret :login; gives the scope's row. */
-  openScope: string;
-  scopesByUse: string;
-  /** :id */
-  scope: string;
-  /** :state :error :transaction :integrator :settleable (states) */
-  settleByEvent: string;
-  /** :service :integrator */
-  origin: string;
-  /** :service :integrator :sameAs */
-  declareOrigin: string;
-  /** Payouts with their run's columns (`r_`), newest first: :scope :limit. */
-  recent: string;
-  /** :scope :states :after :since (null: any time) :limit */
-  payoutsIn: string;
-  /** :scope :kind :fingerprints */
-  payees: string;
-  /** :scope :kind :fingerprint :id */
-  rememberPayee: string;
-  /** :scope :payees */
-  payeeHistory: string;
-  hasPayeeHistory: string;
-  /** :scope :payee :history :was: replaces the history only if it is still `:was`. */
-  replaceHistory: string;
-  /** :id :scope :sheet :digest :host :pid :machine :processStart :startedAt and the lease (below). */
-  beginRun: string;
-  /** :id and the lease: :leaseEnd :leaseBoot :leaseUptime, or :leaseSeconds for the store's own clock. */
-  renewLease: string;
-  /** The leases of the unfinished runs of :scope. */
-  openLeases: string;
-  /** :id :rows :statuses :exitCode */
-  finishRun: string;
-  /** :scope :limit, newest first. */
-  recentRuns: string;
-  /** :state :error :scope :reference :transaction :settleable */
-  settle: string;
-  /** :reason :scope :reference */
-  resolveAbsent: string;
-  /** :why :scope :reference :run :now: `sending` to `unknown`, if `:run` still holds it. */
-  abandonSend: string;
-  /**
-   * :state :transaction :error :sentAt :scope :reference. Dated :sentAt (rules.ts sentAt), else
-   * when the register last heard of its send (`updated_at` as it was), never when it was found.
-   */
-  resolveFound: string;
-  /** :scope :run */
-  release: string;
-  /** :integrator :transactions, by occurrence. */
-  settledEvents: string;
-  /** The scope and reference of the payouts of :transaction of :integrator. */
-  byTransaction: string;
-  /** The batch digests of :scope that paid something, latest first: :limit. */
-  paidBatches: string;
-  /** The latest run of a batch: :scope :digest. */
-  batchRun: string;
-  /** The ids of every run of a batch: :scope :digest. */
-  batchRuns: string;
-  /** A row when :scope has runs of another batch than :digest. */
-  otherBatches: string;
-  /**
-   * The submitted or completed payouts of a batch with their payees, by reference after :after,
-   * walking the scope's payouts: :scope :digest :after :limit.
-   */
-  batchPayouts: string;
-  /**
-   * The same of one run of a batch, through the index by run: :scope :run :after :limit.
-   */
-  runPayouts: string;
-  /** An approval's columns (ApprovalRecord, `:principals` as JSON); added unless held. */
-  recordApproval: string;
-  /** :digest :sheet (null: none), oldest first. */
-  approvals: string;
-  /** :scope :run :principal :fingerprint :statementDigest :recordedAt; added unless held. */
-  recordRunApproval: string;
-  /** :scope :runs */
-  runApprovals: string;
-}
 
 /** A claim's row: what `claimedState` decided for a reference this run is to send. */
 export interface ClaimRow {
@@ -196,12 +112,10 @@ export interface Dialect {
   readonly leaseMs: number;
   /** The store's time: as of the statement that read `row` (its `store_now`), or now. */
   time(row?: Record<string, unknown>): StoreTime;
-  /** The records of these references. */
-  lookup(sql: Sql, scope: number, references: readonly string[]): Promise<Map<string, PayoutRecord>>;
+  /** The records of these references, where the store reads them faster than `lookup` does. */
+  lookup?(sql: Sql, scope: number, references: readonly string[]): Promise<Map<string, PayoutRecord>>;
   /** Runs a claim where no other claim of the scope comes between its read and its writes. */
   claiming<T>(writes: GroupCommit, scope: number, work: (sql: Sql) => Promise<T>): Promise<T>;
-  /** Writes a claim: the references it holds, and the abandoned sends it marks unknown. */
-  writeClaims(sql: Sql, claim: ClaimWrite): Promise<void>;
   /** Runs the update `set` (its `WHERE` open for more) where `fence` admits it; rows changed. */
   fenced(sql: Sql, set: string, values: Values, fence: Fence): Promise<number>;
   /**
@@ -299,6 +213,66 @@ export async function batchPayoutRows(sql: Sql, statement: string, values: Value
   return rows.map((p) => new PagePayout(p.payee_key, p.payee_name ?? '', p.reference, p.amount, p.currency));
 }
 
+/**
+ * The records of these references: the store's own look-up, else the `lookup` statement a chunk
+ * at a time, each payout with its run, whose lease is judged in the statement's time.
+ */
+async function lookup(
+  dialect: Dialect,
+  sql: Sql,
+  scope: number,
+  references: readonly string[],
+): Promise<Map<string, PayoutRecord>> {
+  if (dialect.lookup) return dialect.lookup(sql, scope, references);
+  const found = new Map<string, PayoutRecord>();
+  for (let i = 0; i < references.length; i += dialect.chunk) {
+    const values = { scope, references: references.slice(i, i + dialect.chunk) };
+    for (const row of await sql.rows<Record<string, unknown>>(dialect.sql.lookup, values))
+      found.set(row['reference'] as string, payoutOf(cellsOf(row), joinedRunOf(row, dialect.time(row))));
+  }
+  return found;
+}
+
+/** Writes a claim: the references it holds, and the abandoned sends it marks unknown. */
+async function writeClaims(sql: Sql, s: Statements, claim: ClaimWrite): Promise<void> {
+  const values = { scope: claim.scope, run: claim.runId, now: claim.now };
+  const claims = claim.claims.map((c) => {
+    const d = c.request.details;
+    return {
+      reference: c.reference,
+      amount: d.amount,
+      currency: d.currency,
+      rail: d.rail,
+      payee: d.payee,
+      payee_hint: d.payeeHint,
+      state: c.state,
+      idempotency_key: c.request.idempotencyKey,
+      simulation_id: c.simulationId,
+      transaction_id: c.transactionId,
+    } satisfies Record<(typeof CLAIM_ROW)[number], unknown>;
+  });
+  await writeRows(sql, s, s.claim, claims, values);
+  const unknowns = claim.unknowns.map(([reference, why]) => ({ reference, why }));
+  await writeRows(sql, s, s.markUnknown, unknowns, values);
+}
+
+/** Runs `text` over `rows`: once, a list per column, where the store takes them so, else once per row. */
+async function writeRows(
+  sql: Sql,
+  s: Statements,
+  text: string,
+  rows: readonly Record<string, unknown>[],
+  values: Values,
+): Promise<void> {
+  if (rows.length === 0) return;
+  if (!s.rowsAsLists) {
+    for (const row of rows) await sql.changed(text, { ...values, ...row });
+    return;
+  }
+  const lists = Object.keys(rows[0]!).map((column) => [column, rows.map((row) => row[column])]);
+  await sql.changed(text, { ...values, ...Object.fromEntries(lists) });
+}
+
 /** Reads and replaces of one payee's history before giving up (other runs keep changing it). */
 const HISTORY_ATTEMPTS = 100;
 
@@ -312,13 +286,14 @@ export class SqlRegister implements Register {
 
   constructor(
     readonly dialect: Dialect,
-    options: Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying'> = {},
+    options: Pick<OpenOptions, 'maxOutageMs' | 'abandon' | 'onOutage' | 'keepTrying' | 'outageClock'> = {},
   ) {
     this.driver = new OutageDriver(dialect.driver, dialect.location, {
       maxOutageMs: options.maxOutageMs ?? OUTAGE_DEFAULTS.maxOutageMs,
       abandon: options.abandon,
       onOutage: options.onOutage,
       keepTrying: options.keepTrying,
+      clock: options.outageClock,
     });
     this.writes = new GroupCommit(this.driver, dialect.location, dialect.readonly);
   }
@@ -333,7 +308,7 @@ export class SqlRegister implements Register {
 
   /** The store's time now, as text (for a store that keeps times it gives). */
   now(): string {
-    return new Date(this.dialect.time().now).toISOString();
+    return isoAt(this.dialect.time().now);
   }
 
   /** Runs a read, the driver's errors said in words. */
@@ -502,7 +477,7 @@ class SqlScope implements ScopeStore {
 
   async lookup(references: readonly string[]): Promise<Map<string, PayoutRecord>> {
     if (references.length === 0) return new Map();
-    return this.register.read((sql) => this.dialect.lookup(sql, this.scope.id, references));
+    return this.register.read((sql) => lookup(this.dialect, sql, this.scope.id, references));
   }
 
   /** Payouts read with their runs (`r_` columns), whose leases are judged in the statement's time. */
@@ -740,7 +715,8 @@ class SqlScope implements ScopeStore {
     );
     const scope = this.scope.id;
     return this.dialect.claiming(this.register.writes, scope, async (sql) => {
-      const records = await this.dialect.lookup(
+      const records = await lookup(
+        this.dialect,
         sql,
         scope,
         sorted.map((r) => r.reference),
@@ -769,7 +745,13 @@ class SqlScope implements ScopeStore {
         outcome.set(request.reference, record);
       }
       if (claims.length > 0 || unknowns.length > 0)
-        await this.dialect.writeClaims(sql, { scope, runId, now: this.register.now(), claims, unknowns });
+        await writeClaims(sql, this.dialect.sql, {
+          scope,
+          runId,
+          now: this.register.now(),
+          claims,
+          unknowns,
+        });
       return outcome;
     });
   }
@@ -799,7 +781,7 @@ class SqlScope implements ScopeStore {
       throw claimLost(
         reference,
         runId,
-        (await this.dialect.lookup(sql, this.scope.id, [reference])).get(reference),
+        (await lookup(this.dialect, sql, this.scope.id, [reference])).get(reference),
       );
     });
   }
@@ -828,7 +810,7 @@ class SqlScope implements ScopeStore {
   abandonSend(reference: string, self: Self): Promise<boolean> {
     const scope = this.scope.id;
     return this.register.write(async (sql) => {
-      const record = (await this.dialect.lookup(sql, scope, [reference])).get(reference);
+      const record = (await lookup(this.dialect, sql, scope, [reference])).get(reference);
       if (record?.state !== 'sending' || holderAlive(record.run, self)) return false;
       const why = abandonedSendReason(record.sheet);
       const values = { scope, reference, run: record.runId, why, now: this.register.now() };
@@ -924,7 +906,7 @@ function paymentOf(record: PayoutRecord): PayeePayment {
  * never counts as a known one. A payout from before payees were recorded with it is left alone.
  */
 async function learnOutcome(sql: Sql, dialect: Dialect, scope: number, reference: string, now: string) {
-  const record = (await dialect.lookup(sql, scope, [reference])).get(reference);
+  const record = (await lookup(dialect, sql, scope, [reference])).get(reference);
   if (record?.payeeKey === undefined) return;
   const key = { scope, payee: record.payeeKey, now };
   if (record.state === 'completed' || record.state === 'submitted') {

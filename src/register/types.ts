@@ -5,7 +5,7 @@
  * and one PostgreSQL database shared by many machines (postgres.ts), and one test suite holds
  * both to it.
  */
-import type { Clock } from '../clock.js';
+import type { Clock, OutageClock } from '../clock.js';
 import type { PayoutDetails } from './details.js';
 import type { ScopeIdentity } from './identity.js';
 import type { RegisterSource } from './location.js';
@@ -505,4 +505,6 @@ export interface OpenOptions {
   onOutage?: (words: string) => void;
   /** A server (`webhooks listen`): after an outage past the budget, later operations try again. */
   keepTrying?: boolean;
+  /** Time read and waited on through an outage and every deadline (tests); by default the machine's. */
+  outageClock?: OutageClock;
 }

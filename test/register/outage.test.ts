@@ -4,6 +4,7 @@ import { InterruptedError, RegisterError } from '../../src/errors.js';
 import { deadlineWithin } from '../../src/outage-budget.js';
 import { OutageDriver } from '../../src/register/outage.js';
 import type { Driver, Sql } from '../../src/register/sql.js';
+import { fakeOutageClock } from '../helpers/outage-clock.js';
 
 class Outage extends Error {
   code = 'ECONNREFUSED';
@@ -35,10 +36,18 @@ describe('OutageDriver', () => {
   it('runs an operation again through an outage until the register answers', async () => {
     const inner = flaky([new Outage(), new Outage(), new Outage()]);
     const told: string[] = [];
-    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 5_000, onOutage: (w) => told.push(w) });
+    const clock = fakeOutageClock(() => 0.5);
+    const driver = new OutageDriver(inner, 'reg', {
+      maxOutageMs: 5_000,
+      onOutage: (w) => told.push(w),
+      clock,
+    });
     expect(await driver.connection(async () => 'answered')).toBe('answered');
     expect(inner.attempts).toBe(4);
     expect(told).toEqual(['the connection was refused']);
+    // Doubling from 20 ms, of which a random half: here always the middle of it.
+    expect(clock.timers).toEqual([15, 30, 60]);
+    expect(clock.monotonic()).toBe(105);
   });
 
   it('says at once what waiting does not mend', async () => {
@@ -50,13 +59,17 @@ describe('OutageDriver', () => {
 
   it('gives up past the budget, in words, and at once for every later operation', async () => {
     const inner = flaky(Array.from({ length: 1_000 }, () => new Outage()));
-    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 300 });
-    const started = performance.now();
+    const clock = fakeOutageClock(() => 0.5);
+    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 8_000, clock });
     const error = await driver.connection(async () => 1).catch((e: unknown) => e);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+    // Waits of 15, 30, ... 480 ms, then 750 ms (a second at most, of which a random half),
+    // until the first failure 8 s or more after the first.
+    expect(clock.timers.slice(0, 7)).toEqual([15, 30, 60, 120, 240, 480, 750]);
+    expect(clock.monotonic()).toBe(8_445);
+    expect(inner.attempts).toBe(clock.timers.length + 1);
     expect(error).toBeInstanceOf(RegisterError);
-    expect((error as Error).message).toMatch(
-      /^the register reg stayed unreachable for \d+ s \(the connection was refused\), past --max-outage 0 s$/,
+    expect((error as Error).message).toBe(
+      'the register reg stayed unreachable for 8 s (the connection was refused), past --max-outage 8 s',
     );
     expect(driver.unavailable).toBe(true);
     const attempts = inner.attempts;
@@ -67,7 +80,11 @@ describe('OutageDriver', () => {
   it('keeps trying for a server: the operation after the give-up reaches the register again', async () => {
     const failures = Array.from({ length: 1_000 }, () => new Outage());
     const inner = flaky(failures);
-    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 200, keepTrying: true });
+    const driver = new OutageDriver(inner, 'reg', {
+      maxOutageMs: 30_000,
+      keepTrying: true,
+      clock: fakeOutageClock(),
+    });
     await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(RegisterError);
     failures.length = 0;
     expect(await driver.connection(async () => 'back')).toBe('back');
@@ -83,15 +100,17 @@ describe('OutageDriver', () => {
       },
     };
     const abandon = new AbortController();
-    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 30_000, abandon: abandon.signal });
+    const clock = fakeOutageClock();
+    const driver = new OutageDriver(inner, 'reg', { maxOutageMs: 30_000, abandon: abandon.signal, clock });
     const stalled = driver.connection(async () => 1);
     abandon.abort();
     await expect(stalled).rejects.toBeInstanceOf(InterruptedError);
     expect(cut).toBe(1);
-    // What is asked after it gets one attempt, within half a second of the abandon in all.
-    const asked = performance.now();
+    // What is asked after it gets one attempt, within half a second of the abandon in all: the
+    // stalled one is cut then.
     await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(InterruptedError);
-    expect(performance.now() - asked).toBeLessThan(1_000);
+    expect(clock.monotonic()).toBe(500);
+    expect(cut).toBe(2);
     await expect(driver.connection(async () => 1)).rejects.toBeInstanceOf(InterruptedError);
   });
 

@@ -12,9 +12,10 @@ import { RegisterError } from '../../src/errors.js';
 import { historyRowId } from '../../src/register/history-row.js';
 import type { Self } from '../../src/register/lease.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../src/register/schema.js';
-import { openSqliteRegister as openRegister } from '../../src/register/sqlite.js';
+import { openSqliteRegister as openRegister, openSqliteRegisterWaiting } from '../../src/register/sqlite.js';
 import type { Register } from '../../src/register/types.js';
 import { begin, claimAs, payeePayment, TEST_SCOPE } from '../helpers/claims.js';
+import { fakeOutageClock } from '../helpers/outage-clock.js';
 import { testDir } from '../helpers/payouts.js';
 
 const scope = TEST_SCOPE;
@@ -377,5 +378,27 @@ describe('the SQLite register', () => {
     expect(() => openRegister(path.join(blocked, 'register.db'), { create: true })).toThrow(
       `the register ${path.join(blocked, 'register.db')} cannot be created: a part of the path is not a directory (ENOTDIR)`,
     );
+  });
+
+  it('waits 15 s on its clock for a lock another process keeps while opening, then says it is locked', async () => {
+    const file = path.join(await testDir(), 'register.db');
+    await openRegister(file, { create: true }).close();
+    const holder = new Database(file);
+    holder.exec('BEGIN IMMEDIATE');
+    const clock = fakeOutageClock();
+    try {
+      const error = await openSqliteRegisterWaiting(file, { outageClock: clock }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RegisterError);
+      expect((error as RegisterError).errno).toBe('SQLITE_BUSY');
+      // Asynchronous pauses as an open register's operations wait (outage.ts), for 15 s in all.
+      expect(clock.timers.slice(0, 3)).toEqual([15, 30, 60]);
+      expect(clock.monotonic()).toBeGreaterThanOrEqual(15_000);
+      expect(clock.monotonic()).toBeLessThan(16_000);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    // Let go of, it opens at once.
+    await (await openSqliteRegisterWaiting(file, { outageClock: clock })).close();
   });
 });
