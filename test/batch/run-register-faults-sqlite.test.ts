@@ -94,12 +94,15 @@ async function expectTrueResults(s: Setup, exit: ChildExit): Promise<SheetRow[]>
 }
 
 describe('payouts run with an SQLite register another process locks', () => {
-  it('waits through a lock of 3 s: exit 0, each paid once', { timeout: 60_000 }, async () => {
+  it('waits through a lock another process holds for a while: exit 0, each paid once', {
+    timeout: 60_000,
+  }, async () => {
     const s = await setup(80, 'SHORT');
     const child = start(s);
     await whenPaid(s.sb, child, 10);
     const release = lock(s.register);
-    await sleep(3_000);
+    // Released once the run has met the lock and said so: the event, not a guessed time.
+    expect(await child.whenLines('it is locked by another process', 1)).toBe(true);
     release();
     const exit = await child.exited;
     expect(exit.code, exit.stderr).toBe(EXIT.ok);
@@ -129,7 +132,8 @@ describe('payouts run with an SQLite register another process locks', () => {
     const child = start(s);
     await whenPaid(s.sb, child, 10);
     lock(s.register);
-    await sleep(1_000);
+    // Stopped once the run waits on the lock, which it says.
+    expect(await child.whenLines('it is locked by another process', 1)).toBe(true);
     const stoppedAt = Date.now();
     child.child.kill('SIGTERM');
     const exit = await child.exited;

@@ -148,7 +148,7 @@ describe('webhooks listen with its PostgreSQL register behind a faulty network',
     expect(await recorded(database)).toEqual(['tx-before', 'tx-silent-1', 'tx-silent-2']);
   });
 
-  it('stays up while its connections are cut and refused for 4 s under 3,000 events 20 at a time: each recorded once', {
+  it('stays up while its connections are cut and refused under 3,000 events 20 at a time: each recorded once', {
     timeout: 120_000,
   }, async () => {
     const { database, proxy, child, url } = await listenThroughProxy();
@@ -162,11 +162,12 @@ describe('webhooks listen with its PostgreSQL register behind a faulty network',
         if (i === 1000) {
           outageAt = Date.now();
           proxy.set('refuse');
-          setTimeout(() => proxy.set('pass'), 4_000);
         }
         for (let attempt = 0; attempt < 60; attempt++) {
           const { status } = await deliver(url, ids[i]!);
           answers.set(status, (answers.get(status) ?? 0) + 1);
+          // The outage ends once every sender has met it a few times: the event, not a guess.
+          if (proxy.mode === 'refuse' && (answers.get(503) ?? 0) >= 300) proxy.set('pass');
           if (status === 200) break;
           await new Promise((resolve) => setTimeout(resolve, 200));
         }
