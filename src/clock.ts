@@ -1,14 +1,16 @@
 /**
  * Time, for every part of payouts that reads it or waits on it: the API layer (retries, rate
- * limiting, deadlines, token expiry), the register (leases), the batch (waits, timestamps)
- * and the sandbox (tokens, quotes, timestamps). Injected everywhere so that tests move time in
- * milliseconds instead of sleeping.
+ * limiting, deadlines, token expiry), the register (leases), the batch (waits, timestamps),
+ * the sandbox (tokens, quotes, timestamps) and the webhook receiver (deadlines, summaries,
+ * retries). Injected everywhere so that tests move time in milliseconds instead of sleeping.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 
-/** Milliseconds since the epoch, like `Date.now()`. */
 export interface Clock {
+  /** Milliseconds since the epoch, like `Date.now()`. */
   now(): number;
+  /** Timers that run in this clock's time; Node's when absent (`timersOf`). */
+  readonly timers?: Timers;
 }
 
 /** Resolves after `ms`; rejects with the signal's reason when it aborts first. */
@@ -25,3 +27,50 @@ export const realSleep: Sleep = async (ms, signal) => {
   }
   await delay(ms, undefined, signal ? { signal } : undefined);
 };
+
+/** The clock's time in ISO 8601 UTC (`2026-01-02T03:04:05.678Z`), as records keep it. */
+export function isoNow(clock: Clock): string {
+  return new Date(clock.now()).toISOString();
+}
+
+/**
+ * Timers, for code that schedules work instead of awaiting a sleep (a server's deadlines, its
+ * periodic summaries, a retry in the background), and the time they run in: a test that moves
+ * them moves the durations measured with `elapsed` too.
+ */
+export interface Timers {
+  /** Milliseconds that never go back, like `performance.now()`: for durations, never dates. */
+  elapsed(): number;
+  /** Calls `fire` once after `ms`; the function returned cancels it. */
+  once(ms: number, fire: () => void, options?: TimerOptions): Cancel;
+  /** Calls `fire` every `ms` until cancelled. */
+  every(ms: number, fire: () => void, options?: TimerOptions): Cancel;
+}
+
+export interface TimerOptions {
+  /** The timer alone does not keep the process running (Node's `unref`). */
+  unref?: boolean;
+}
+
+/** Cancels a timer; harmless once it has fired or been cancelled. */
+export type Cancel = () => void;
+
+/** Node's timers, looked up at each call so that fake timers a test installs apply. */
+export const systemTimers: Timers = {
+  elapsed: () => performance.now(),
+  once: (ms, fire, options) => {
+    const timer = setTimeout(fire, ms);
+    if (options?.unref) timer.unref();
+    return () => clearTimeout(timer);
+  },
+  every: (ms, fire, options) => {
+    const timer = setInterval(fire, ms);
+    if (options?.unref) timer.unref();
+    return () => clearInterval(timer);
+  },
+};
+
+/** The clock's timers, or Node's when it brings none. */
+export function timersOf(clock: Clock): Timers {
+  return clock.timers ?? systemTimers;
+}
