@@ -5,13 +5,13 @@ import { isoAt, systemOutageClock, timeOf } from '../src/clock.js';
 describe('the machine’s outage clock', () => {
   it('fires a timer once after its time, and never once cancelled', async () => {
     const fired: string[] = [];
-    const started = systemOutageClock.monotonic();
-    systemOutageClock.setTimer(20, () => fired.push('kept'));
-    const cancel = systemOutageClock.setTimer(10, () => fired.push('cancelled'));
+    const started = systemOutageClock.timers.elapsed();
+    systemOutageClock.timers.once(20, () => fired.push('kept'));
+    const cancel = systemOutageClock.timers.once(10, () => fired.push('cancelled'));
     cancel();
-    await new Promise<void>((resolve) => systemOutageClock.setTimer(40, resolve, { unref: true }));
+    await new Promise<void>((resolve) => systemOutageClock.timers.once(40, resolve, { unref: true }));
     expect(fired).toEqual(['kept']);
-    expect(systemOutageClock.monotonic() - started).toBeGreaterThanOrEqual(39);
+    expect(systemOutageClock.timers.elapsed() - started).toBeGreaterThanOrEqual(39);
   });
 
   it('draws jitter in [0, 1)', () => {

@@ -6,18 +6,16 @@
  * removed as soon as the attempt ends.
  */
 import { setMaxListeners } from 'node:events';
-import { realTimer, type Timer } from '../clock.js';
+import { type Cancel, systemTimers, type Timers } from '../clock.js';
 
 export class LinkedAbort {
   private readonly controller = new AbortController();
   private readonly sources: AbortSignal[] = [];
-  private readonly timer: Timer;
-  private readonly handle: unknown;
+  private readonly cancel: Cancel | undefined;
   /** Whether the time ran out (before any of the signals aborted). */
   timedOut = false;
 
-  constructor(signals: readonly (AbortSignal | undefined)[], ms?: number, timer: Timer = realTimer) {
-    this.timer = timer;
+  constructor(signals: readonly (AbortSignal | undefined)[], ms?: number, timers: Timers = systemTimers) {
     for (const source of signals) {
       if (source === undefined) continue;
       if (source.aborted) {
@@ -30,7 +28,7 @@ export class LinkedAbort {
       source.addEventListener('abort', this.follow);
       this.sources.push(source);
     }
-    if (ms !== undefined) this.handle = timer.start(ms, () => this.expire());
+    if (ms !== undefined) this.cancel = timers.once(ms, () => this.expire());
   }
 
   get signal(): AbortSignal {
@@ -39,7 +37,7 @@ export class LinkedAbort {
 
   /** Stops the timer and unhooks the signals; the linked signal stays as it is. */
   dispose(): void {
-    if (this.handle !== undefined) this.timer.stop(this.handle);
+    this.cancel?.();
     for (const source of this.sources) source.removeEventListener('abort', this.follow);
     this.sources.length = 0;
   }

@@ -11,7 +11,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { type Clock, realSleep, type Sleep, systemClock, type Timer } from '../clock.js';
+import { type Clock, realSleep, type Sleep, systemClock, type Timers } from '../clock.js';
 import { ConfigError } from '../errors.js';
 import { deadlineWithin } from '../outage-budget.js';
 import { LinkedAbort } from './abort.js';
@@ -191,8 +191,11 @@ export interface HttpClientOptions {
   clock?: Clock;
   sleep?: Sleep;
   random?: () => number;
-  /** The deadline's timer (clock.ts `realTimer`). */
-  timer?: Timer;
+  /**
+   * The deadline's timers: Node's, even under a fake clock, since a deadline on a real socket
+   * must fire in real time while fake time moves only when someone sleeps.
+   */
+  timers?: Timers;
   userAgent?: string;
   /** Answers larger than this are not read (tests lower it). */
   maxResponseBytes?: number;
@@ -275,7 +278,7 @@ function requestPath(
     deadlineLayer({
       deadlineMs: where.timeouts.deadlineMs,
       abandonSignal: options.abandonSignal,
-      timer: options.timer,
+      timers: options.timers,
     }),
   ];
   const bottom = transport({

@@ -66,7 +66,7 @@ export class OutageDriver implements Driver {
     policy.abandon?.addEventListener(
       'abort',
       () => {
-        this.abandonedAt = this.clock.monotonic();
+        this.abandonedAt = this.clock.timers.elapsed();
         inner.cut?.();
       },
       { once: true },
@@ -95,7 +95,7 @@ export class OutageDriver implements Driver {
         this.stopIfAbandoned();
         const words = this.inner.isDriverError(error) ? this.inner.outage(error) : undefined;
         if (words === undefined) throw error;
-        const now = this.clock.monotonic();
+        const now = this.clock.timers.elapsed();
         if (this.since === undefined) {
           this.since = now;
           this.policy.onOutage?.(words);
@@ -140,13 +140,13 @@ export class OutageDriver implements Driver {
    * that stalls costs half a second at most.
    */
   private async lastWords<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
-    this.abandonedAt ??= this.clock.monotonic();
-    const left = this.abandonedAt + OUTAGE_DEFAULTS.abandonedMs - this.clock.monotonic();
+    this.abandonedAt ??= this.clock.timers.elapsed();
+    const left = this.abandonedAt + OUTAGE_DEFAULTS.abandonedMs - this.clock.timers.elapsed();
     if (this.gaveUp) throw this.gaveUp;
     if (left <= 0) this.stopIfAbandoned();
     let cancel = () => {};
     const late = new Promise<never>((_, reject) => {
-      cancel = this.clock.setTimer(left, () => {
+      cancel = this.clock.timers.once(left, () => {
         this.inner.cut?.();
         reject(new InterruptedError(`stopped: the register ${this.location} was not waited for any longer`));
       });
@@ -197,7 +197,7 @@ export function outageWait(attempt: number, clock: Pick<OutageClock, 'random'>):
 export function pause(
   ms: number,
   stop: AbortSignal | undefined,
-  clock: Pick<OutageClock, 'setTimer'> = systemOutageClock,
+  clock: Pick<OutageClock, 'timers'> = systemOutageClock,
 ): Promise<void> {
   return new Promise((resolve) => {
     let cancel = () => {};
@@ -206,7 +206,7 @@ export function pause(
       stop?.removeEventListener('abort', done);
       resolve();
     };
-    cancel = clock.setTimer(ms, done);
+    cancel = clock.timers.once(ms, done);
     stop?.addEventListener('abort', done, { once: true });
   });
 }

@@ -180,7 +180,7 @@ function withDeadline<T>(
   clock: OutageClock,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const cancel = clock.setTimer(deadlineMs, () => {
+    const cancel = clock.timers.once(deadlineMs, () => {
       reject(new Error(`Query read timeout: the database did not answer within ${deadlineMs / 1000} s`));
       destroySocket(client);
     });
@@ -360,7 +360,7 @@ class PostgresDialect implements Dialect, Driver {
     this.ended ??= Promise.race([
       this.pool.end().catch(() => {}),
       new Promise<void>((resolve) =>
-        this.clock.setTimer(POSTGRES_DEFAULTS.closeWaitMs, resolve, { unref: true }),
+        this.clock.timers.once(POSTGRES_DEFAULTS.closeWaitMs, resolve, { unref: true }),
       ),
     ]);
     return this.ended;
@@ -429,7 +429,7 @@ class PostgresDialect implements Dialect, Driver {
    * `migrationMs`): asked again every `migrationPollMs`, so that a stop ends the wait at once.
    */
   private async migrationLock(client: pg.ClientBase, stop: AbortSignal | undefined): Promise<void> {
-    const since = this.clock.monotonic();
+    const since = this.clock.timers.elapsed();
     for (;;) {
       const taken = await withDeadline(
         client,
@@ -440,7 +440,7 @@ class PostgresDialect implements Dialect, Driver {
       if (taken.rows[0]?.taken) return;
       if (stop?.aborted)
         throw new InterruptedError('stopped while waiting for another process to migrate the register');
-      if (this.clock.monotonic() - since >= POSTGRES_DEFAULTS.migrationMs) {
+      if (this.clock.timers.elapsed() - since >= POSTGRES_DEFAULTS.migrationMs) {
         throw new RegisterError(
           `the register ${this.location} has been migrated by another payouts process for more than ${POSTGRES_DEFAULTS.migrationMs / 60_000} minutes: run again once it is done`,
           { path: this.location },

@@ -93,7 +93,7 @@ export async function openSqliteRegisterWaiting(
 ): Promise<Register> {
   if (options.busyTimeoutMs !== undefined) return openSqliteRegister(path, options);
   const clock = options.outageClock ?? systemOutageClock;
-  const started = clock.monotonic();
+  const started = clock.timers.elapsed();
   for (let attempt = 0; ; attempt += 1) {
     if (options.stop?.aborted) throw stoppedOpening(path);
     try {
@@ -102,7 +102,7 @@ export async function openSqliteRegisterWaiting(
       const busy = ['SQLITE_BUSY', 'SQLITE_LOCKED'].includes(
         (error instanceof RegisterError ? error.errno : errnoOf(error)) ?? '',
       );
-      if (!busy || clock.monotonic() - started >= REGISTER_DEFAULTS.busyTimeoutMs) throw error;
+      if (!busy || clock.timers.elapsed() - started >= REGISTER_DEFAULTS.busyTimeoutMs) throw error;
     }
     // As an operation of an open register waits (outage.ts).
     await pause(outageWait(attempt, clock), options.stop, clock);

@@ -8,6 +8,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import type { WebhookPayload } from '../api/contract.js';
+import { type Cancel, type Clock, systemClock, type Timers, timersOf } from '../clock.js';
 import { StorageError } from '../errors.js';
 import { toWebhookPayload } from './payload.js';
 
@@ -109,7 +110,8 @@ export class EventLog {
   private draining: Promise<void> | undefined;
   /** Lines whose write failed, written again before anything newer (oldest first, bounded). */
   private backlog: string[] = [];
-  private retry: NodeJS.Timeout | undefined;
+  /** Cancels the pending retry of a failed write, if one is waiting. */
+  private retry: Cancel | undefined;
   private closed = false;
 
   private constructor(
@@ -117,6 +119,7 @@ export class EventLog {
     private readonly file: FileHandle,
     /** The file's last line has no newline (a crash or a failed write cut it): start on a fresh line. */
     private needsNewline: boolean,
+    private readonly timers: Timers,
   ) {}
 
   /** Lines kept for another try after failed writes; past this the oldest are given up (and said). */
@@ -124,8 +127,11 @@ export class EventLog {
   /** How soon a failed write is tried again when nothing new comes. */
   static readonly RETRY_MS = 1_000;
 
-  /** Opens `file` for appending, creating it with mode 0600 (events carry payment details). */
-  static async open(file: string): Promise<EventLog> {
+  /**
+   * Opens `file` for appending, creating it with mode 0600 (events carry payment details); the
+   * clock's timers time the retries of failed writes.
+   */
+  static async open(file: string, clock: Clock = systemClock): Promise<EventLog> {
     let created = false;
     let handle: FileHandle;
     try {
@@ -145,7 +151,7 @@ export class EventLog {
     }
     try {
       if (created) await syncDirectory(path.dirname(file));
-      return new EventLog(file, handle, await endsWithoutNewline(file));
+      return new EventLog(file, handle, await endsWithoutNewline(file), timersOf(clock));
     } catch (error) {
       await handle.close();
       throw eventsFileError(file, 'write', error);
@@ -174,7 +180,7 @@ export class EventLog {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.retry);
+    this.retry?.();
     this.retry = undefined;
     while (this.draining) await this.draining;
     if (this.backlog.length > 0) this.startDrain();
@@ -208,11 +214,14 @@ export class EventLog {
         const failure = eventsFileError(this.path, 'write', error);
         for (const p of group) p.reject(failure);
         if (!this.closed) {
-          this.retry = setTimeout(() => {
-            this.retry = undefined;
-            this.startDrain();
-          }, EventLog.RETRY_MS);
-          this.retry.unref();
+          this.retry = this.timers.once(
+            EventLog.RETRY_MS,
+            () => {
+              this.retry = undefined;
+              this.startDrain();
+            },
+            { unref: true },
+          );
         }
         return;
       }

@@ -1,5 +1,6 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { LinkedAbort } from '../../src/api/abort.js';
+import type { Timers } from '../../src/clock.js';
 
 describe('LinkedAbort', () => {
   it('aborts with the reason of the first signal that aborts', () => {
@@ -69,18 +70,21 @@ describe('LinkedAbort', () => {
     }
   });
 
-  it('runs its deadline on the timer it is given', () => {
+  it('runs its deadline on the timers it is given', () => {
     let fire: (() => void) | undefined;
     const stopped: unknown[] = [];
-    const timer = {
-      start: (ms: number, callback: () => void) => {
+    const timers: Timers = {
+      elapsed: () => 0,
+      once: (ms, callback) => {
         expect(ms).toBe(7);
         fire = callback;
-        return 'handle';
+        return () => stopped.push('handle');
       },
-      stop: (handle: unknown) => stopped.push(handle),
+      every: () => {
+        throw new Error('a deadline fires once');
+      },
     };
-    const linked = new LinkedAbort([], 7, timer);
+    const linked = new LinkedAbort([], 7, timers);
     expect(linked.signal.aborted).toBe(false);
     fire!();
     expect(linked.timedOut).toBe(true);

@@ -4,11 +4,11 @@
  * microseconds, in the order it would have. For code that waits on nothing else (no socket, no
  * real database): their timers would fire long before they answer.
  */
-import type { OutageClock } from '../../src/clock.js';
+import type { Cancel, OutageClock } from '../../src/clock.js';
 
 export interface FakeOutageClock extends OutageClock {
   /** Every timer set, its length in ms, in order. */
-  readonly timers: number[];
+  readonly waits: number[];
 }
 
 /** A fake clock starting at `start` (wall) and 0 (monotonic); `random` gives every draw. */
@@ -17,7 +17,7 @@ export function fakeOutageClock(random = () => 0.5, start = Date.UTC(2025, 0, 1)
   let sequence = 0;
   let stepping = false;
   const due: { at: number; sequence: number; fire: () => void }[] = [];
-  const timers: number[] = [];
+  const waits: number[] = [];
   const step = () => {
     stepping = false;
     due.sort((a, b) => a.at - b.at || a.sequence - b.sequence);
@@ -32,20 +32,35 @@ export function fakeOutageClock(random = () => 0.5, start = Date.UTC(2025, 0, 1)
     stepping = true;
     setImmediate(step);
   };
+  const once = (ms: number, fire: () => void): Cancel => {
+    waits.push(ms);
+    const timer = { at: elapsed + Math.max(0, ms), sequence: sequence++, fire };
+    due.push(timer);
+    schedule();
+    return () => {
+      const at = due.indexOf(timer);
+      if (at >= 0) due.splice(at, 1);
+    };
+  };
   return {
-    timers,
+    waits,
     now: () => start + elapsed,
-    monotonic: () => elapsed,
     random,
-    setTimer(ms, fire) {
-      timers.push(ms);
-      const timer = { at: elapsed + Math.max(0, ms), sequence: sequence++, fire };
-      due.push(timer);
-      schedule();
-      return () => {
-        const at = due.indexOf(timer);
-        if (at >= 0) due.splice(at, 1);
-      };
+    timers: {
+      elapsed: () => elapsed,
+      once,
+      every: (ms, fire) => {
+        // Re-armed after each firing, so the outage's waits stay in order with the others.
+        let cancel: Cancel;
+        const again = () => {
+          cancel = once(ms, () => {
+            again();
+            fire();
+          });
+        };
+        again();
+        return () => cancel();
+      },
     },
   };
 }

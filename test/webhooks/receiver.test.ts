@@ -1,10 +1,11 @@
 import { stat, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { PATHS } from '../../src/api/contract.js';
 import type { EventRecord } from '../../src/webhooks/events-file.js';
 import { RECEIVER_DEFAULTS, type ReceiverNotice } from '../../src/webhooks/receiver.js';
+import { manualClock } from '../helpers/manual-clock.js';
 import { call, quoteFor, sandbox, token } from '../sandbox/helpers.js';
 import { jsonLines, payload, post, receiver, SECRET, sign, tempDir } from './helpers.js';
 
@@ -256,8 +257,9 @@ describe('webhook receiver: the register decides, in time', () => {
     let stalled = true;
     const held = new Set<string>();
     const notices: ReceiverNotice[] = [];
+    const clock = manualClock();
     const r = await receiver({
-      recordDeadlineMs: 300,
+      clock,
       onNotice: (n) => void notices.push(n),
       persist: async (e) => {
         // A stalled register: this write never answers.
@@ -268,25 +270,46 @@ describe('webhook receiver: the register decides, in time', () => {
       },
     });
     const body = JSON.stringify(payload());
-    const started = Date.now();
     const waiting = post(r.url, body);
-    // A bad signature is answered while the good event waits for the register.
+    // The record deadline is set: the event waits for the register.
+    await clock.whenWaiting(RECEIVER_DEFAULTS.recordDeadlineMs);
+    clock.advance(RECEIVER_DEFAULTS.recordDeadlineMs - 1);
+    // A bad signature is answered while the good event waits for the register, a moment before its deadline.
     const bad = await post(r.url, body, { signature: sign(body, 'not-the-secret') });
     expect(bad.status).toBe(401);
-    expect(Date.now() - started).toBeLessThan(300);
+    expect(r.stats).toMatchObject({ unrecorded: 0, rejected: 1 });
+    clock.advance(1);
     expect(await waiting).toEqual({
       status: 503,
       body: { error: 'the event could not be recorded now - deliver it again' },
     });
     expect(notices).toContainEqual({
       kind: 'unrecorded',
-      reason: 'the register did not record the event within 0.3 s',
+      reason: 'the register did not record the event within 3 s',
     });
     // The register answers again: the redelivery is recorded, once.
     stalled = false;
     expect(await post(r.url, body)).toEqual({ status: 200, body: { status: 'received' } });
     expect(await post(r.url, body)).toEqual({ status: 200, body: { status: 'duplicate' } });
     expect(r.stats).toMatchObject({ accepted: 1, duplicates: 1, unrecorded: 1, rejected: 1 });
+  });
+
+  it('says the deadline it was given when the register does not record in time', async () => {
+    const notices: ReceiverNotice[] = [];
+    const clock = manualClock();
+    const r = await receiver({
+      clock,
+      recordDeadlineMs: 300,
+      onNotice: (n) => void notices.push(n),
+      persist: () => new Promise<boolean>(() => {}),
+    });
+    const waiting = post(r.url, JSON.stringify(payload()));
+    await clock.whenWaiting(300);
+    clock.advance(300);
+    expect((await waiting).status).toBe(503);
+    expect(notices).toEqual([
+      { kind: 'unrecorded', reason: 'the register did not record the event within 0.3 s' },
+    ]);
   });
 
   it('answers 503 when the register refuses the write, and never calls it a duplicate afterwards', async () => {
@@ -306,7 +329,9 @@ describe('webhook receiver: the register decides, in time', () => {
 
   it('says ready on /healthz while the register answers, and not ready when it does not', async () => {
     let state: 'up' | 'down' | 'stalled' = 'up';
+    const clock = manualClock();
     const r = await receiver({
+      clock,
       ready: async () => {
         if (state === 'down') throw new Error('refused');
         if (state === 'stalled') await new Promise(() => {});
@@ -317,12 +342,21 @@ describe('webhook receiver: the register decides, in time', () => {
     state = 'down';
     expect((await post(health, '', { method: 'GET' })).status).toBe(503);
     state = 'stalled';
-    const started = Date.now();
-    expect(await post(health, '', { method: 'GET' })).toEqual({
+    let answered = false;
+    const asking = post(health, '', { method: 'GET' }).finally(() => {
+      answered = true;
+    });
+    // The probe waits for the register 2 s, and not a moment less.
+    await clock.whenWaiting(2_000);
+    clock.advance(1_999);
+    state = 'up';
+    expect((await post(health, '', { method: 'GET' })).status).toBe(200);
+    expect(answered).toBe(false);
+    clock.advance(1);
+    expect(await asking).toEqual({
       status: 503,
       body: { status: 'not ready: the register does not answer' },
     });
-    expect(Date.now() - started).toBeLessThan(4000);
   });
 });
 
@@ -361,6 +395,44 @@ describe('webhook receiver: what a client can make it hold', () => {
     } as RequestInit).catch(() => undefined);
     if (chunked !== undefined) expect(chunked.status).toBe(413);
     expect(RECEIVER_DEFAULTS.maxBodyBytes).toBe(64 * 1024);
+  });
+
+  it('gives a body place held over 1 s to a new delivery when every place is taken, and not before', async () => {
+    const clock = manualClock();
+    const notices: ReceiverNotice[] = [];
+    const r = await receiver({ clock, onNotice: (n) => void notices.push(n) });
+    // Clients that announce a small body, send a byte of it and hold their place.
+    const holders = Array.from({ length: RECEIVER_DEFAULTS.maxBodiesInFlight }, () => {
+      const socket = connect(r.port, '127.0.0.1');
+      onTestFinished(() => {
+        socket.destroy();
+      });
+      socket.on('error', () => {});
+      socket.write(`POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{`);
+      return socket;
+    });
+    // Every place taken, none held long: a request is turned away at once, its body unread (a
+    // badly signed probe, 401 while a place is free, records nothing).
+    await vi.waitFor(async () => expect((await post(r.url, '{}', { signature: 'x' })).status).toBe(503), {
+      timeout: 10_000,
+    });
+    const body = JSON.stringify(payload());
+    expect((await post(r.url, body)).status).toBe(503);
+    clock.advance(RECEIVER_DEFAULTS.slowBodyMs - 1);
+    expect((await post(r.url, body)).status).toBe(503);
+    expect(holders.filter((s) => s.destroyed)).toHaveLength(0);
+    clock.advance(1);
+    expect(await post(r.url, body)).toEqual({ status: 200, body: { status: 'received' } });
+    // One holder was cut to make room; its place went to the delivery and is free again.
+    await vi.waitFor(() => expect(holders.filter((s) => s.destroyed)).toHaveLength(1));
+    expect((await post(r.url, JSON.stringify(payload({ resourceId: 'tx-2' })))).status).toBe(200);
+    expect(holders.filter((s) => s.destroyed)).toHaveLength(1);
+    for (const socket of holders) socket.destroy();
+    await r.close();
+    expect(notices.at(-1)).toMatchObject({
+      kind: 'refused',
+      counts: expect.objectContaining({ '408 body not sent within 1000 ms while others waited: cut': 1 }),
+    });
   });
 
   it('answers 400 to a request line whose URL cannot be read', async () => {

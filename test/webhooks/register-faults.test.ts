@@ -13,11 +13,12 @@ import Database from 'libsql';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { CliIo } from '../../src/cli/io.js';
 import { webhooksListenCommand } from '../../src/cli/webhooks.js';
-import type { WebhookReceiver } from '../../src/webhooks/receiver.js';
+import { RECEIVER_DEFAULTS, type WebhookReceiver } from '../../src/webhooks/receiver.js';
+import { type ManualClock, manualClock } from '../helpers/manual-clock.js';
 import { asAdmin, testRegisterDatabase } from '../helpers/postgres.js';
 import { initTestRegister } from '../helpers/register.js';
 import { tcpProxy } from '../helpers/tcp-proxy.js';
-import { jsonLines, payload, post, SECRET } from './helpers.js';
+import { jsonLines, type Posted, payload, post, SECRET } from './helpers.js';
 
 function io(): { io: CliIo; stderr: () => string } {
   const stdout = new PassThrough();
@@ -37,7 +38,9 @@ describe('payouts webhooks listen with a register that stalls', () => {
     const database = await testRegisterDatabase();
     const target = new URL(database);
     const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port) });
-    const listener = await listen(proxy.through(database), undefined);
+    // The receiver's deadlines run on a clock the test moves: its time passes only when said.
+    const clock = manualClock();
+    const listener = await listen(proxy.through(database), undefined, clock);
     const { receiver } = listener;
     const first = JSON.stringify(payload({ resourceId: 'tx-1' }));
     expect((await post(receiver.url, first)).status).toBe(200);
@@ -46,9 +49,7 @@ describe('payouts webhooks listen with a register that stalls', () => {
     const stalled = JSON.stringify(
       payload({ resourceId: 'tx-2', data: { transactionId: 'tx-2', status: 'COMPLETED' } }),
     );
-    const asked = Date.now();
-    expect((await post(receiver.url, stalled)).status).toBe(503);
-    expect(Date.now() - asked).toBeLessThan(4_500);
+    expect((await answeredAtDeadline(clock, receiver, post(receiver.url, stalled))).status).toBe(503);
 
     proxy.set('pass');
     // Delivered again, as the service would: recorded once the register answers.
@@ -62,13 +63,31 @@ describe('payouts webhooks listen with a register that stalls', () => {
     const third = JSON.stringify(
       payload({ resourceId: 'tx-3', data: { transactionId: 'tx-3', status: 'COMPLETED' } }),
     );
-    expect((await post(receiver.url, third)).status).toBe(503);
+    expect((await answeredAtDeadline(clock, receiver, post(receiver.url, third))).status).toBe(503);
     const stoppedAt = Date.now();
     expect(await listener.stop()).toBe(0);
     expect(Date.now() - stoppedAt).toBeLessThan(10_000);
     expect(listener.stderr()).not.toMatch(/PG_\w{5}/);
   });
 });
+
+/**
+ * The answer to a delivery the register does not record: none a millisecond before the record
+ * deadline (the receiver has counted nothing unrecorded), then 503 at it.
+ */
+async function answeredAtDeadline(
+  clock: ManualClock,
+  receiver: WebhookReceiver,
+  delivery: Promise<Posted>,
+): Promise<Posted> {
+  await clock.whenWaiting(RECEIVER_DEFAULTS.recordDeadlineMs);
+  const unrecorded = receiver.stats.unrecorded;
+  clock.advance(RECEIVER_DEFAULTS.recordDeadlineMs - 1);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(receiver.stats.unrecorded).toBe(unrecorded);
+  clock.advance(1);
+  return delivery;
+}
 
 /** Another process holding the SQLite register's write lock until told to let go. */
 async function holdWriteLock(file: string): Promise<{ release: () => Promise<void> }> {
@@ -100,7 +119,7 @@ async function holdWriteLock(file: string): Promise<{ release: () => Promise<voi
 }
 
 /** `webhooks listen` in this process on `register`, stopped by the returned function. */
-async function listen(register: string, eventsFile: string | undefined) {
+async function listen(register: string, eventsFile: string | undefined, clock?: ManualClock) {
   const out = io();
   let stop!: () => void;
   const stopSignal = new Promise<void>((resolve) => {
@@ -120,6 +139,7 @@ async function listen(register: string, eventsFile: string | undefined) {
       secrets: [SECRET],
       stopSignal,
       onListening: started,
+      clock,
     },
     out.io,
   );
@@ -148,7 +168,9 @@ describe('payouts webhooks listen with an SQLite register another process has lo
       onTestFinished(() => rm(dir, { recursive: true, force: true }));
       const register = initTestRegister(path.join(dir, 'register.db'));
       const eventsFile = withEvents ? path.join(dir, 'events.jsonl') : undefined;
-      const first = await listen(register, eventsFile);
+      // The receiver's deadlines run on a clock the test moves: its time passes only when said.
+      const clock = manualClock();
+      const first = await listen(register, eventsFile, clock);
       const one = JSON.stringify(payload({ resourceId: 'tx-1' }));
       expect((await post(first.receiver.url, one)).status).toBe(200);
 
@@ -156,13 +178,17 @@ describe('payouts webhooks listen with an SQLite register another process has lo
       const two = JSON.stringify(
         payload({ resourceId: 'tx-2', data: { transactionId: 'tx-2', status: 'COMPLETED' } }),
       );
-      const asked = Date.now();
       // A good event waits for the register; meanwhile a bad signature is answered at once.
       const waiting = post(first.receiver.url, two);
+      await clock.whenWaiting(RECEIVER_DEFAULTS.recordDeadlineMs);
       expect((await post(first.receiver.url, two, { signature: 'bad' })).status).toBe(401);
-      expect(Date.now() - asked).toBeLessThan(2_000);
-      const health = await fetch(new URL('/healthz', first.receiver.url));
-      expect(health.status).toBe(503);
+      // The probe waits for the register 2 s, then says not ready; the event waits its 3 s.
+      const health = fetch(new URL('/healthz', first.receiver.url));
+      await clock.whenWaiting(2_000);
+      clock.advance(2_000);
+      expect((await health).status).toBe(503);
+      expect(first.receiver.stats.unrecorded).toBe(0);
+      clock.advance(RECEIVER_DEFAULTS.recordDeadlineMs - 2_000);
       expect((await waiting).status).toBe(503);
       expect(await first.stop()).toBe(0);
       await lock.release();

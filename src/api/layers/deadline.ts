@@ -4,7 +4,7 @@
  * dribbling answer never gives), and is cut when its caller gives up or a stopped run's grace
  * is over. It says why an attempt was cut: each of these may have taken effect (retry.ts).
  */
-import type { Timer } from '../../clock.js';
+import type { Timers } from '../../clock.js';
 import { LinkedAbort } from '../abort.js';
 import { ABANDONED_CODE, type Call, DEADLINE_CODE, type Layer, type NoAnswer } from '../http.js';
 
@@ -12,14 +12,15 @@ export interface DeadlineSettings {
   deadlineMs: number;
   /** Aborted when a stopped run's grace is over: every attempt still under way is cut. */
   abandonSignal: AbortSignal | undefined;
-  timer?: Timer;
+  /** Node's timers unless a test brings its own (client.ts `timers`). */
+  timers?: Timers;
 }
 
 /** One deadline per attempt, and the cause of a cut. */
 export function deadlineLayer(settings: DeadlineSettings): Layer {
-  const { deadlineMs, abandonSignal, timer } = settings;
+  const { deadlineMs, abandonSignal, timers } = settings;
   return (next) => async (call) => {
-    const cut = new LinkedAbort([call.options.signal, abandonSignal], deadlineMs, timer);
+    const cut = new LinkedAbort([call.options.signal, abandonSignal], deadlineMs, timers);
     call.cut = cut.signal;
     try {
       const attempt = await next(call);

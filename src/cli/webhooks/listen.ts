@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Argv } from 'yargs';
 import { STOP_GRACE_MS } from '../../batch/stop-grace.js';
+import { type Clock, systemClock, timersOf } from '../../clock.js';
 import { UsageError } from '../../errors.js';
 import {
   REGISTER_ENV,
@@ -50,6 +51,8 @@ export interface WebhooksListenOptions {
   stopSignal?: Promise<void>;
   /** Told the running receiver (tests use its URL). */
   onListening?: (receiver: WebhookReceiver) => void;
+  /** The receiver's clock and timers, and the stop's grace; the wall clock and Node's by default. */
+  clock?: Clock;
 }
 
 /** `payouts webhooks listen`: runs the receiver until stopped; resolves to the exit code. */
@@ -87,19 +90,10 @@ async function listen(
   // Listening for the signals first: one that follows the "listening" line at once stops cleanly.
   const stop = untilStopped(options.stopSignal);
   atEnd(() => stop.dispose());
-  // Events go into the register, so confirmed outcomes show in `payouts status` and in the next
-  // results file without --events. Once stopped, the register is not waited for past the stop's
-  // grace: a write still waiting through an outage (its sender already answered 503) must not
-  // hold the exit (10 s).
+  // Once stopped, the register is not waited for past the stop's grace: a write still waiting
+  // through an outage (its sender already answered 503) must not hold the exit (10 s).
   const abandon = new AbortController();
-  const opened = await openRegisterUntilStopped(options.register, {
-    from: options.registerFrom,
-    warn: (message) => logger.warn(message),
-    abandon: abandon.signal,
-    stopped: stop.stopped,
-    onOutage: (words) =>
-      logger.warn(`the register does not answer (${words}): events are answered 503 until it does`),
-  });
+  const opened = await openRegister(options, logger, stop.stopped, abandon.signal);
   // Stopping is how a receiver ends: a signal here is no interrupted run (exit 0).
   if ('stopped' in opened) {
     return {
@@ -117,6 +111,48 @@ async function listen(
   } finally {
     if (receiver === undefined) await register.close();
   }
+  sayListening(options, logger, receiver, register);
+  options.onListening?.(receiver);
+  await stop.stopped;
+  const cancelGrace = timersOf(options.clock ?? systemClock).once(STOP_GRACE_MS, () => abandon.abort());
+  await receiver.close();
+  // Every request is answered: what the register has not committed by now was answered 503.
+  abandon.abort();
+  cancelGrace();
+  await register.close();
+  return {
+    exitCode: outcomeCode(true),
+    finished: { msg: 'webhook receiver stopped', fields: { ...receiver.stats } },
+  };
+}
+
+/**
+ * The register events go into, so that confirmed outcomes show in `payouts status` and in the
+ * next results file without --events; or how the wait for it was stopped.
+ */
+function openRegister(
+  options: WebhooksListenOptions,
+  logger: Logger,
+  stopped: Promise<void>,
+  abandon: AbortSignal,
+) {
+  return openRegisterUntilStopped(options.register, {
+    from: options.registerFrom,
+    warn: (message) => logger.warn(message),
+    abandon,
+    stopped,
+    onOutage: (words) =>
+      logger.warn(`the register does not answer (${words}): events are answered 503 until it does`),
+  });
+}
+
+/** The "listening" line, with a warning when plain HTTP is served beyond loopback. */
+function sayListening(
+  options: WebhooksListenOptions,
+  logger: Logger,
+  receiver: WebhookReceiver,
+  register: Register,
+): void {
   logger.info(
     {
       url: receiver.url,
@@ -132,18 +168,6 @@ async function listen(
       'serving plain HTTP beyond loopback: the service must reach it through an HTTPS front',
     );
   }
-  options.onListening?.(receiver);
-  await stop.stopped;
-  const grace = setTimeout(() => abandon.abort(), STOP_GRACE_MS);
-  await receiver.close();
-  // Every request is answered: what the register has not committed by now was answered 503.
-  abandon.abort();
-  clearTimeout(grace);
-  await register.close();
-  return {
-    exitCode: outcomeCode(true),
-    finished: { msg: 'webhook receiver stopped', fields: { ...receiver.stats } },
-  };
 }
 
 /** The receiver, recording each new event in the register (and the events file, if given). */
@@ -154,6 +178,7 @@ function startListening(options: WebhooksListenOptions, logger: Logger, register
     path: options.path,
     secrets: options.secrets,
     eventsFile: options.eventsFile,
+    clock: options.clock,
     onEvent: (record) => logger.info(eventFields(record), 'webhook event'),
     onNotice: (notice) => logNotice(logger, notice),
     persist: (record) => register.recordEvent(registerEventOf(record), settlementOf(record)),
