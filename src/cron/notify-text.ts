@@ -1,0 +1,96 @@
+/**
+ * The `text` of a notification: one or two lines a person reads in a chat channel (Slack,
+ * Mattermost and Teams incoming webhooks show `text`): what ran on what, how it ended in words,
+ * the counts, what was sent, and what needs attention.
+ */
+import { formatAmountForPeople } from '../batch/summary.js';
+import { EXIT, EXIT_INTERNAL } from '../errors.js';
+import { scrub } from '../redact.js';
+import type { CronCommand } from './metrics.js';
+
+/** What the text says of a command's end. */
+export interface NotifyFacts {
+  command: CronCommand;
+  /** The sheet's name (run), or the service's origin (reconcile); empty when not known. */
+  subject: string;
+  exitCode: number;
+  /** Rows (reconcile: payouts) per status, in the command's order. */
+  rows: ReadonlyMap<string, number>;
+  /** Amounts per status, then currency, in minor units. */
+  amounts: ReadonlyMap<string, ReadonlyMap<string, bigint>>;
+  /** The message of the error that ended the command, if one did. */
+  error?: string;
+}
+
+/** Each exit code in words (README "Exit codes"). */
+const OUTCOME_IN_WORDS: Readonly<Record<number, string>> = {
+  [EXIT.ok]: 'succeeded',
+  [EXIT.rowsNotOk]: 'finished with rows that need attention',
+  [EXIT.usage]: 'refused to start (usage, configuration, sheet or register), nothing was sent',
+  [EXIT.auth]: 'the service refused the credentials',
+  [EXIT.guard]: 'a batch guard refused, nothing was sent',
+  [EXIT.interrupted]: 'stopped by a signal, run again to resume',
+  [EXIT.unavailable]: 'stopped early, the service or storage was unavailable: run again later',
+  [EXIT_INTERNAL]: 'failed on a bug in payouts',
+};
+
+/** What each command counts as sent, and as needing a person's attention. */
+const READING: Readonly<Record<CronCommand, { noun: string; sent: string; attention: readonly string[] }>> = {
+  run: { noun: 'row', sent: 'sent', attention: ['invalid', 'failed', 'unknown'] },
+  reconcile: { noun: 'payout', sent: 'completed', attention: ['failed', 'unknown'] },
+};
+
+/** Which statuses count as sent, per command. */
+const SENT_STATUSES: Readonly<Record<CronCommand, readonly string[]>> = {
+  run: ['submitted', 'completed'],
+  reconcile: ['completed'],
+};
+
+/** The exit code in words, with the code. */
+export function outcomeInWords(exitCode: number): string {
+  return `${OUTCOME_IN_WORDS[exitCode] ?? 'ended'} (exit ${exitCode})`;
+}
+
+/** The notification's text: the first line always, the second when something needs a look. */
+export function notifyText(facts: NotifyFacts): string {
+  const reading = READING[facts.command];
+  const total = [...facts.rows.values()].reduce((a, b) => a + b, 0);
+  const counts = [...facts.rows]
+    .filter(([, n]) => n > 0)
+    .map(([status, n]) => `${n.toLocaleString('en-US')} ${status}`);
+  const of = facts.subject === '' ? '' : ` of ${facts.subject}`;
+  const first = [
+    `payouts ${facts.command}${of}: ${outcomeInWords(facts.exitCode)}`,
+    total === 0 ? `no ${reading.noun}s` : `${countOf(total, reading.noun)}: ${counts.join(', ')}`,
+    sentTotals(facts, reading.sent),
+  ];
+  const lines = [first.join(' - ')];
+  const attention = reading.attention.filter((s) => (facts.rows.get(s) ?? 0) > 0);
+  const second: string[] = [];
+  if (attention.length > 0) {
+    const n = attention.reduce((sum, s) => sum + (facts.rows.get(s) ?? 0), 0);
+    const which = attention.map((s) => `${(facts.rows.get(s) ?? 0).toLocaleString('en-US')} ${s}`);
+    second.push(`${countOf(n, reading.noun)} need${n === 1 ? 's' : ''} attention (${which.join(', ')})`);
+  }
+  if (facts.error !== undefined) second.push(facts.error);
+  if (second.length > 0) lines.push(second.join(' - '));
+  // A message may quote a cell: what leaves for a chat channel is scrubbed as a log is.
+  return scrub(lines.join('\n'));
+}
+
+/** "sent USD 1,250.00, EUR 80.00", or "nothing sent". */
+function sentTotals(facts: NotifyFacts, word: string): string {
+  const totals = new Map<string, bigint>();
+  for (const status of SENT_STATUSES[facts.command])
+    for (const [currency, minor] of facts.amounts.get(status) ?? [])
+      totals.set(currency, (totals.get(currency) ?? 0n) + minor);
+  const shown = [...totals]
+    .filter(([, minor]) => minor > 0n)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([currency, minor]) => `${currency} ${formatAmountForPeople(minor)}`);
+  return shown.length === 0 ? `nothing ${word}` : `${word} ${shown.join(', ')}`;
+}
+
+function countOf(n: number, noun: string): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? noun : `${noun}s`}`;
+}
