@@ -137,6 +137,9 @@ async function finish(log: CommandLog, ending: Ending, signals?: CronSignals): P
   return after.exitCode;
 }
 
+/** What a stopped command keeps of its 10 s for after the signals: the summary, the log, the exit. */
+const AFTER_SIGNALS_MS = 1_000;
+
 /**
  * Sends the signals for cron within their deadline: 5 s, or after a stop signal what is left of
  * the 10 s a stopped command has to end (README "Exit codes", 5). They never throw.
@@ -144,9 +147,8 @@ async function finish(log: CommandLog, ending: Ending, signals?: CronSignals): P
 async function sendSignals(signals: CronSignals | undefined, log: CommandLog, end: CronEnd): Promise<void> {
   if (signals === undefined) return;
   const stoppedAt = firstStopAt();
-  const deadlineMs =
-    stoppedAt === undefined
-      ? CRON_DEADLINE_MS
-      : Math.min(CRON_DEADLINE_MS, stoppedAt + STOP_WITHIN_MS - Date.now());
+  const left =
+    stoppedAt === undefined ? CRON_DEADLINE_MS : stoppedAt + STOP_WITHIN_MS - AFTER_SIGNALS_MS - Date.now();
+  const deadlineMs = Math.min(CRON_DEADLINE_MS, left);
   await signals.send(end, log.logger, deadlineMs).catch(() => {});
 }
