@@ -449,7 +449,11 @@ export function cronTargetsOf(args: CronArgs, io: CliIo): CronTargets {
   return {
     ...(file !== undefined ? { metricsFile: metricsFileOf(file, io) } : {}),
     ...(push !== undefined
-      ? { pushUrl: signalUrlOf(push, named('--push-metrics', 'PAYOUTS_PUSH_METRICS', args['push-metrics'])) }
+      ? {
+          pushUrl: signalUrlOf(push, named('--push-metrics', 'PAYOUTS_PUSH_METRICS', args['push-metrics']), {
+            plainHttp: true,
+          }),
+        }
       : {}),
     ...(notify !== undefined
       ? { notifyUrl: signalUrlOf(notify, named('--notify', 'PAYOUTS_NOTIFY', args.notify)) }
@@ -491,16 +495,18 @@ function metricsFileOf(text: string, io: CliIo): string {
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 /**
- * A push or notification URL: https, or plain http to a loopback address only, as for the
- * service; no user info, which would be a password in every place the URL is shown.
+ * A push or notification URL, without user info (a password in every place the URL is shown).
+ * A notification leaves for a chat service with the run's summary: https, or plain http to a
+ * loopback address only, as for the service. A Pushgateway usually answers plain http inside
+ * the cluster that scrapes it, and the metrics carry nothing secret: `plainHttp` allows it.
  */
-export function signalUrlOf(text: string, option: string): URL {
+export function signalUrlOf(text: string, option: string, allow: { plainHttp?: boolean } = {}): URL {
   let url: URL;
   try {
     url = new URL(text.trim());
   } catch {
     throw new UsageError(
-      `${option} must be a URL such as https://gateway.example.com, and this one does not parse`,
+      `${option} must be a URL such as https://hooks.example.com/..., and this one does not parse`,
     );
   }
   if (url.username || url.password)
@@ -508,8 +514,10 @@ export function signalUrlOf(text: string, option: string): URL {
       `${option} must not carry credentials in the URL (user:password@): give a URL without them`,
     );
   if (url.protocol === 'https:') return url;
-  if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return url;
+  if (url.protocol === 'http:' && (allow.plainHttp || LOOPBACK.test(url.hostname))) return url;
   throw new UsageError(
-    `${option} ${url.origin} must use https:// (plain http:// only to loopback: 127.0.0.1, ::1, localhost)`,
+    allow.plainHttp
+      ? `${option} ${url.protocol}// is not a web address: give http:// or https://`
+      : `${option} ${url.origin} must use https:// (plain http:// only to loopback: 127.0.0.1, ::1, localhost)`,
   );
 }

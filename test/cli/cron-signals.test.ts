@@ -252,10 +252,7 @@ describe('--notify', () => {
 
   it.each([
     [['--notify', 'http://chat.example.com/hooks/x'], '--notify http://chat.example.com must use https://'],
-    [
-      ['--push-metrics', 'http://gateway.example.com:9091'],
-      '--push-metrics http://gateway.example.com:9091 must use https://',
-    ],
+    [['--push-metrics', 'ftp://gateway.example.com'], '--push-metrics ftp:// is not a web address'],
     [['--notify', 'https://user:pw@chat.example.com/x'], '--notify must not carry credentials'],
   ])('%j is exit 2 like any bad option value', async (args, said) => {
     const dir = await testDir();
