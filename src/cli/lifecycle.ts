@@ -88,13 +88,7 @@ export async function lifecycleOf(
     return await finish(log, ending, sending);
   } catch (error) {
     const exitCode = log.fail(error);
-    await sendSignals(signals, log, {
-      exitCode,
-      error: fatalMessage(error),
-      writeSummary: async (out, extra) => {
-        out.write(`${JSON.stringify({ ...errorJson(signals!.command, error, exitCode), ...extra })}\n`);
-      },
-    });
+    if (signals !== undefined) await sendSignals(signals, log, errorEnd(signals.command, error, exitCode));
     // What the command adds to its log then must never hide what ended it.
     await onError?.(error, log, exitCode).catch(() => {});
     throw error;
@@ -151,4 +145,15 @@ async function sendSignals(signals: CronSignals | undefined, log: CommandLog, en
     stoppedAt === undefined ? CRON_DEADLINE_MS : stoppedAt + STOP_WITHIN_MS - AFTER_SIGNALS_MS - Date.now();
   const deadlineMs = Math.min(CRON_DEADLINE_MS, left);
   await signals.send(end, log.logger, deadlineMs).catch(() => {});
+}
+
+/** The end of a command that threw: its code, its message, and the object `--json` prints for it. */
+function errorEnd(command: string, error: unknown, exitCode: number): CronEnd {
+  return {
+    exitCode,
+    error: fatalMessage(error),
+    writeSummary: async (out, extra) => {
+      out.write(`${JSON.stringify({ ...errorJson(command, error, exitCode), ...extra })}\n`);
+    },
+  };
 }
