@@ -34,16 +34,20 @@ const OUTCOME_IN_WORDS: Readonly<Record<number, string>> = {
   [EXIT_INTERNAL]: 'failed on a bug in payouts',
 };
 
-/** What each command counts as sent, and as needing a person's attention. */
-const READING: Readonly<Record<CronCommand, { noun: string; sent: string; attention: readonly string[] }>> = {
-  run: { noun: 'row', sent: 'sent', attention: ['invalid', 'failed', 'unknown'] },
-  reconcile: { noun: 'payout', sent: 'completed', attention: ['failed', 'unknown'] },
-};
-
-/** Which statuses count as sent, per command. */
-const SENT_STATUSES: Readonly<Record<CronCommand, readonly string[]>> = {
-  run: ['submitted', 'completed'],
-  reconcile: ['completed'],
+/** What each command counts, which statuses it calls sent (and the word), and which need a look. */
+const READING: Readonly<
+  Record<
+    CronCommand,
+    { noun: string; sent: readonly string[]; sentWord: string; attention: readonly string[] }
+  >
+> = {
+  run: {
+    noun: 'row',
+    sent: ['submitted', 'completed'],
+    sentWord: 'sent',
+    attention: ['invalid', 'failed', 'unknown'],
+  },
+  reconcile: { noun: 'payout', sent: ['completed'], sentWord: 'completed', attention: ['failed', 'unknown'] },
 };
 
 /** The exit code in words, with the code. */
@@ -62,7 +66,7 @@ export function notifyText(facts: NotifyFacts): string {
   const first = [
     `payouts ${facts.command}${of}: ${outcomeInWords(facts.exitCode)}`,
     total === 0 ? `no ${reading.noun}s` : `${countOf(total, reading.noun)}: ${counts.join(', ')}`,
-    sentTotals(facts, reading.sent),
+    sentTotals(facts),
   ];
   const lines = [first.join(' - ')];
   const attention = reading.attention.filter((s) => (facts.rows.get(s) ?? 0) > 0);
@@ -79,9 +83,10 @@ export function notifyText(facts: NotifyFacts): string {
 }
 
 /** "sent USD 1,250.00, EUR 80.00", or "nothing sent". */
-function sentTotals(facts: NotifyFacts, word: string): string {
+function sentTotals(facts: NotifyFacts): string {
+  const { sent, sentWord: word } = READING[facts.command];
   const totals = new Map<string, bigint>();
-  for (const status of SENT_STATUSES[facts.command])
+  for (const status of sent)
     for (const [currency, minor] of facts.amounts.get(status) ?? [])
       totals.set(currency, (totals.get(currency) ?? 0n) + minor);
   const shown = [...totals]
