@@ -9,7 +9,8 @@
  * ask (run, reconcile) go from here too, once, however the command ended.
  */
 import { exitCodeOfError } from '../batch/exit-code.js';
-import { CRON_DEADLINE_MS, type CronEnd, type CronSignals } from '../cron/send.js';
+// Types only: validate runs through here and never loads the HTTP client (cron/http.ts).
+import type { CronEnd, CronSignals } from '../cron/send.js';
 import type { StorageError } from '../errors.js';
 import type { CliIo } from './io.js';
 import {
@@ -109,7 +110,8 @@ async function finish(log: CommandLog, ending: Ending, signals?: CronSignals): P
   };
   let after: After = { exitCode: ending.exitCode };
   const cron = ending.cron?.(after);
-  if (cron !== undefined) await sendSignals(signals, log, { ...cron, exitCode: ending.exitCode });
+  if (cron !== undefined && signals !== undefined)
+    await sendSignals(signals, log, { ...cron, exitCode: ending.exitCode });
   if (log.jsonOnStderr) {
     // stderr holds JSON lines only: the summary is one record, before the log's last one.
     log.tell(ending.tell?.(after) ?? []);
@@ -135,16 +137,15 @@ async function finish(log: CommandLog, ending: Ending, signals?: CronSignals): P
 const AFTER_SIGNALS_MS = 1_000;
 
 /**
- * Sends the signals for cron within their deadline: 5 s, or after a stop signal what is left of
- * the 10 s a stopped command has to end (README "Exit codes", 5). They never throw.
+ * Sends the signals for cron within their own deadline (cron/send.ts), or after a stop signal
+ * within what is left of the 10 s a stopped command has to end (README "Exit codes", 5), if
+ * that is less. They never throw.
  */
-async function sendSignals(signals: CronSignals | undefined, log: CommandLog, end: CronEnd): Promise<void> {
-  if (signals === undefined) return;
+async function sendSignals(signals: CronSignals, log: CommandLog, end: CronEnd): Promise<void> {
   const stoppedAt = firstStopAt();
-  const left =
-    stoppedAt === undefined ? CRON_DEADLINE_MS : stoppedAt + STOP_WITHIN_MS - AFTER_SIGNALS_MS - Date.now();
-  const deadlineMs = Math.min(CRON_DEADLINE_MS, left);
-  await signals.send(end, log.logger, deadlineMs).catch(() => {});
+  const leftMs =
+    stoppedAt === undefined ? undefined : stoppedAt + STOP_WITHIN_MS - AFTER_SIGNALS_MS - Date.now();
+  await signals.send(end, log.logger, leftMs).catch(() => {});
 }
 
 /** The end of a command that threw: its code, its message, and the object `--json` prints for it. */

@@ -19,8 +19,8 @@ import { type CronNumbers, exposition, LAST_SUCCESS, metricFamilies } from './me
 /** The gateway's job for payouts' metrics. */
 export const PUSH_JOB = 'payouts';
 
-/** The content type of the text exposition format. */
-const TEXT_FORMAT = 'text/plain; version=0.0.4; charset=utf-8';
+/** The content type of the text exposition format (its parameters written without spaces). */
+const TEXT_FORMAT = 'text/plain;version=0.0.4;charset=utf-8';
 
 /** The URL of the group of `command` and `origin` on the gateway at `base`. */
 export function groupUrl(base: URL, command: string, origin: string): URL {

@@ -44,8 +44,11 @@ export interface CronEnd {
 /** The signals of one command, set up once its options are read. */
 export interface CronSignals {
   command: CronCommand;
-  /** Sends them all, within `deadlineMs`; logs one warning for each that failed. */
-  send(end: CronEnd, logger: Logger, deadlineMs?: number): Promise<void>;
+  /**
+   * Sends them all within 5 s, or `leftMs` when less is left (after a stop signal); logs one
+   * warning for each that failed.
+   */
+  send(end: CronEnd, logger: Logger, leftMs?: number): Promise<void>;
 }
 
 /** What the signals need to know before the command's end. */
@@ -69,7 +72,7 @@ export function cronSignals(setup: CronSetup): CronSignals | undefined {
   const startedMs = clock.now();
   return {
     command: setup.command,
-    async send(end, logger, deadlineMs = CRON_DEADLINE_MS) {
+    async send(end, logger, leftMs) {
       const endedMs = clock.now();
       const numbers: CronNumbers = {
         command: setup.command,
@@ -80,7 +83,9 @@ export function cronSignals(setup: CronSetup): CronSignals | undefined {
         amounts: end.amounts ?? new Map(),
         ...(end.exitCode === EXIT.ok ? { lastSuccess: secondsOf(endedMs) } : {}),
       };
-      const deadline = AbortSignal.timeout(Math.max(0, deadlineMs));
+      const deadline = AbortSignal.timeout(
+        Math.max(0, Math.min(CRON_DEADLINE_MS, leftMs ?? CRON_DEADLINE_MS)),
+      );
       const each: Promise<void>[] = [];
       const attempt = (what: string, where: string, work: () => Promise<void>) =>
         each.push(

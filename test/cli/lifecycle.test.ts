@@ -133,10 +133,10 @@ describe('the command lifecycle', () => {
 describe('the signals for cron at the end of a command', () => {
   /** Signals that record what they were asked to send, instead of sending it. */
   function recordingSignals() {
-    const sent: { exitCode: number; summary: string; deadlineMs: number | undefined; error?: string }[] = [];
+    const sent: { exitCode: number; summary: string; leftMs: number | undefined; error?: string }[] = [];
     const signals: CronSignals = {
       command: 'run',
-      async send(end, logger, deadlineMs) {
+      async send(end, logger, leftMs) {
         const out = new PassThrough();
         let summary = '';
         out.on('data', (d: Buffer) => {
@@ -147,7 +147,7 @@ describe('the signals for cron at the end of a command', () => {
         sent.push({
           exitCode: end.exitCode,
           summary,
-          deadlineMs,
+          leftMs,
           ...(end.error ? { error: end.error } : {}),
         });
       },
@@ -175,7 +175,8 @@ describe('the signals for cron at the end of a command', () => {
       () => signals,
     );
     expect(code).toBe(1);
-    expect(sent).toEqual([{ exitCode: 1, summary: '{"rows":3,"text":"a line"}', deadlineMs: 5_000 }]);
+    // No stop signal came: the signals keep their own deadline.
+    expect(sent).toEqual([{ exitCode: 1, summary: '{"rows":3,"text":"a line"}', leftMs: undefined }]);
     const records = seen.err
       .trim()
       .split('\n')
