@@ -25,12 +25,12 @@ export interface NotifyFacts {
 /** Each exit code in words (README "Exit codes"). */
 const OUTCOME_IN_WORDS: Readonly<Record<number, string>> = {
   [EXIT.ok]: 'succeeded',
-  [EXIT.rowsNotOk]: 'finished with rows that need attention',
-  [EXIT.usage]: 'refused to start (usage, configuration, sheet or register), nothing was sent',
-  [EXIT.auth]: 'the service refused the credentials',
-  [EXIT.guard]: 'a batch guard refused, nothing was sent',
-  [EXIT.interrupted]: 'stopped by a signal, run again to resume',
-  [EXIT.unavailable]: 'stopped early, the service or storage was unavailable: run again later',
+  [EXIT.rowsNotOk]: 'failed: rows need attention',
+  [EXIT.usage]: 'failed before sending anything: usage, configuration, sheet or register',
+  [EXIT.auth]: 'failed: the service refused the credentials',
+  [EXIT.guard]: 'failed: a batch guard refused, nothing was sent',
+  [EXIT.interrupted]: 'interrupted by a signal: run again to resume',
+  [EXIT.unavailable]: 'failed: the service or storage was unavailable, run again later',
   [EXIT_INTERNAL]: 'failed on a bug in payouts',
 };
 

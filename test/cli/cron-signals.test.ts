@@ -214,7 +214,7 @@ describe('--notify', () => {
     const lines = String(text).split('\n');
     expect(lines).toHaveLength(2);
     expect(lines[0]).toContain('payroll-2026-11.csv');
-    expect(lines[0]).toContain('finished with rows that need attention (exit 1)');
+    expect(lines[0]).toContain('failed: rows need attention (exit 1)');
     expect(lines[0]).toContain('5 rows: 1 invalid, 4 submitted');
     expect(lines[0]).toMatch(/sent [A-Z]{3} [\d,]+\.\d\d/);
     expect(lines[1]).toBe('1 row needs attention (1 invalid)');
@@ -244,7 +244,9 @@ describe('--notify', () => {
     expect(hook.bodies()).toHaveLength(1);
     expect(body!['exitCode']).toBe(2);
     expect(body!['command']).toBe('run');
-    expect(String(body!['text'])).toMatch(/^payouts run of payroll\.csv: refused to start .*\(exit 2\)/);
+    expect(String(body!['text'])).toMatch(
+      /^payouts run of payroll\.csv: failed before sending anything: .*\(exit 2\)/,
+    );
     expect(String(body!['text'])).toContain('cannot be opened');
     expect(hook.bytes()).not.toContain('Planted-Register-Pw');
     expect(hook.bytes()).not.toContain('sandbox-secret');

@@ -45,7 +45,7 @@ describe('the text of a notification', () => {
     rows.set('failed', 2);
     const text = notifyText({ ...RUN, exitCode: 1, rows });
     expect(text.split('\n')).toEqual([
-      'payouts run of payroll-2026-11.csv: finished with rows that need attention (exit 1) - 54 rows: 1 invalid, 48 submitted, 1 completed, 2 failed, 2 skipped - sent EUR 123.45, USD 243,812.00',
+      'payouts run of payroll-2026-11.csv: failed: rows need attention (exit 1) - 54 rows: 1 invalid, 48 submitted, 1 completed, 2 failed, 2 skipped - sent EUR 123.45, USD 243,812.00',
       '3 rows need attention (1 invalid, 2 failed)',
     ]);
   });
@@ -59,7 +59,7 @@ describe('the text of a notification', () => {
       error: 'there is no payouts register at /data/register.db (named by PAYOUTS_REGISTER): no such file',
     });
     expect(text.split('\n')).toEqual([
-      'payouts run of payroll-2026-11.csv: refused to start (usage, configuration, sheet or register), nothing was sent (exit 2) - no rows - nothing sent',
+      'payouts run of payroll-2026-11.csv: failed before sending anything: usage, configuration, sheet or register (exit 2) - no rows - nothing sent',
       'there is no payouts register at /data/register.db (named by PAYOUTS_REGISTER): no such file',
     ]);
   });
@@ -77,7 +77,7 @@ describe('the text of a notification', () => {
       amounts: new Map([['completed', new Map([['USD', 150n]])]]),
     });
     expect(text.split('\n')).toEqual([
-      'payouts reconcile of https://api.example.com: finished with rows that need attention (exit 1) - 2 payouts: 1 completed, 1 failed - completed USD 1.50',
+      'payouts reconcile of https://api.example.com: failed: rows need attention (exit 1) - 2 payouts: 1 completed, 1 failed - completed USD 1.50',
       '1 payout needs attention (1 failed)',
     ]);
   });
