@@ -12,6 +12,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { JWT_PATTERN, SANDBOX_ENV, spawnCli, testDir, testSandbox } from '../helpers/payouts.js';
+import { FORWARD, scriptedProxy } from '../helpers/proxy.js';
 import {
   freePort,
   HAS_PUSHGATEWAY,
@@ -362,6 +363,44 @@ describe('a signal that fails', () => {
     const exit = await run.exited;
     expect(Date.now() - stoppedAt).toBeLessThan(10_500);
     expect(exit.code, exit.stderr).toBe(5);
+    expect(stalled.requests()).toHaveLength(1);
+    expect(cronWarnings(recordsOf(exit.stderr)).map((w) => w['reason'])).toEqual(['no answer in time']);
+  }, 60_000);
+
+  it('after SIGTERM with rows held through their grace, a stalled hook gets only what is left of the 10 s', async () => {
+    const sb = await testSandbox({ latencyMs: 1 });
+    let transactions = 0;
+    // Every transaction request after the second never answers: those rows hold the stop's 7 s grace.
+    const proxy = await scriptedProxy(sb.url, (request) => {
+      if (request.method !== 'POST' || request.path !== '/v1/transactions') return FORWARD;
+      transactions += 1;
+      return transactions > 2 ? { kind: 'stall' } : FORWARD;
+    });
+    const stalled = await testReceiver({ never: true });
+    const dir = await testDir();
+    const sheet = await sheetOf(dir, 'payroll.csv', generateRows(12, { prefix: 'GRACE' }));
+    const run = spawnCli([
+      'run',
+      sheet,
+      '--base-url',
+      proxy.url,
+      '--notify',
+      stalled.url,
+      '--log-format',
+      'json',
+      '--max-outage',
+      '300',
+      '--concurrency',
+      '4',
+    ]);
+    while (transactions < 5 && run.child.exitCode === null)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const stoppedAt = Date.now();
+    run.child.kill('SIGTERM');
+    const exit = await run.exited;
+    expect(exit.code, exit.stderr).toBe(5);
+    // 7 s of grace, then the hook's wait, and still within the 10 s (not 7 s + 5 s).
+    expect(Date.now() - stoppedAt).toBeLessThan(10_500);
     expect(stalled.requests()).toHaveLength(1);
     expect(cronWarnings(recordsOf(exit.stderr)).map((w) => w['reason'])).toEqual(['no answer in time']);
   }, 60_000);
