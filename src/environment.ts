@@ -69,6 +69,22 @@ export const VARIABLES = [
     kind: 'secret',
     means: 'webhooks listen and verify: the secret before the last rotation',
   },
+  {
+    name: 'PAYOUTS_METRICS_FILE',
+    kind: 'text',
+    means: "run and reconcile: write the metrics in Prometheus' text format to this file (as --metrics-file)",
+  },
+  {
+    name: 'PAYOUTS_PUSH_METRICS',
+    kind: 'url',
+    means: 'run and reconcile: push the metrics to this Prometheus Pushgateway (as --push-metrics)',
+  },
+  {
+    name: 'PAYOUTS_NOTIFY',
+    kind: 'secret',
+    means:
+      'run and reconcile: POST the summary to this incoming webhook at the end, never shown (as --notify)',
+  },
   { name: 'PAYOUTS_DEBUG', kind: 'switch', means: 'errors that are bugs show their stack trace: 1 or 0' },
   {
     name: 'XDG_STATE_HOME',

@@ -40,6 +40,8 @@ export class BatchSummary {
   readonly validTotals = new Map<string, bigint>();
   /** What `run` would send now, per currency: valid rows not paid already, not held. */
   readonly sendTotals = new Map<string, bigint>();
+  /** Amounts per status and currency: what the metrics for cron say of each status. */
+  readonly statusTotals = new Map<RowStatus, Map<string, bigint>>();
   /** Amounts read from a grouped form such as "1,250.00", which the summary reports. */
   groupedAmounts = 0;
   /** Rows whose amount or currency could not be read: in no total, which the summary says. */
@@ -68,6 +70,16 @@ export class BatchSummary {
   /** Adds an amount to a per-currency total. */
   static add(totals: Map<string, bigint>, currency: string, minor: bigint): void {
     totals.set(currency, (totals.get(currency) ?? 0n) + minor);
+  }
+
+  /** The per-currency totals of one status, made on first use. */
+  totalsOf(status: RowStatus): Map<string, bigint> {
+    let totals = this.statusTotals.get(status);
+    if (totals === undefined) {
+      totals = new Map();
+      this.statusTotals.set(status, totals);
+    }
+    return totals;
   }
 
   /** Keeps `row` as its currency's largest valid amount if it is larger than the one so far. */

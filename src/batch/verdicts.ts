@@ -302,6 +302,7 @@ export function tally(
   if (!amount || !currency) summary.untotalledRows += 1;
   if (amount && currency) {
     BatchSummary.add(summary.sheetTotals, currency, amount.minor);
+    BatchSummary.add(summary.totalsOf(status), currency, amount.minor);
     // A dry run's `valid` rows are what `run` would send now (not paid, not held).
     if (status === 'valid') BatchSummary.add(summary.sendTotals, currency, amount.minor);
     if (status !== 'invalid') BatchSummary.add(summary.validTotals, currency, amount.minor);

@@ -5,13 +5,23 @@
  * a script read, and picks the exit code. A log file that cannot be written (a full disk) is
  * handled here, one way: said after the summary, and exit 2, or 6 once anything was sent.
  * A thrown error is the log's one fatal record, and main.ts's one top-level handler prints it
- * (or the JSON error object) and gives it its code.
+ * (or the JSON error object) and gives it its code. The signals for cron of the commands that
+ * ask (run, reconcile) go from here too, once, however the command ended.
  */
-
+// Types only: validate runs through here and never loads the HTTP client (cron/http.ts).
+import type { CronEnd, CronSignals } from '../cron/send.js';
 import type { StorageError } from '../errors.js';
 import { exitCodeOfError } from './exit-code.js';
 import type { CliIo } from './io.js';
-import { type CommandLog, type LogArgs, logSettingsOf, openCommandLog } from './logging.js';
+import {
+  type CommandLog,
+  errorJson,
+  fatalMessage,
+  type LogArgs,
+  logSettingsOf,
+  openCommandLog,
+} from './logging.js';
+import { firstStopAt, STOP_WITHIN_MS } from './signals.js';
 
 /** What the end of a command knows once its log is closed. */
 export interface After {
@@ -33,6 +43,8 @@ export interface Ending {
   tell?(after: After): string[];
   /** What a script reads on stdout (`--json`), last. */
   print?(after: After): Promise<void> | void;
+  /** What the signals for cron say of this end: counts, amounts and the `--json` summary. */
+  cron?(after: After): Omit<CronEnd, 'exitCode'>;
 }
 
 /**
@@ -51,21 +63,33 @@ export function runLifecycle(
   io: CliIo,
   work: Work,
   onError?: (error: unknown, log: CommandLog, exitCode: number) => Promise<void>,
+  cron?: () => CronSignals | undefined,
 ): Promise<number> {
-  return lifecycleOf(openCommandLog(logSettingsOf(args, io), io), work, onError);
+  return lifecycleOf(openCommandLog(logSettingsOf(args, io), io), work, onError, cron);
 }
 
-/** The lifecycle of a command whose log is open already (a test's, or the defaults'). */
+/**
+ * The lifecycle of a command whose log is open already (a test's, or the defaults'). `cron`
+ * reads the command's signals for cron first: once they are known, every end sends them.
+ */
 export async function lifecycleOf(
   log: CommandLog,
   work: Work,
   onError?: (error: unknown, log: CommandLog, exitCode: number) => Promise<void>,
+  cron?: () => CronSignals | undefined,
 ): Promise<number> {
   const cleanups: (() => unknown)[] = [];
+  let signals: CronSignals | undefined;
   try {
-    return await finish(log, await work(log, (cleanup) => cleanups.unshift(cleanup)));
+    signals = cron?.();
+    const ending = await work(log, (cleanup) => cleanups.unshift(cleanup));
+    const sending = signals;
+    // Once: an error while the end is said must not send them a second time.
+    signals = undefined;
+    return await finish(log, ending, sending);
   } catch (error) {
     const exitCode = log.fail(error);
+    if (signals !== undefined) await sendSignals(signals, log, errorEnd(signals.command, error, exitCode));
     // What the command adds to its log then must never hide what ended it.
     await onError?.(error, log, exitCode).catch(() => {});
     throw error;
@@ -75,12 +99,19 @@ export async function lifecycleOf(
   }
 }
 
-/** Ends the log, tells the person and the script, and gives the exit code. */
-async function finish(log: CommandLog, ending: Ending): Promise<number> {
+/**
+ * Ends the log, tells the person and the script, and gives the exit code. The signals for cron
+ * go first, while the log is open for their warnings (and before its last record); they know
+ * the exit code as the command gave it (a --log-file that fails as it closes is said after).
+ */
+async function finish(log: CommandLog, ending: Ending, signals?: CronSignals): Promise<number> {
   const record = () => {
     if (ending.finished) log.logger.info(ending.finished.fields, ending.finished.msg);
   };
   let after: After = { exitCode: ending.exitCode };
+  const cron = ending.cron?.(after);
+  if (cron !== undefined && signals !== undefined)
+    await sendSignals(signals, log, { ...cron, exitCode: ending.exitCode });
   if (log.jsonOnStderr) {
     // stderr holds JSON lines only: the summary is one record, before the log's last one.
     log.tell(ending.tell?.(after) ?? []);
@@ -100,4 +131,30 @@ async function finish(log: CommandLog, ending: Ending): Promise<number> {
   }
   await ending.print?.(after);
   return after.exitCode;
+}
+
+/** What a stopped command keeps of its 10 s for after the signals: the summary, the log, the exit. */
+const AFTER_SIGNALS_MS = 1_000;
+
+/**
+ * Sends the signals for cron within their own deadline (cron/send.ts), or after a stop signal
+ * within what is left of the 10 s a stopped command has to end (README "Exit codes", 5), if
+ * that is less. They never throw.
+ */
+async function sendSignals(signals: CronSignals, log: CommandLog, end: CronEnd): Promise<void> {
+  const stoppedAt = firstStopAt();
+  const leftMs =
+    stoppedAt === undefined ? undefined : stoppedAt + STOP_WITHIN_MS - AFTER_SIGNALS_MS - Date.now();
+  await signals.send(end, log.logger, leftMs).catch(() => {});
+}
+
+/** The end of a command that threw: its code, its message, and the object `--json` prints for it. */
+function errorEnd(command: string, error: unknown, exitCode: number): CronEnd {
+  return {
+    exitCode,
+    error: fatalMessage(error),
+    writeSummary: async (out, extra) => {
+      out.write(`${JSON.stringify({ ...errorJson(command, error, exitCode), ...extra })}\n`);
+    },
+  };
 }

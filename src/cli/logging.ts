@@ -280,6 +280,15 @@ export function fatalFields(error: unknown, exitCode: number): Record<string, un
   return fields;
 }
 
+/**
+ * The `--json` object of a command that ended on an error: `{command, exitCode, error}`, the
+ * error as its fatal record describes it, with its message.
+ */
+export function errorJson(command: string, error: unknown, exitCode: number): Record<string, unknown> {
+  const { exitCode: _, ...fields } = fatalFields(error, exitCode);
+  return { command, exitCode, error: { ...fields, message: fatalMessage(error) } };
+}
+
 /** What the last record of a run says (`msg: "run finished"`), for cron and log search. */
 export interface RunFinished {
   exitCode: number;

@@ -15,6 +15,7 @@ import { exitCodeOfError, outcomeCode } from './exit-code.js';
 import { type CliIo, println, processIo } from './io.js';
 import {
   createLogger,
+  errorJson,
   fatalFields,
   fatalMessage,
   isLoggedOnStderr,
@@ -312,11 +313,8 @@ function fallbackContext(argv: string[], io: CliIo): ErrorContext {
 export function reportError(error: unknown, io: CliIo, context: ErrorContext = {}): number {
   const exitCode = exitCodeOfError(error);
   const stack = switchedOn(io.env, 'PAYOUTS_DEBUG') && error instanceof Error ? error.stack : undefined;
-  if (context.jsonSummaryOf) {
-    const { exitCode: _, ...fields } = fatalFields(error, exitCode);
-    const described = { ...fields, message: fatalMessage(error) };
-    println(io.stdout, JSON.stringify({ command: context.jsonSummaryOf, exitCode, error: described }));
-  }
+  if (context.jsonSummaryOf)
+    println(io.stdout, JSON.stringify(errorJson(context.jsonSummaryOf, error, exitCode)));
   // The command's records are all stderr holds: a stack goes in a record, never as text.
   if (isLoggedOnStderr(error)) return exitCode;
   if (context.jsonLogs) {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { DEFAULT_APPROVAL_MAX_AGE_DAYS } from '../approvals/gate.js';
 import { parseExpectTotals, parseMaxAmounts } from '../batch/guards.js';
+import type { CronTargets } from '../cron/send.js';
 import { fromEnvironment } from '../environment.js';
 import { UsageError } from '../errors.js';
 import { serviceOf } from '../register/identity.js';
@@ -404,4 +405,119 @@ export function originOf(
 /** Resolves against the injected cwd; keeps paths as typed when that is the process's own. */
 export function resolveFrom(cwd: string, file: string): string {
   return cwd === process.cwd() ? file : path.resolve(cwd, file);
+}
+
+/** The signals for cron's options as yargs hands them over. */
+export interface CronArgs {
+  'metrics-file'?: string;
+  'push-metrics'?: string;
+  notify?: string;
+}
+
+/**
+ * Declares run's and reconcile's signals for cron (docs/container.md): `--metrics-file PATH`,
+ * `--push-metrics URL`, `--notify URL`, each also from its environment variable.
+ */
+export function cronOptions<T>(y: Argv<T>): Argv<T & CronArgs> {
+  return y
+    .option('metrics-file', {
+      type: 'string',
+      requiresArg: true,
+      describe:
+        "write the run's metrics in Prometheus' text format to PATH, atomically, for node_exporter's textfile collector (or PAYOUTS_METRICS_FILE)",
+    })
+    .option('push-metrics', {
+      type: 'string',
+      requiresArg: true,
+      describe:
+        "push the run's metrics to the Prometheus Pushgateway at URL, job payouts, grouped by command and service origin (or PAYOUTS_PUSH_METRICS)",
+    })
+    .option('notify', {
+      type: 'string',
+      requiresArg: true,
+      describe:
+        'POST the JSON summary with a line for a chat channel (text) to the incoming webhook at URL at the end (or PAYOUTS_NOTIFY)',
+    }) as Argv<T & CronArgs>;
+}
+
+/** Where the signals for cron go, from the options or the environment, checked (exit 2). */
+export function cronTargetsOf(args: CronArgs, io: CliIo): CronTargets {
+  const file = args['metrics-file'] ?? fromEnvironment(io.env, 'PAYOUTS_METRICS_FILE');
+  const push = args['push-metrics'] ?? fromEnvironment(io.env, 'PAYOUTS_PUSH_METRICS');
+  const notify = args.notify ?? fromEnvironment(io.env, 'PAYOUTS_NOTIFY');
+  const named = (flag: string, variable: string, given: unknown) => (given !== undefined ? flag : variable);
+  return {
+    ...(file !== undefined ? { metricsFile: metricsFileOf(file, io) } : {}),
+    ...(push !== undefined
+      ? {
+          pushUrl: signalUrlOf(push, named('--push-metrics', 'PAYOUTS_PUSH_METRICS', args['push-metrics']), {
+            plainHttp: true,
+          }),
+        }
+      : {}),
+    ...(notify !== undefined
+      ? { notifyUrl: signalUrlOf(notify, named('--notify', 'PAYOUTS_NOTIFY', args.notify)) }
+      : {}),
+  };
+}
+
+/**
+ * The signals for cron of a command: where they go, and the service's origin the gateway groups
+ * them by (`sandbox` for a rehearsal against the embedded one, '' when no service is named or
+ * its URL does not parse: the command then fails, and says so, itself).
+ */
+export function cronSetupOf(
+  args: CronArgs & { 'base-url'?: string | undefined },
+  io: CliIo,
+  sandbox = false,
+): { targets: CronTargets; origin: string } {
+  const targets = cronTargetsOf(args, io);
+  if (sandbox) return { targets, origin: 'sandbox' };
+  const baseUrl = args['base-url'] ?? io.env['PAYOUTS_BASE_URL'];
+  let origin = '';
+  try {
+    if (baseUrl !== undefined) origin = new URL(baseUrl.trim()).origin;
+  } catch {
+    // Not a URL: the connection's own check says so (exit 2).
+  }
+  return { targets, origin: origin === 'null' ? '' : origin };
+}
+
+/** `--metrics-file PATH`: a file name in a folder (a folder itself cannot be renamed over). */
+function metricsFileOf(text: string, io: CliIo): string {
+  if (text.trim() === '' || /[/\\]$/.test(text))
+    throw new UsageError(
+      `--metrics-file needs a file path, such as /var/lib/node_exporter/payouts.prom, got "${text}"`,
+    );
+  return path.resolve(io.cwd, text);
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * A push or notification URL, without user info (a password in every place the URL is shown).
+ * A notification leaves for a chat service with the run's summary: https, or plain http to a
+ * loopback address only, as for the service. A Pushgateway usually answers plain http inside
+ * the cluster that scrapes it, and the metrics carry nothing secret: `plainHttp` allows it.
+ */
+export function signalUrlOf(text: string, option: string, allow: { plainHttp?: boolean } = {}): URL {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    throw new UsageError(
+      `${option} must be a URL such as https://hooks.example.com/..., and this one does not parse`,
+    );
+  }
+  if (url.username || url.password)
+    throw new UsageError(
+      `${option} must not carry credentials in the URL (user:password@): give a URL without them`,
+    );
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:' && (allow.plainHttp || LOOPBACK.test(url.hostname))) return url;
+  throw new UsageError(
+    allow.plainHttp
+      ? `${option} ${url.protocol}// is not a web address: give http:// or https://`
+      : `${option} ${url.origin} must use https:// (plain http:// only to loopback: 127.0.0.1, ::1, localhost)`,
+  );
 }

@@ -12,6 +12,17 @@ export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SI
 /** After a second signal, the moment left to write the results before the process ends. */
 export const SECOND_SIGNAL_MS = 1_500;
 
+/** How long a stopped command has, from the first signal, to end (README "Exit codes", 5). */
+export const STOP_WITHIN_MS = 10_000;
+
+/** When the process got its first stop signal, if it got one. */
+let stoppedAt: number | undefined;
+
+/** When the process got its first stop signal (what is left of the grace is measured from it). */
+export function firstStopAt(): number | undefined {
+  return stoppedAt;
+}
+
 /** A command's way to be stopped. */
 export interface Stop {
   /** Aborted at the first signal: take no new work, let what is under way finish. */
@@ -52,6 +63,7 @@ export function stopOnSignals(
       ).unref();
       return;
     }
+    stoppedAt ??= Date.now();
     options.onFirst?.(name);
     first.abort();
   };

@@ -62,6 +62,7 @@ const MALFORMED: Readonly<Record<string, string>> = {
   PAYOUTS_AUTH_URL: 'ftp://auth.example.com',
   PAYOUTS_REQUIRE_APPROVALS: 'two',
   PAYOUTS_DEBUG: 'maybe',
+  PAYOUTS_PUSH_METRICS: 'pushgateway:9091',
 };
 
 describe('variables payouts reads', () => {

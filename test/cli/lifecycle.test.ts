@@ -10,6 +10,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { type Ending, runLifecycle } from '../../src/cli/lifecycle.js';
+import type { CronSignals } from '../../src/cron/send.js';
 import { GuardError } from '../../src/errors.js';
 import { withTempDir } from '../helpers/cli.js';
 
@@ -126,5 +127,105 @@ describe('the command lifecycle', () => {
       'thing finished',
     ]);
     expect(records[1]).toMatchObject({ level: 60, exitCode: 4, code: 'GUARD' });
+  });
+});
+
+describe('the signals for cron at the end of a command', () => {
+  /** Signals that record what they were asked to send, instead of sending it. */
+  function recordingSignals() {
+    const sent: { exitCode: number; summary: string; leftMs: number | undefined; error?: string }[] = [];
+    const signals: CronSignals = {
+      command: 'run',
+      async send(end, logger, leftMs) {
+        const out = new PassThrough();
+        let summary = '';
+        out.on('data', (d: Buffer) => {
+          summary += d.toString('utf8');
+        });
+        await end.writeSummary(out, { text: 'a line' });
+        logger.warn({ cron: 'test' }, 'a signal failed');
+        sent.push({
+          exitCode: end.exitCode,
+          summary,
+          leftMs,
+          ...(end.error ? { error: end.error } : {}),
+        });
+      },
+    };
+    return { signals, sent };
+  }
+
+  it('sends them once, with the summary and the code, before the log’s last record', async () => {
+    const { io, seen } = capture();
+    const { signals, sent } = recordingSignals();
+    const ending: Ending = {
+      ...ENDING,
+      cron: () => ({
+        rows: new Map([['submitted', 3]]),
+        writeSummary: async (out, extra) => {
+          out.write(JSON.stringify({ rows: 3, ...extra }));
+        },
+      }),
+    };
+    const code = await runLifecycle(
+      { 'log-format': 'json' },
+      io,
+      async () => ending,
+      undefined,
+      () => signals,
+    );
+    expect(code).toBe(1);
+    // No stop signal came: the signals keep their own deadline.
+    expect(sent).toEqual([{ exitCode: 1, summary: '{"rows":3,"text":"a line"}', leftMs: undefined }]);
+    const records = seen.err
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.map((r) => r['msg'])).toEqual(['a signal failed', 'summary', 'thing finished']);
+  });
+
+  it('sends them for a command that threw, with the error object --json prints', async () => {
+    const { io } = capture();
+    const { signals, sent } = recordingSignals();
+    const refused = new GuardError('the control totals do not match');
+    await expect(
+      runLifecycle(
+        { 'log-format': 'json' },
+        io,
+        async () => Promise.reject(refused),
+        undefined,
+        () => signals,
+      ),
+    ).rejects.toBe(refused);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.exitCode).toBe(4);
+    expect(sent[0]!.error).toBe('the control totals do not match');
+    expect(JSON.parse(sent[0]!.summary)).toEqual({
+      command: 'run',
+      exitCode: 4,
+      error: { code: 'GUARD', message: 'the control totals do not match' },
+      text: 'a line',
+    });
+  });
+
+  it('sends none when the signals’ own options cannot be read, and says why', async () => {
+    const { io } = capture();
+    let worked = false;
+    const bad = new GuardError('--notify must use https://');
+    await expect(
+      runLifecycle(
+        { 'log-format': 'json' },
+        io,
+        async () => {
+          worked = true;
+          return ENDING;
+        },
+        undefined,
+        () => {
+          throw bad;
+        },
+      ),
+    ).rejects.toBe(bad);
+    expect(worked).toBe(false);
   });
 });

@@ -12,6 +12,7 @@ import {
   reconcile,
 } from '../../batch/reconcile/reconcile.js';
 import { BatchSummary, formatAmountForPeople } from '../../batch/summary.js';
+import { cronSignals } from '../../cron/send.js';
 import { UsageError } from '../../errors.js';
 import { registerLocationText, registerSourceOf } from '../../register/location.js';
 import { boundCell } from '../../sheet/quote.js';
@@ -21,7 +22,14 @@ import { runExitCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
 import { type Ending, runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, type LogArgs, logOptions } from '../logging.js';
-import { checkMaxOutage, checkPace, connectionOptions, registerOption } from '../options.js';
+import {
+  checkMaxOutage,
+  checkPace,
+  connectionOptions,
+  cronOptions,
+  cronSetupOf,
+  registerOption,
+} from '../options.js';
 import { stopOnSignals } from '../signals.js';
 import { countOf } from '../summary.js';
 
@@ -63,30 +71,39 @@ export async function reconcileCommand(
       finished: { msg: 'reconcile finished', fields: { exitCode, counts: report.counts } },
       tell: () => summaryLines(report),
       print: ({ exitCode }) => {
-        if (!options.json) return;
-        const totals = Object.fromEntries(
-          Object.entries(report.totals).map(([outcome, map]) => [outcome, BatchSummary.formatTotals(map)]),
-        );
-        io.stdout.write(
-          `${JSON.stringify({
-            command: 'reconcile',
-            register: report.register,
-            service: report.service,
-            integratorId: report.integratorId,
-            counts: report.counts,
-            totals,
-            attention: report.attention,
-            interrupted: report.interrupted,
-            unavailable: report.unavailable,
-            ...(report.alreadyFinal === undefined ? {} : { alreadyFinal: report.alreadyFinal }),
-            exitCode,
-          })}\n`,
-        );
+        if (options.json) io.stdout.write(`${JSON.stringify(summaryJson(report, exitCode))}\n`);
       },
+      cron: ({ exitCode }) => ({
+        rows: new Map(Object.entries(report.counts)),
+        amounts: new Map(Object.entries(report.totals)),
+        writeSummary: async (out, extra) => {
+          out.write(`${JSON.stringify({ ...summaryJson(report, exitCode), ...extra })}\n`);
+        },
+      }),
     };
   } finally {
     atEnd(() => stop.dispose());
   }
+}
+
+/** The `--json` summary object: counts and totals per outcome, every payout to look at. */
+function summaryJson(report: ReconcileReport, exitCode: number): Record<string, unknown> {
+  const totals = Object.fromEntries(
+    Object.entries(report.totals).map(([outcome, map]) => [outcome, BatchSummary.formatTotals(map)]),
+  );
+  return {
+    command: 'reconcile',
+    register: report.register,
+    service: report.service,
+    integratorId: report.integratorId,
+    counts: report.counts,
+    totals,
+    attention: report.attention,
+    interrupted: report.interrupted,
+    unavailable: report.unavailable,
+    ...(report.alreadyFinal === undefined ? {} : { alreadyFinal: report.alreadyFinal }),
+    exitCode,
+  };
 }
 
 /** The summary a person reads: counts and totals per outcome, and every payout to look at. */
@@ -146,7 +163,7 @@ function isCalendarDay(year: string, month: string, day: string): boolean {
 
 /** reconcile's options: the service's, the register's, which payouts, the pace's, the logs'. */
 function options(y: Argv) {
-  return logOptions(connectionOptions(registerOption(y)))
+  return cronOptions(logOptions(connectionOptions(registerOption(y))))
     .positional('references', {
       type: 'string',
       array: true,
@@ -174,21 +191,31 @@ export const builder = options;
 
 /** Parses reconcile's options into its typed options and runs it. */
 export function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number> {
-  return runLifecycle(args as LogArgs, io, (log, atEnd) => {
-    checkPace(args.concurrency, args.rate);
-    checkMaxOutage(args['max-outage']);
-    const since = args.since === undefined ? undefined : sinceOf(args.since);
-    const parsed: ReconcileCommandOptions = {
-      connection: connectionFromArgs(args, io.env),
-      register: registerLocationText(args.register, io.env, io.cwd),
-      registerFrom: registerSourceOf(args.register, io.env),
-      references: (args.references ?? []).map(String),
-      ...(since ? { since } : {}),
-      json: args.json,
-      concurrency: args.concurrency,
-      rate: args.rate,
-      maxOutageSeconds: args['max-outage'],
-    };
-    return reconcileCommand(parsed, io, log, atEnd);
-  });
+  return runLifecycle(
+    args as LogArgs,
+    io,
+    (log, atEnd) => {
+      checkPace(args.concurrency, args.rate);
+      checkMaxOutage(args['max-outage']);
+      const since = args.since === undefined ? undefined : sinceOf(args.since);
+      const parsed: ReconcileCommandOptions = {
+        connection: connectionFromArgs(args, io.env),
+        register: registerLocationText(args.register, io.env, io.cwd),
+        registerFrom: registerSourceOf(args.register, io.env),
+        references: (args.references ?? []).map(String),
+        ...(since ? { since } : {}),
+        json: args.json,
+        concurrency: args.concurrency,
+        rate: args.rate,
+        maxOutageSeconds: args['max-outage'],
+      };
+      return reconcileCommand(parsed, io, log, atEnd);
+    },
+    undefined,
+    () => {
+      const setup = cronSetupOf(args, io);
+      const statuses = OUTCOMES.map(({ outcome }) => outcome);
+      return cronSignals({ command: 'reconcile', statuses, subject: setup.origin, ...setup });
+    },
+  );
 }

@@ -7,7 +7,9 @@ import { BREAKER_DEFAULTS } from '../../api/breaker.js';
 import type { ControlTotals } from '../../batch/guards.js';
 import type { SheetOptions } from '../../batch/prepare.js';
 import { runBatch } from '../../batch/run/run.js';
+import { ROW_STATUSES } from '../../batch/summary.js';
 import { type Clock, systemClock } from '../../clock.js';
+import { cronSignals } from '../../cron/send.js';
 import { UsageError } from '../../errors.js';
 import {
   commandLinePasswordWarning,
@@ -23,7 +25,7 @@ import type { ArgsOf } from '../command.js';
 import { type Connection, connectionFromArgs } from '../connection.js';
 import { runExitCode } from '../exit-code.js';
 import type { CliIo } from '../io.js';
-import { type Ending, runLifecycle } from '../lifecycle.js';
+import { type After, type Ending, runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, type LogArgs, logOptions, runFinishedFields } from '../logging.js';
 import {
   type ApprovalGateArgs,
@@ -32,6 +34,8 @@ import {
   checkMaxOutage,
   checkPace,
   connectionOptions,
+  cronOptions,
+  cronSetupOf,
   originOf,
   registerOption,
   resolveFrom,
@@ -183,6 +187,19 @@ export async function runCommand(
       rowsOk: report.summary.allOk,
     };
     const exitCode = runExitCode(happened);
+    // The --json summary object, for stdout and for a notification (cron/send.ts).
+    const writeSummary = (out: NodeJS.WritableStream, { exitCode, logFailure }: After, extra = {}) =>
+      writeSummaryJson(
+        out,
+        { ...facts, ...(logFailure ? { error: report.sent ? logFailure.sent() : logFailure } : {}) },
+        {
+          runId: report.runId,
+          interrupted: report.interrupted,
+          unavailable: report.unavailable,
+          exitCode,
+          ...extra,
+        },
+      );
     const ending = report.interrupted
       ? 'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume'
       : report.unavailable
@@ -202,14 +219,14 @@ export async function runCommand(
         }),
       },
       tell: () => [...humanSummary(facts), ...(ending ? [ending] : [])],
-      print: async ({ exitCode, logFailure }) => {
-        if (!options.json) return;
-        await writeSummaryJson(
-          io.stdout,
-          { ...facts, ...(logFailure ? { error: report.sent ? logFailure.sent() : logFailure } : {}) },
-          { runId: report.runId, interrupted: report.interrupted, unavailable: report.unavailable, exitCode },
-        );
+      print: async (after) => {
+        if (options.json) await writeSummary(io.stdout, after);
       },
+      cron: (after) => ({
+        rows: new Map(Object.entries(report.summary.byStatus)),
+        amounts: report.summary.statusTotals,
+        writeSummary: (out, extra) => writeSummary(out, after, extra),
+      }),
     };
   } finally {
     // After the summary: a second signal while it is written still cuts at once (exit 5).
@@ -244,7 +261,7 @@ function defaultResultsPath(options: RunCommandOptions): string {
 
 /** run's options: the sheet's, the register's, the service's, the pace's and the logs'. */
 function options(y: Argv) {
-  return approvalGateOptions(logOptions(connectionOptions(registerOption(sheetOptions(y)))))
+  return cronOptions(approvalGateOptions(logOptions(connectionOptions(registerOption(sheetOptions(y))))))
     .option('sandbox', {
       type: 'boolean',
       default: false,
@@ -326,6 +343,13 @@ export function handler(args: ArgsOf<typeof options>, io: CliIo): Promise<number
     async (_error, log, exitCode) => {
       if (parsed !== undefined) await runFailed(parsed, started, log, exitCode);
     },
+    () =>
+      cronSignals({
+        command: 'run',
+        statuses: ROW_STATUSES,
+        subject: path.basename(args.file),
+        ...cronSetupOf(args, io, args.sandbox),
+      }),
   );
 }
 
