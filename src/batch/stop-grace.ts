@@ -1,3 +1,5 @@
+import { type Cancel, systemTimers, type Timers } from '../clock.js';
+
 /**
  * A stop (SIGINT, SIGTERM, SIGHUP) lets requests under way finish for this long, then cuts
  * them, so that the run writes its results and ends within 10 s whatever is in flight
@@ -8,9 +10,9 @@ export const STOP_GRACE_MS = 7_000;
 /** The grace after a stop: `abandoned` aborts when it is over, or at once on a second signal. */
 export class StopGrace {
   private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
+  private cancel: Cancel | undefined;
   private readonly start = () => {
-    this.timer ??= setTimeout(() => this.controller.abort(), this.graceMs);
+    this.cancel ??= this.timers.once(this.graceMs, () => this.controller.abort());
   };
   private readonly now = () => this.controller.abort();
 
@@ -18,6 +20,7 @@ export class StopGrace {
     private readonly stop: AbortSignal,
     private readonly abandon: AbortSignal | undefined,
     private readonly graceMs: number,
+    private readonly timers: Timers = systemTimers,
   ) {
     if (stop.aborted) this.start();
     else stop.addEventListener('abort', this.start, { once: true });
@@ -30,7 +33,7 @@ export class StopGrace {
   }
 
   dispose(): void {
-    clearTimeout(this.timer);
+    this.cancel?.();
     this.stop.removeEventListener('abort', this.start);
     this.abandon?.removeEventListener('abort', this.now);
   }

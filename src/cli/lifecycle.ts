@@ -8,6 +8,7 @@
  * (or the JSON error object) and gives it its code. The signals for cron of the commands that
  * ask (run, reconcile) go from here too, once, however the command ended.
  */
+import { systemClock } from '../clock.js';
 // Types only: validate runs through here and never loads the HTTP client (cron/http.ts).
 import type { CronEnd, CronSignals } from '../cron/send.js';
 import type { StorageError } from '../errors.js';
@@ -144,7 +145,7 @@ const AFTER_SIGNALS_MS = 1_000;
 async function sendSignals(signals: CronSignals, log: CommandLog, end: CronEnd): Promise<void> {
   const stoppedAt = firstStopAt();
   const leftMs =
-    stoppedAt === undefined ? undefined : stoppedAt + STOP_WITHIN_MS - AFTER_SIGNALS_MS - Date.now();
+    stoppedAt === undefined ? undefined : stoppedAt + STOP_WITHIN_MS - AFTER_SIGNALS_MS - systemClock.now();
   await signals.send(end, log.logger, leftMs).catch(() => {});
 }
 

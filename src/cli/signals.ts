@@ -5,6 +5,7 @@
  * later, whatever still holds it. SIGHUP is a closed terminal or session: a cron job's command
  * must not die of it unrecorded.
  */
+import { systemClock, systemTimers } from '../clock.js';
 import { runExitCode } from './exit-code.js';
 
 export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -57,13 +58,16 @@ export function stopOnSignals(
   const onSignal = (name: NodeJS.Signals) => {
     if (first.signal.aborted) {
       second.abort();
-      setTimeout(
-        () => process.exit(runExitCode({ sent: false, interrupted: true })),
+      systemTimers.once(
         SECOND_SIGNAL_MS,
-      ).unref();
+        () => process.exit(runExitCode({ sent: false, interrupted: true })),
+        {
+          unref: true,
+        },
+      );
       return;
     }
-    stoppedAt ??= Date.now();
+    stoppedAt ??= systemClock.now();
     options.onFirst?.(name);
     first.abort();
   };
@@ -110,5 +114,5 @@ function ignoreOutputError(): void {
  * open: a timer or socket left behind by a stopped run would otherwise delay its exit code.
  */
 export function exitWhenIdle(afterMs = 2_000): void {
-  setTimeout(() => process.exit(), afterMs).unref();
+  systemTimers.once(afterMs, () => process.exit(), { unref: true });
 }

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { RateLimiter } from '../../api/rate.js';
-import type { Clock } from '../../clock.js';
+import { type Cancel, type Clock, timersOf } from '../../clock.js';
 import { detailsOf, type PayoutDetails } from '../../register/details.js';
 import { transactionKey } from '../../register/identity.js';
 import { LEASE, markLive, newSelf, type Self } from '../../register/lease.js';
@@ -21,7 +21,7 @@ import type { BatchSummary } from '../summary.js';
 export class RunHolder {
   readonly self: Self = newSelf();
   sentAnything = false;
-  private timer: NodeJS.Timeout | undefined;
+  private stopBeating: Cancel | undefined;
   private finished = false;
   private lock: LiveLock | undefined;
 
@@ -60,8 +60,7 @@ export class RunHolder {
         () => {},
       );
     await beat();
-    holder.timer = setInterval(beat, LEASE.heartbeatMs);
-    holder.timer.unref();
+    holder.stopBeating = timersOf(clock).every(LEASE.heartbeatMs, beat, { unref: true });
     return holder;
   }
 
@@ -99,7 +98,7 @@ export class RunHolder {
 
   /** Stops the heartbeat and gives back claims that sent nothing. */
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    this.stopBeating?.();
     markLive(this.self.runId, false);
     try {
       await this.store.release(this.self.runId);

@@ -6,7 +6,7 @@ import type { Argv } from 'yargs';
 import { BREAKER_DEFAULTS } from '../../api/breaker.js';
 import type { ControlTotals } from '../../batch/guards.js';
 import type { SheetOptions } from '../../batch/prepare.js';
-import { runBatch } from '../../batch/run/run.js';
+import { type RunReport, runBatch } from '../../batch/run/run.js';
 import { ROW_STATUSES } from '../../batch/summary.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { cronSignals } from '../../cron/send.js';
@@ -101,33 +101,9 @@ export async function runCommand(
         'stopping: finishing the rows under way, then writing the results (signal again to stop now)',
       ),
   });
-  let sandbox: SandboxHandle | undefined;
-  let throwaway: string | undefined;
+  const rehearsal: Rehearsal = {};
   try {
-    let connection: Connection;
-    let register = options.register;
-    if (options.sandbox) {
-      // A rehearsal never marks a real payout as paid: a register of its own, removed after.
-      throwaway = await mkdtemp(path.join(tmpdir(), 'payouts-sandbox-'));
-      register = path.join(throwaway, 'register.db');
-      // Loaded only for a rehearsal: a real run does not load the simulator.
-      const { startSandbox } = await import('../../sandbox/index.js');
-      sandbox = await startSandbox({ port: 0 });
-      const c = sandbox.credentials;
-      connection = {
-        baseUrl: sandbox.url,
-        authUrl: sandbox.url,
-        credentials: {
-          clientId: c.clientId,
-          clientSecret: c.clientSecret,
-          username: c.username,
-          password: c.password,
-        },
-      };
-      logger.info({ url: sandbox.url }, 'embedded sandbox started');
-    } else {
-      connection = options.connection();
-    }
+    const { connection, register } = await serviceOf(options, rehearsal, log);
     // A bar for a person at a terminal, never among JSON lines (then progress is a record).
     const bar = !log.jsonOnStderr && io.stderr.isTTY === true;
     const progress = new RunProgress(io.stderr, logger, clock, undefined, bar);
@@ -145,97 +121,149 @@ export async function runCommand(
     });
     progress.finish();
     const reportPath = typeof options.report === 'string' ? options.report : undefined;
-    if (reportPath) {
-      const { writeReport } = await import('../../report/html.js');
-      await writeReport(reportPath, {
-        command: 'run',
-        sheetPath: report.sheetPath,
-        at: new Date(now()),
-        digest: report.digest,
-        summary: report.summary,
-        warnings: report.warnings,
-        sincePrevious: report.sincePrevious,
-        controls: options.controls,
-        resultsPath: report.resultsPath,
-        registerPath: options.sandbox ? null : report.register,
-        holdChangedPayees: options.holdChangedPayees,
-        sandbox: options.sandbox,
-        approvals: report.approvals,
-      });
-    }
-    const facts: SummaryFacts = {
-      command: 'run',
-      sheetPath: report.sheetPath,
-      format: report.format,
-      summary: report.summary,
-      digest: report.digest,
-      resultsPath: report.resultsPath,
-      registerPath: options.sandbox ? null : report.register,
-      ...(options.sandbox ? { sandbox: true } : {}),
-      unknownColumns: report.unknownColumns,
-      samples: report.samples,
-      warnings: report.warnings,
-      sincePrevious: report.sincePrevious,
-      approvals: report.approvals,
-      ...(reportPath ? { reportPath } : {}),
-      controls: options.controls,
-    };
-    const happened = {
-      sent: report.sent,
-      interrupted: report.interrupted,
-      unavailable: report.unavailable,
-      rowsOk: report.summary.allOk,
-    };
-    const exitCode = runExitCode(happened);
-    // The --json summary object, for stdout and for a notification (cron/send.ts).
-    const writeSummary = (out: NodeJS.WritableStream, { exitCode, logFailure }: After, extra = {}) =>
-      writeSummaryJson(
-        out,
-        { ...facts, ...(logFailure ? { error: report.sent ? logFailure.sent() : logFailure } : {}) },
-        {
-          runId: report.runId,
-          interrupted: report.interrupted,
-          unavailable: report.unavailable,
-          exitCode,
-          ...extra,
-        },
-      );
-    const ending = report.interrupted
-      ? 'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume'
-      : report.unavailable
-        ? `payouts: stopped early: ${report.unavailableReason ?? 'the service stayed unavailable past --max-outage - run again later to resume'} (rows under way finished, the rest were not sent: skipped)`
-        : undefined;
-    return {
-      exitCode,
-      sent: report.sent,
-      finished: {
-        msg: 'run finished',
-        fields: runFinishedFields({
-          exitCode,
-          durationMs: now() - started,
-          summary: report.summary,
-          resultsPath: report.resultsPath,
-          registerPath: options.sandbox ? null : report.register,
-        }),
-      },
-      tell: () => [...humanSummary(facts), ...(ending ? [ending] : [])],
-      print: async (after) => {
-        if (options.json) await writeSummary(io.stdout, after);
-      },
-      cron: (after) => ({
-        rows: new Map(Object.entries(report.summary.byStatus)),
-        amounts: report.summary.statusTotals,
-        writeSummary: (out, extra) => writeSummary(out, after, extra),
-      }),
-    };
+    if (reportPath) await writeRunReport(reportPath, options, report, now());
+    return endingOf(options, report, io, { reportPath, durationMs: now() - started });
   } finally {
     // After the summary: a second signal while it is written still cuts at once (exit 5).
     atEnd(async () => {
       stop.dispose();
-      await sandbox?.close();
-      if (throwaway) await rm(throwaway, { recursive: true, force: true });
+      await rehearsal.sandbox?.close();
+      if (rehearsal.folder) await rm(rehearsal.folder, { recursive: true, force: true });
     });
   }
+}
+
+/** How a run ended, for the lifecycle: its code, its last record, its summary and its signals. */
+function endingOf(
+  options: RunCommandOptions,
+  report: RunReport,
+  io: CliIo,
+  how: { reportPath: string | undefined; durationMs: number },
+): Ending {
+  const { reportPath } = how;
+  const facts: SummaryFacts = {
+    command: 'run',
+    sheetPath: report.sheetPath,
+    format: report.format,
+    summary: report.summary,
+    digest: report.digest,
+    resultsPath: report.resultsPath,
+    registerPath: options.sandbox ? null : report.register,
+    ...(options.sandbox ? { sandbox: true } : {}),
+    unknownColumns: report.unknownColumns,
+    samples: report.samples,
+    warnings: report.warnings,
+    sincePrevious: report.sincePrevious,
+    approvals: report.approvals,
+    ...(reportPath ? { reportPath } : {}),
+    controls: options.controls,
+  };
+  const happened = {
+    sent: report.sent,
+    interrupted: report.interrupted,
+    unavailable: report.unavailable,
+    rowsOk: report.summary.allOk,
+  };
+  const exitCode = runExitCode(happened);
+  // The --json summary object, for stdout and for a notification (cron/send.ts).
+  const writeSummary = (out: NodeJS.WritableStream, { exitCode, logFailure }: After, extra = {}) =>
+    writeSummaryJson(
+      out,
+      { ...facts, ...(logFailure ? { error: report.sent ? logFailure.sent() : logFailure } : {}) },
+      {
+        runId: report.runId,
+        interrupted: report.interrupted,
+        unavailable: report.unavailable,
+        exitCode,
+        ...extra,
+      },
+    );
+  const ending = report.interrupted
+    ? 'payouts: interrupted: rows under way finished, the rest were not sent - run again to resume'
+    : report.unavailable
+      ? `payouts: stopped early: ${report.unavailableReason ?? 'the service stayed unavailable past --max-outage - run again later to resume'} (rows under way finished, the rest were not sent: skipped)`
+      : undefined;
+  return {
+    exitCode,
+    sent: report.sent,
+    finished: {
+      msg: 'run finished',
+      fields: runFinishedFields({
+        exitCode,
+        durationMs: how.durationMs,
+        summary: report.summary,
+        resultsPath: report.resultsPath,
+        registerPath: options.sandbox ? null : report.register,
+      }),
+    },
+    tell: () => [...humanSummary(facts), ...(ending ? [ending] : [])],
+    print: async (after) => {
+      if (options.json) await writeSummary(io.stdout, after);
+    },
+    cron: (after) => ({
+      rows: new Map(Object.entries(report.summary.byStatus)),
+      amounts: report.summary.statusTotals,
+      writeSummary: (out, extra) => writeSummary(out, after, extra),
+    }),
+  };
+}
+
+/** A rehearsal's embedded sandbox and throwaway register folder, removed at the end. */
+interface Rehearsal {
+  sandbox?: SandboxHandle;
+  folder?: string;
+}
+
+/**
+ * The service and register a run uses: those the options name, or for a rehearsal an embedded
+ * sandbox and a register of its own, so that a rehearsal never marks a real payout as paid.
+ */
+async function serviceOf(
+  options: RunCommandOptions,
+  rehearsal: Rehearsal,
+  log: CommandLog,
+): Promise<{ connection: Connection; register: string }> {
+  if (!options.sandbox) return { connection: options.connection(), register: options.register };
+  rehearsal.folder = await mkdtemp(path.join(tmpdir(), 'payouts-sandbox-'));
+  // Loaded only for a rehearsal: a real run does not load the simulator.
+  const { startSandbox } = await import('../../sandbox/index.js');
+  const sandbox = await startSandbox({ port: 0 });
+  rehearsal.sandbox = sandbox;
+  const { clientId, clientSecret, username, password } = sandbox.credentials;
+  log.logger.info({ url: sandbox.url }, 'embedded sandbox started');
+  return {
+    connection: {
+      baseUrl: sandbox.url,
+      authUrl: sandbox.url,
+      credentials: { clientId, clientSecret, username, password },
+    },
+    register: path.join(rehearsal.folder, 'register.db'),
+  };
+}
+
+/** The approver's page of this run (`--report PATH`). */
+async function writeRunReport(
+  reportPath: string,
+  options: RunCommandOptions,
+  report: RunReport,
+  at: number,
+): Promise<void> {
+  const { writeReport } = await import('../../report/html.js');
+  await writeReport(reportPath, {
+    command: 'run',
+    sheetPath: report.sheetPath,
+    at: new Date(at),
+    digest: report.digest,
+    summary: report.summary,
+    warnings: report.warnings,
+    sincePrevious: report.sincePrevious,
+    controls: options.controls,
+    resultsPath: report.resultsPath,
+    registerPath: options.sandbox ? null : report.register,
+    holdChangedPayees: options.holdChangedPayees,
+    sandbox: options.sandbox,
+    approvals: report.approvals,
+  });
 }
 
 /**
