@@ -23,14 +23,9 @@ import { SheetError } from '../../errors.js';
 import type { ScopeInfo } from '../../register/types.js';
 import type { SheetNumbers } from '../../rows/money.js';
 import type { SheetOptions } from '../prepare.js';
-import {
-  type ComparisonMessage,
-  type SincePrevious,
-  type SincePreviousComparison,
-  sinceFrom,
-} from '../since-previous.js';
+import { type ComparisonMessage, type SincePreviousComparison, sinceFrom } from '../since-previous.js';
 import { BatchSummary, ErrorGroups } from '../summary.js';
-import type { RowSample, SheetFindings } from '../verdicts.js';
+import type { SheetFindings } from '../verdicts.js';
 import { WarningTally } from '../warnings.js';
 import { type ErrorDescription, type RowBatch, rebuildError, type VerdictBatch } from './worker-codec.js';
 
@@ -133,21 +128,8 @@ export interface WorkerInput {
 /** Messages from the worker, in order: verdicts, then `done` or `failed`. */
 export type WorkerMessage =
   | ({ type: 'rows' } & VerdictBatch)
-  | {
-      type: 'done';
-      summary: BatchSummary;
-      digest: string;
-      invalidSamples: RowSample[];
-      totalsMismatches: string[];
-      repeats: [string, number[]][];
-      duplicates: [string, number[]][];
-      warnings: WarningTally;
-      tag: string;
-      historyOwn: string[];
-      historyOther: string[];
-      /** What changed since the previous batch, finished on the worker (plain data). */
-      since: SincePrevious | null;
-    }
+  // The worker's findings as plain data: the same fields `validate` learns on one thread.
+  | ({ type: 'done' } & SheetFindings)
   | { type: 'failed'; error: ErrorDescription };
 
 /** The main thread's message when the worker reads the sheet: one batch of verdicts taken. */
