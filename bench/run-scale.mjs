@@ -17,7 +17,7 @@
 // The sheet is generate.mjs's (the seven rails in turn, payees shared by three rows each).
 // Knobs: the sizes above, BENCH_SCALE_CONCURRENCY (default 32), and BENCH_PAYOUTS_CLI to measure
 // another build of payouts (an older checkout's dist/cli/main.js) on the same cases.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, createReadStream, openSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
@@ -115,6 +115,14 @@ async function checkPaidOnce(name, url, rows, results, summaryFile) {
   return { counts, statuses };
 }
 
+/**
+ * Creates the register a run pays into: a run refuses a register that is not there (made on
+ * purpose, so that a mistyped path or a missing volume never starts a second history).
+ */
+function initRegister(register) {
+  execFileSync(process.execPath, [cli, 'register', 'init', register], { stdio: 'ignore', env: process.env });
+}
+
 function runArgs(sheet, sandboxUrl, register, results) {
   return [
     sheet,
@@ -142,6 +150,7 @@ async function scaleCase(name, rows, sheet, register, cleanup) {
   const results = path.join(outDir, `scale-${name}-${process.pid}.results.csv`);
   const summary = path.join(outDir, `scale-${name}-${process.pid}.summary.json`);
   try {
+    initRegister(register);
     const { done } = startRun(runArgs(sheet, sandbox.url, register, results), summary);
     const run = await done;
     if (run.code !== 0)
@@ -173,6 +182,7 @@ async function resumedCase(rows, sheet) {
   const results = path.join(outDir, `scale-resumed-${rows}-${process.pid}.results.csv`);
   const summary = path.join(outDir, `scale-resumed-${rows}-${process.pid}.summary.json`);
   try {
+    initRegister(register);
     const first = startRun(runArgs(sheet, sandbox.url, register, results), summary);
     let exited = false;
     first.done.then(() => {
