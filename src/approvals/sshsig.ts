@@ -232,12 +232,13 @@ export function verifySshSignature(
       'this signature does not match the text: the text was changed or another key signed',
     );
   }
-  // The key was touched when it signed: ssh-keygen makes security keys that require it, and
-  // OpenSSH refuses an untouched signature unless told otherwise (no-touch-required).
+  // payouts' own rule, stricter than ssh-keygen -Y verify, which does not look at the flags: an
+  // approval is a person's act, so the key must have been touched (docs/approval.md, "Hardware
+  // keys"). ssh-keygen makes security keys that require the touch unless told otherwise.
   if (securityKey !== undefined && (securityKey.flags & USER_PRESENT) === 0) {
     throw new SignatureError(
       'presence',
-      `this security key signature was made without touching the key (flags 0x${securityKey.flags.toString(16).padStart(2, '0')}): sign again and touch the key`,
+      `this security key signature was made without touching the key (flags 0x${securityKey.flags.toString(16).padStart(2, '0')}): payouts requires the touch, although ssh-keygen -Y verify would accept it, so sign again and touch the key`,
     );
   }
 }

@@ -184,7 +184,7 @@ describe('security key signatures (sk-ssh-ed25519, sk-ecdsa-sha2-nistp256), buil
       expectRefused(
         () => verifyArmoredSignature(handSign(key, STATEMENT, { flags: 0x00 }), STATEMENT),
         'presence',
-        /without touching the key/,
+        /without touching the key \(flags 0x00\): payouts requires the touch, although ssh-keygen -Y verify would accept it/,
       );
     });
 
