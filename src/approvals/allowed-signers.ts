@@ -364,6 +364,9 @@ function wallClockAsUtc([year, month, day, hour, minute, second]: WallClock): nu
  * (under Europe/Berlin, "20260701" is 2026-06-30T23:00:00Z, not 22:00). Standard time is the
  * smaller of the zone's offsets on 1 January and 1 July of that year; a time outside summer
  * time keeps its own offset, which follows a zone that changed its standard offset that year.
+ * JavaScript cannot see the tm_isdst flag itself, so where the zone's data calls the other season
+ * the exception (Europe/Dublin, Africa/Casablanca in Ramadan) this reads an hour off
+ * ssh-keygen (docs/approval.md, "The allowed-signers file").
  */
 function localStandardSeconds(wall: number, timeZone: string | undefined): number {
   const year = new Date(wall * 1000).getUTCFullYear();
