@@ -40,8 +40,20 @@ export type SignerRefusal =
 const OPTION_NAMES = ['namespaces', 'valid-after', 'valid-before'] as const;
 type OptionName = (typeof OPTION_NAMES)[number];
 
+/** How the file is read where the machine matters. */
+export interface AllowedSignersOptions {
+  /**
+   * The IANA time zone a valid-after / valid-before without `Z` is read in; the machine's own
+   * (the TZ variable), as ssh-keygen reads it, unless a test names another.
+   */
+  readonly timeZone?: string;
+}
+
 /** Reads and parses an allowed-signers file. */
-export async function readAllowedSigners(path: string): Promise<AllowedSigners> {
+export async function readAllowedSigners(
+  path: string,
+  options: AllowedSignersOptions = {},
+): Promise<AllowedSigners> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -54,11 +66,15 @@ export async function readAllowedSigners(path: string): Promise<AllowedSigners> 
       { cause },
     );
   }
-  return parseAllowedSigners(text, path);
+  return parseAllowedSigners(text, path, options);
 }
 
 /** Parses the text of an allowed-signers file; `file` names it in errors. */
-export function parseAllowedSigners(text: string, file: string): AllowedSigners {
+export function parseAllowedSigners(
+  text: string,
+  file: string,
+  options: AllowedSignersOptions = {},
+): AllowedSigners {
   if (text.startsWith('\ufeff')) {
     throw new AllowedSignersError(
       file,
@@ -71,7 +87,7 @@ export function parseAllowedSigners(text: string, file: string): AllowedSigners 
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     const trimmed = line.trim();
     if (trimmed === '' || trimmed.startsWith('#')) continue;
-    signers.push(parseLine(trimmed, file, index + 1));
+    signers.push(parseLine(trimmed, file, index + 1, options));
   }
   if (signers.length === 0) {
     throw new AllowedSignersError(
@@ -150,7 +166,12 @@ function matchPattern(text: string, pattern: string): boolean {
   return new RegExp(`^${source}$`, 's').test(text);
 }
 
-function parseLine(line: string, file: string, number: number): AllowedSigner {
+function parseLine(
+  line: string,
+  file: string,
+  number: number,
+  options: AllowedSignersOptions,
+): AllowedSigner {
   const fail = (message: string): never => {
     throw new AllowedSignersError(file, number, message);
   };
@@ -176,7 +197,7 @@ function parseLine(line: string, file: string, number: number): AllowedSigner {
       `the key type ${joined} is joined to the principals by a comma: a line is "principals [options] keytype base64key [comment]", with spaces between them`,
     );
   }
-  let options: Partial<Record<OptionName, string>> = {};
+  let lineOptions: Partial<Record<OptionName, string>> = {};
   if (rest[0] !== undefined && !looksLikeKeyType(rest[0])) {
     // Every OpenSSH key's base64 starts with AAAA (the length of its type name).
     if (/^AAAA[A-Za-z0-9+/]{8}/.test(rest[0])) {
@@ -184,7 +205,7 @@ function parseLine(line: string, file: string, number: number): AllowedSigner {
         `expected a key type such as ssh-ed25519 before the key, found the key itself ("${rest[0].slice(0, 12)}..."): a line is "principals [options] keytype base64key [comment]", with spaces between them`,
       );
     }
-    options = parseOptions(rest.shift()!, fail);
+    lineOptions = parseOptions(rest.shift()!, fail);
   }
   const [type, base64] = rest;
   if (type === undefined) return fail('no key: a line is "principals [options] keytype base64key [comment]"');
@@ -196,12 +217,12 @@ function parseLine(line: string, file: string, number: number): AllowedSigner {
     if (error instanceof SignatureError) return fail(error.message);
     throw error;
   }
-  const validAfter =
-    options['valid-after'] === undefined ? undefined : timestamp(options['valid-after'], 'valid-after', fail);
-  const validBefore =
-    options['valid-before'] === undefined
-      ? undefined
-      : timestamp(options['valid-before'], 'valid-before', fail);
+  const time = (option: 'valid-after' | 'valid-before'): number | undefined => {
+    const value = lineOptions[option];
+    return value === undefined ? undefined : timestamp(value, option, options.timeZone, fail);
+  };
+  const validAfter = time('valid-after');
+  const validBefore = time('valid-before');
   if (validAfter !== undefined && validBefore !== undefined && validBefore <= validAfter) {
     fail('valid-before is not after valid-after');
   }
@@ -209,7 +230,7 @@ function parseLine(line: string, file: string, number: number): AllowedSigner {
     line: number,
     principals,
     key,
-    ...(options.namespaces === undefined ? {} : { namespaces: options.namespaces }),
+    ...(lineOptions.namespaces === undefined ? {} : { namespaces: lineOptions.namespaces }),
     ...(validAfter === undefined ? {} : { validAfter }),
     ...(validBefore === undefined ? {} : { validBefore }),
   };
@@ -287,10 +308,17 @@ function parseOptions(field: string, fail: (message: string) => never): Partial<
 
 /**
  * A valid-after / valid-before time as ssh-keygen reads it (misc.c parse_absolute_time):
- * YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS, in the machine's time zone, or UTC with a Z (or
- * UTC) suffix. A date that is not in the calendar is refused rather than rolled over.
+ * YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS, in UTC with a Z (or UTC) suffix, else in the
+ * machine's local standard time (localStandardSeconds). A date that is not in the calendar
+ * (20270230, a 60th second) is refused rather than rolled over into the next month or minute
+ * as ssh-keygen rolls it: a mistyped expiry is fixed, not moved.
  */
-function timestamp(value: string, option: string, fail: (message: string) => never): number {
+function timestamp(
+  value: string,
+  option: string,
+  timeZone: string | undefined,
+  fail: (message: string) => never,
+): number {
   const utc = /(?:z|utc)$/i.exec(value);
   const digits = utc ? value.slice(0, utc.index) : value;
   const match = /^([0-9]{4})([0-9]{2})([0-9]{2})(?:([0-9]{2})([0-9]{2})([0-9]{2})?)?$/.exec(digits);
@@ -299,43 +327,88 @@ function timestamp(value: string, option: string, fail: (message: string) => nev
       `${option}="${value}" is not a time written YYYYMMDD[Z], YYYYMMDDHHMM[Z] or YYYYMMDDHHMMSS[Z]`,
     );
   }
-  const [year, month, day, hour, minute, second] = match.slice(1).map((part) => Number(part ?? '0')) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const date = utc
-    ? new Date(Date.UTC(year, month - 1, day, hour, minute, second))
-    : new Date(year, month - 1, day, hour, minute, second);
-  // Year 0 to 99 would be read as 1900 to 1999 by Date: set it again, whole.
-  if (utc) date.setUTCFullYear(year, month - 1, day);
-  else date.setFullYear(year, month - 1, day);
-  const parts = utc
-    ? [
-        date.getUTCFullYear(),
-        date.getUTCMonth() + 1,
-        date.getUTCDate(),
-        date.getUTCHours(),
-        date.getUTCMinutes(),
-        date.getUTCSeconds(),
-      ]
-    : [
-        date.getFullYear(),
-        date.getMonth() + 1,
-        date.getDate(),
-        date.getHours(),
-        date.getMinutes(),
-        date.getSeconds(),
-      ];
-  if (parts.join(',') !== [year, month, day, hour, minute, second].join(',')) {
-    return fail(`${option}="${value}" is not a real date and time`);
-  }
-  const seconds = Math.floor(date.getTime() / 1000);
+  const fields = match.slice(1).map((part) => Number(part ?? '0')) as WallClock;
+  const wall = wallClockAsUtc(fields);
+  if (wall === undefined) return fail(`${option}="${value}" is not a real date and time`);
+  // No zone is a day away from UTC: a wall clock a day before 1970 is before it everywhere.
+  const seconds = utc || wall < -DAY_SECONDS ? wall : localStandardSeconds(wall, timeZone);
   if (seconds <= 0) return fail(`${option}="${value}" is not after 1970`);
   return seconds;
+}
+
+const DAY_SECONDS = 86_400;
+
+/** Year, month (1 to 12), day, hour, minute, second. */
+type WallClock = [number, number, number, number, number, number];
+
+/** The wall-clock time read as UTC, in seconds; undefined when it is not in the calendar. */
+function wallClockAsUtc([year, month, day, hour, minute, second]: WallClock): number | undefined {
+  const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  // Year 0 to 99 would be read as 1900 to 1999 by Date.UTC: set it again, whole.
+  date.setUTCFullYear(year, month - 1, day);
+  const read = [
+    date.getUTCFullYear(),
+    date.getUTCMonth() + 1,
+    date.getUTCDate(),
+    date.getUTCHours(),
+    date.getUTCMinutes(),
+    date.getUTCSeconds(),
+  ];
+  if (read.join(',') !== [year, month, day, hour, minute, second].join(',')) return undefined;
+  return Math.floor(date.getTime() / 1000);
+}
+
+/**
+ * A wall-clock time without Z as ssh-keygen reads it: parse_absolute_time zeroes its struct tm,
+ * so mktime sees tm_isdst = 0 and reads the time as the zone's standard time even in summer
+ * (under Europe/Berlin, "20260701" is 2026-06-30T23:00:00Z, not 22:00). Standard time is the
+ * smaller of the zone's offsets on 1 January and 1 July of that year; a time outside summer
+ * time keeps its own offset, which follows a zone that changed its standard offset that year.
+ * JavaScript cannot see the tm_isdst flag itself, so where the zone's data calls the other season
+ * the exception (Europe/Dublin, Africa/Casablanca in Ramadan) this reads an hour off
+ * ssh-keygen (docs/approval.md, "The allowed-signers file").
+ */
+function localStandardSeconds(wall: number, timeZone: string | undefined): number {
+  const year = new Date(wall * 1000).getUTCFullYear();
+  const standard = Math.min(
+    offsetSeconds(Date.UTC(year, 0, 1) / 1000, timeZone),
+    offsetSeconds(Date.UTC(year, 6, 1) / 1000, timeZone),
+  );
+  const around = offsetSeconds(wall - standard, timeZone);
+  return wall - Math.min(around, standard);
+}
+
+const zoneClocks = new Map<string, Intl.DateTimeFormat>();
+
+/** The zone's offset from UTC at an instant, in seconds (east positive). */
+function offsetSeconds(instant: number, timeZone: string | undefined): number {
+  const key = timeZone ?? '';
+  let clock = zoneClocks.get(key);
+  if (clock === undefined) {
+    clock = new Intl.DateTimeFormat('en-US', {
+      ...(timeZone === undefined ? {} : { timeZone }),
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    zoneClocks.set(key, clock);
+  }
+  const part = (parts: Intl.DateTimeFormatPart[], type: Intl.DateTimeFormatPartTypes) =>
+    Number(parts.find((p) => p.type === type)?.value);
+  const parts = clock.formatToParts(instant * 1000);
+  const wall = Date.UTC(
+    part(parts, 'year'),
+    part(parts, 'month') - 1,
+    part(parts, 'day'),
+    part(parts, 'hour'),
+    part(parts, 'minute'),
+    part(parts, 'second'),
+  );
+  return wall / 1000 - instant;
 }
 
 function isoSeconds(seconds: number): string {

@@ -44,7 +44,12 @@ export interface SshSignature {
 /** The FIDO user-presence flag (OpenSSH's SSH_SK_USER_PRESENCE_REQD). */
 export const USER_PRESENT = 0x01;
 
-/** The blob inside the armor; refuses anything but one armored signature. */
+/**
+ * The blob inside the armor, read as ssh-keygen -Y verify reads it (sshsig.c sshsig_dearmor):
+ * the file starts with the header line ending in a bare LF; the first LF followed by the footer
+ * ends the Base64, which may hold blank space anywhere; what follows the footer is ignored.
+ * Anything ssh-keygen refuses is refused, saying why in words.
+ */
 export function dearmor(text: string): Buffer {
   if (text.length > MAX_ARMORED_CHARS) {
     throw new SignatureError(
@@ -52,25 +57,16 @@ export function dearmor(text: string): Buffer {
       `this is not an SSH signature: ${text.length} characters is far more than one holds`,
     );
   }
-  const trimmed = text.trim();
-  if (!trimmed.startsWith(BEGIN)) {
+  refuseHeader(text);
+  const body = text.slice(BEGIN.length + 1);
+  const end = body.indexOf(`\n${END}`);
+  if (end < 0) {
     throw new SignatureError(
       'armor',
-      `this is not an SSH signature: it does not start with ${BEGIN} (give the .sig file ssh-keygen -Y sign wrote)`,
+      `this SSH signature is cut short: its last line ${END} is missing (ssh-keygen -Y verify refuses it too)`,
     );
   }
-  const afterBegin = trimmed.slice(BEGIN.length);
-  if (!/^\r?\n/.test(afterBegin)) {
-    throw new SignatureError('armor', `this SSH signature is damaged: ${BEGIN} must be alone on its line`);
-  }
-  const end = afterBegin.indexOf(`\n${END}`);
-  if (end < 0) {
-    throw new SignatureError('armor', `this SSH signature is cut short: its last line ${END} is missing`);
-  }
-  if (afterBegin.slice(end + 1 + END.length).length > 0) {
-    throw new SignatureError('armor', `this SSH signature is damaged: there is text after ${END}`);
-  }
-  const base64 = afterBegin.slice(0, end).replace(/[\r\n\t ]/g, '');
+  const base64 = body.slice(0, end).replace(/[\t\n\v\f\r ]/g, '');
   if (!isCanonicalBase64(base64)) {
     throw new SignatureError(
       'armor',
@@ -78,6 +74,40 @@ export function dearmor(text: string): Buffer {
     );
   }
   return Buffer.from(base64, 'base64');
+}
+
+/**
+ * Refuses a file that does not start with the header line as ssh-keygen writes it: ssh-keygen
+ * compares the file's first bytes with the header and its LF, so text or blank space before it,
+ * or a CR LF after it, make the signature one it refuses.
+ */
+function refuseHeader(text: string): void {
+  if (text.startsWith(`${BEGIN}\n`)) return;
+  const redo = 'give the .sig file exactly as ssh-keygen -Y sign wrote it';
+  if (text.startsWith(`${BEGIN}\r\n`)) {
+    throw new SignatureError(
+      'armor',
+      `this SSH signature has Windows line ends (CR LF), which ssh-keygen -Y verify refuses: ${redo}, or save it with Unix line ends (LF)`,
+    );
+  }
+  if (text.startsWith(BEGIN)) {
+    throw new SignatureError(
+      'armor',
+      `this SSH signature is damaged: ${BEGIN} must be alone on its line, as ssh-keygen -Y verify requires`,
+    );
+  }
+  const at = text.indexOf(BEGIN);
+  if (at < 0) {
+    throw new SignatureError(
+      'armor',
+      `this is not an SSH signature: it does not start with ${BEGIN} (give the .sig file ssh-keygen -Y sign wrote)`,
+    );
+  }
+  const before = text.slice(0, at).trim() === '' ? 'blank space' : 'text';
+  throw new SignatureError(
+    'armor',
+    `this SSH signature has ${before} before its first line ${BEGIN}, which ssh-keygen -Y verify refuses (it reads a signature only from the file's first byte): ${redo}`,
+  );
 }
 
 /** Reads an SSHSIG blob strictly, field by field, with nothing after the last. */
@@ -202,12 +232,13 @@ export function verifySshSignature(
       'this signature does not match the text: the text was changed or another key signed',
     );
   }
-  // The key was touched when it signed: ssh-keygen makes security keys that require it, and
-  // OpenSSH refuses an untouched signature unless told otherwise (no-touch-required).
+  // payouts' own rule, stricter than ssh-keygen -Y verify, which does not look at the flags: an
+  // approval is a person's act, so the key must have been touched (docs/approval.md, "Hardware
+  // keys"). ssh-keygen makes security keys that require the touch unless told otherwise.
   if (securityKey !== undefined && (securityKey.flags & USER_PRESENT) === 0) {
     throw new SignatureError(
       'presence',
-      `this security key signature was made without touching the key (flags 0x${securityKey.flags.toString(16).padStart(2, '0')}): sign again and touch the key`,
+      `this security key signature was made without touching the key (flags 0x${securityKey.flags.toString(16).padStart(2, '0')}): payouts requires the touch, although ssh-keygen -Y verify would accept it, so sign again and touch the key`,
     );
   }
 }

@@ -57,7 +57,8 @@ describe('parseAllowedSigners', () => {
     ]);
     const b = allowed.signers[1]!;
     expect(b.namespaces).toBe('payouts-approval');
-    // valid-after without Z is the machine's local time, as ssh-keygen reads it.
+    // valid-after without Z is the machine's local standard time, as ssh-keygen reads it (on
+    // 1 January, standard time is the local time).
     expect(b.validAfter).toBe(new Date(2026, 0, 1).getTime() / 1000);
     expect(b.validBefore).toBe(Date.parse('2026-12-31T23:59:59Z') / 1000);
     expect(principalsOf(allowed)).toEqual([
@@ -81,6 +82,29 @@ describe('parseAllowedSigners', () => {
     expect(at('20270102153045z')).toBe(Date.parse('2027-01-02T15:30:45Z') / 1000);
     expect(at('20270102153045UTC')).toBe(Date.parse('2027-01-02T15:30:45Z') / 1000);
     expect(at('202701021530')).toBe(new Date(2027, 0, 2, 15, 30).getTime() / 1000);
+  });
+
+  it('reads a time without Z in local standard time, summer or not, as ssh-keygen does', () => {
+    const at = (value: string, timeZone?: string) =>
+      parseAllowedSigners(`a@x valid-after="${value}" ${alice}`, FILE, timeZone ? { timeZone } : {})
+        .signers[0]!.validAfter;
+    // Berlin is UTC+1 in winter and UTC+2 in summer; ssh-keygen takes UTC+1 all year.
+    expect(at('20260115', 'Europe/Berlin')).toBe(Date.parse('2026-01-14T23:00:00Z') / 1000);
+    expect(at('20260701', 'Europe/Berlin')).toBe(Date.parse('2026-06-30T23:00:00Z') / 1000);
+    expect(at('202607011230', 'Europe/Berlin')).toBe(Date.parse('2026-07-01T11:30:00Z') / 1000);
+    // The hour summer time skips and the hour it repeats: standard time has each once.
+    expect(at('20260329023000', 'Europe/Berlin')).toBe(Date.parse('2026-03-29T01:30:00Z') / 1000);
+    expect(at('20261025023000', 'Europe/Berlin')).toBe(Date.parse('2026-10-25T01:30:00Z') / 1000);
+    // Southern summer is in January: Sydney is UTC+10 standard, UTC+11 in summer.
+    expect(at('20260115', 'Australia/Sydney')).toBe(Date.parse('2026-01-14T14:00:00Z') / 1000);
+    expect(at('20260715', 'Australia/Sydney')).toBe(Date.parse('2026-07-14T14:00:00Z') / 1000);
+    expect(at('20260701', 'America/New_York')).toBe(Date.parse('2026-07-01T05:00:00Z') / 1000);
+    // Moscow left UTC+4 for UTC+3 on 2014-10-26, with no summer time either side.
+    expect(at('20141101', 'Europe/Moscow')).toBe(Date.parse('2014-10-31T21:00:00Z') / 1000);
+    // With Z the zone does not matter; without a zone named, the machine's own is read.
+    expect(at('20260701Z', 'Europe/Berlin')).toBe(Date.parse('2026-07-01T00:00:00Z') / 1000);
+    const machine = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    expect(at('20260701')).toBe(at('20260701', machine));
   });
 
   it('finds every line of a key, whatever line lists it', () => {

@@ -73,22 +73,30 @@ export class KeyFolder {
     return readFileSync(`${path}.sig`, 'utf8');
   }
 
-  /** `ssh-keygen -Y verify`: its exit code and what it printed. */
+  /**
+   * `ssh-keygen -Y verify`: its exit code and what it printed. `at` checks the allowed-signers
+   * times at that instant (`-O verify-time`) instead of now; `timeZone` is the TZ ssh-keygen
+   * reads times without Z in.
+   */
   verify(
     allowedSigners: string,
     principal: string,
     signature: string,
     message: string | Buffer,
     namespace = 'payouts-approval',
+    { at, timeZone }: { at?: number; timeZone?: string } = {},
   ): { status: number | null; output: string } {
     const signers = this.file(allowedSigners);
     const sig = this.file(signature);
-    const result = spawnSync(
-      'ssh-keygen',
-      ['-Y', 'verify', '-f', signers, '-I', principal, '-n', namespace, '-s', sig],
-      { input: message, encoding: 'utf8' },
-    );
-    return { status: result.status, output: `${result.stdout}${result.stderr}` };
+    const args = ['-Y', 'verify', '-f', signers, '-I', principal, '-n', namespace, '-s', sig];
+    if (at !== undefined) args.push('-O', `verify-time=${utcSeconds(at)}`);
+    const result = spawnSync('ssh-keygen', args, {
+      input: message,
+      encoding: 'utf8',
+      timeout: TIMEOUT_MS,
+      ...(timeZone === undefined ? {} : { env: { ...process.env, TZ: timeZone } }),
+    });
+    return { status: result.status, output: `${result.stdout}${result.stderr}${result.error ?? ''}` };
   }
 
   cleanup(): void {
@@ -96,8 +104,20 @@ export class KeyFolder {
   }
 }
 
+/** ssh-keygen answers in milliseconds; a hung one fails its test instead of holding the run. */
+const TIMEOUT_MS = 20_000;
+
+/** An instant (milliseconds) as ssh-keygen reads a time in UTC: YYYYMMDDHHMMSSZ. */
+function utcSeconds(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19).replace(/[-T:]/g, '')}Z`;
+}
+
 function run(args: string[]): string {
-  const result = spawnSync('ssh-keygen', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const result = spawnSync('ssh-keygen', args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: TIMEOUT_MS,
+  });
   if (result.status !== 0) throw new Error(`ssh-keygen ${args.join(' ')} failed: ${result.stderr}`);
   return result.stdout;
 }

@@ -184,7 +184,7 @@ describe('security key signatures (sk-ssh-ed25519, sk-ecdsa-sha2-nistp256), buil
       expectRefused(
         () => verifyArmoredSignature(handSign(key, STATEMENT, { flags: 0x00 }), STATEMENT),
         'presence',
-        /without touching the key/,
+        /without touching the key \(flags 0x00\): payouts requires the touch, although ssh-keygen -Y verify would accept it/,
       );
     });
 
@@ -254,11 +254,6 @@ describe('malformed signatures: a clear refusal, never a crash or an acceptance'
       'armor',
       /missing/,
     );
-    expectRefused(
-      () => parseArmoredSignature(`${armor(blob)}-----BEGIN SSH SIGNATURE-----\n`),
-      'armor',
-      /text after/,
-    );
     expectRefused(() => parseArmoredSignature(armor(blob).replace('U1NI', 'U1N*')), 'armor', /not Base64/);
     expectRefused(
       () => parseArmoredSignature(`-----BEGIN SSH SIGNATURE-----${'A'.repeat(70_000)}`),
@@ -267,9 +262,38 @@ describe('malformed signatures: a clear refusal, never a crash or an acceptance'
     );
   });
 
-  it('reads the armor with CR LF line ends and surrounding blank lines, as pasted from elsewhere', () => {
-    const pasted = `\n${armor(blob).replace(/\n/g, '\r\n')}\n\n`;
-    expect(parseArmoredSignature(pasted).namespace).toBe('payouts-approval');
+  it('refuses CR LF line ends and anything before the header, as ssh-keygen -Y verify does, saying why', () => {
+    expectRefused(
+      () => parseArmoredSignature(armor(blob).replace(/\n/g, '\r\n')),
+      'armor',
+      /Windows line ends \(CR LF\), which ssh-keygen -Y verify refuses/,
+    );
+    expectRefused(
+      () => parseArmoredSignature(`\n${armor(blob)}`),
+      'armor',
+      /blank space before its first line -----BEGIN SSH SIGNATURE-----, which ssh-keygen -Y verify refuses/,
+    );
+    expectRefused(
+      () => parseArmoredSignature(`Here is my signature:\n${armor(blob)}`),
+      'armor',
+      /has text before its first line -----BEGIN SSH SIGNATURE-----/,
+    );
+    expectRefused(
+      () => parseArmoredSignature(armor(blob).replace('-----\n', '----- \n')),
+      'armor',
+      /must be alone on its line/,
+    );
+  });
+
+  it('reads what ssh-keygen -Y verify reads: blank space in the Base64, anything after the footer', () => {
+    const spaced = armor(blob)
+      .replace(/\n(?=[A-Za-z0-9+/])/g, '\n\n  ')
+      .replace(/\n(?=-----END)/, '\r\n\n');
+    expect(parseArmoredSignature(spaced).namespace).toBe('payouts-approval');
+    // A footer followed by a note, or by a second signature: ssh-keygen reads the first and stops.
+    const other = armor(sshsigBlob({ ...valid(), namespace: 'git' }));
+    expect(parseArmoredSignature(`${armor(blob)}thanks, alice\n${other}`).namespace).toBe('payouts-approval');
+    expect(parseArmoredSignature(armor(blob).trimEnd()).namespace).toBe('payouts-approval');
   });
 
   it('refuses a blob of another kind: wrong magic, wrong version', () => {
