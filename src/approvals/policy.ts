@@ -6,8 +6,8 @@
  * pointer) and what was expected there, so that a typo never lowers the guard.
  */
 import { createHash } from 'node:crypto';
-import { SIGNALS, type Signal } from '../batch/warnings.js';
 import { CURRENCIES, type Currency, RAILS, type Rail } from '../columns/rails.js';
+import { SIGNALS, type Signal } from '../rows/signals.js';
 import { type AllowedSigners, parseAllowedSigners, principalsOf } from './allowed-signers.js';
 import { AllowedSignersError, PolicyError } from './errors.js';
 
