@@ -6,6 +6,7 @@
  */
 import { createClient, type PayoutsClient } from '../../api/client.js';
 import type { ApprovalGate } from '../../approvals/gate.js';
+import type { PolicyGate } from '../../approvals/policy-gate.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { afterSending, InterruptedError, ScratchError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
@@ -25,10 +26,12 @@ import type { WarningTally } from '../warnings.js';
 import {
   approvalGateOf,
   approvedBy,
+  approvedUnderPolicy,
   checkApproval,
   type Judgement,
   judgeBatch,
   judgeOffline,
+  policyGateOf,
 } from './judge.js';
 import type { RunOptions } from './options.js';
 import { type ReadSheet, readOnce } from './read-once.js';
@@ -103,6 +106,8 @@ interface RunContext {
   clock: Clock;
   grace: StopGrace;
   gate: ApprovalGate | undefined;
+  /** The register's approval policy for the service, once the register is open. */
+  policy?: PolicyGate | undefined;
   read: ReadSheet;
   held: Held;
 }
@@ -144,12 +149,17 @@ async function payBatch(run: RunContext): Promise<Ended> {
   if (register === undefined) return notStarted({ interrupted: true, unavailable: false });
   run.held.register = register;
   const asOf = clock.now();
-  if (options.approve !== undefined || run.gate !== undefined) {
+  // The register's approval policy holds whatever the flags say; read before any request.
+  run.policy = await policyGateOf(register, serviceOf(options.connection.baseUrl), options);
+  if (options.approve !== undefined || run.gate !== undefined || run.policy !== undefined) {
     // Before any request: the scope `validate` read for the same service and user, offline.
     // Checked again below against the scope the service names (the same one, as a rule).
-    const { service, digest } = await judgeOffline(options, read, register, asOf);
+    const offline = await judgeOffline(options, read, register, asOf);
+    const { service, digest } = offline;
     if (options.approve !== undefined) checkApproval(options.approve, digest);
     if (run.gate !== undefined) await approvedBy(register, run.gate, options, service, digest, clock.now());
+    if (run.policy !== undefined)
+      await approvedUnderPolicy(register, run.policy, options, service, offline, clock.now());
   }
   const client = options.client ?? clientOf(run);
   run.held.client = client;
@@ -267,9 +277,12 @@ async function payScope(
   const judgement = await judgeBatch(options, read, store, asOf, read.snapshot.sidecar('warnings.jsonl'));
   if (options.approve !== undefined) checkApproval(options.approve, judgement.digest);
   const approvals =
-    run.gate === undefined
-      ? []
-      : await approvedBy(register, run.gate, options, scope.service, judgement.digest, run.clock.now());
+    run.policy !== undefined
+      ? (await approvedUnderPolicy(register, run.policy, options, scope.service, judgement, run.clock.now()))
+          .approvals
+      : run.gate === undefined
+        ? []
+        : await approvedBy(register, run.gate, options, scope.service, judgement.digest, run.clock.now());
   const holder = await RunHolder.start(store, options, judgement.digest, run.clock, client.limiter);
   run.held.run = holder;
   await noteScopeOpened(options, register, holder, approvals);

@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { parseServiceUrl } from '../../api/service-url.js';
 import { type AllowedSigners, readAllowedSigners } from '../../approvals/allowed-signers.js';
+import { parsePolicy } from '../../approvals/policy.js';
 import {
   approvalsOf,
   checkSignatureOut,
@@ -26,7 +27,7 @@ import type { SheetOptions } from '../../batch/prepare.js';
 import { validateSheet } from '../../batch/validate/validate.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { fromEnvironment } from '../../environment.js';
-import { GuardError, UsageError } from '../../errors.js';
+import { ConfigError, GuardError, UsageError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
 import { type RegisterSource, registerLocationText, shownLocation } from '../../register/location.js';
 import { openExistingRegister, openNamedRegister, openRegister } from '../../register/open.js';
@@ -131,8 +132,10 @@ export async function approveCommand(
   // The register keeps the approval, and its payee history is part of the digest: one that
   // is not there (a typo, a volume not mounted) is said before anything is read or signed.
   await (await openNamedRegister(options.register.location, options.register.from)).close();
-  // A missing or unreadable allowed-signers file is said before anything is signed.
-  const allowed = options.allowedSigners ? await readAllowedSigners(options.allowedSigners) : undefined;
+  // A missing or unreadable allowed-signers file is said before anything is signed; with an
+  // approval policy in the register, its signers say whose key it is, and no file may.
+  const policy = await policySigners(options, log);
+  const allowed = options.allowedSigners ? await readAllowedSigners(options.allowedSigners) : policy;
   const current = await currentStatement(options);
   const { action } = options;
   if (action.kind === 'statement') {
@@ -174,6 +177,32 @@ export async function approveCommand(
         );
     },
   };
+}
+
+/**
+ * The signers of the register's approval policy for the service, where it holds one; with one,
+ * `--allowed-signers` (or its variable) is exit 2: the policy names the signers.
+ */
+async function policySigners(
+  options: Pick<ApproveCommandOptions, 'register' | 'allowedSigners'>,
+  log: CommandLog,
+): Promise<AllowedSigners | undefined> {
+  const register = await openRegister(options.register.location, {
+    ...(options.register.from ? { from: options.register.from } : {}),
+    warn: (m) => log.logger.warn(m),
+  });
+  let held: Awaited<ReturnType<typeof register.policy>>;
+  try {
+    held = await register.policy(options.register.service);
+  } finally {
+    await register.close();
+  }
+  if (held === undefined) return undefined;
+  if (options.allowedSigners !== undefined)
+    throw new ConfigError(
+      `--allowed-signers (or PAYOUTS_ALLOWED_SIGNERS) names who may approve, but the register holds an approval policy for ${options.register.service} (version ${held.version}) that names its signers: leave it out`,
+    );
+  return parsePolicy(held.policy, `the policy version ${held.version}`).signers;
 }
 
 /** The statement and its signature: signed here with a key, or made elsewhere and read. */

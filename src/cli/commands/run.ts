@@ -61,7 +61,7 @@ export interface RunCommandOptions extends SheetOptions {
   registerFrom?: RegisterSource;
   approve?: string;
   /** `--require-approvals N --allowed-signers FILE` (or their environment variables). */
-  approvals?: { required: number; allowedSigners: string; maxAgeDays: number };
+  approvals?: { required: number; allowedSigners?: string; maxAgeDays: number };
   retryUnknown: boolean;
   holdChangedPayees?: boolean;
   /** `--report PATH`: the approver's HTML report (run writes one only when asked). */
