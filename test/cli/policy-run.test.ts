@@ -3,7 +3,7 @@
  * with real ssh-keygen keys and the sandbox's ledger: with a policy in force no flag is needed
  * and none lowers it; each applying rule needs its own group; a withdrawn approval counts no more.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE, type TestKey } from '../approvals/ssh-keygen.js';
@@ -11,6 +11,8 @@ import { runCli } from '../helpers/cli.js';
 import { paymentsOf, runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
 import { initTestRegister } from '../helpers/register.js';
 import { sampleRows, writeSheet } from '../helpers/sheets.js';
+
+const readFileText = (file: string) => readFile(file, 'utf8');
 
 type Team = Record<'alice' | 'bob' | 'carol' | 'dave', TestKey>;
 
@@ -126,6 +128,62 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run under the register's approval policy${SSH_
     const withTreasury = await run(changed);
     expect(withTreasury.code, withTreasury.stderr).toBe(0);
     expect(paymentsOf(sb)).toHaveLength(4);
+
+    // An approval withdrawn counts for no rule.
+    const withdrawn = path.join(dir, 'withdrawn.csv');
+    await writeSheet(withdrawn, [anaRow('WITHDRAWN-1', '20.00')]);
+    expect((await approve(withdrawn, team.bob)).code).toBe(0);
+    expect((await approve(withdrawn, team.bob, '--revoke')).code).toBe(0);
+    const afterRevoke = await run(withdrawn);
+    expect(afterRevoke.code, afterRevoke.stderr).toBe(4);
+    expect(afterRevoke.stderr).toContain('rule "every batch"');
+    expect(paymentsOf(sb)).toHaveLength(4);
+  });
+
+  it('counts an approval no more once it is withdrawn (approve --revoke) under an allowed-signers file', async () => {
+    const sb = await testSandbox();
+    const dir = await testDir();
+    const register = initTestRegister(path.join(dir, 'register.db'));
+    const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: register };
+    const cli = (args: string[]) => runCli([...args, '--base-url', sb.url, '--log-format', 'text'], { env });
+    const sheet = path.join(dir, 'once.csv');
+    await writeSheet(sheet, [anaRow('ONCE-1', '40.00')]);
+
+    // Without a policy: the allowed-signers file's gate.
+    const signers = keys.file(`alice@corp ${team.alice.publicKey}\nbob@corp ${team.bob.publicKey}\n`);
+    const gate = ['--require-approvals', '1', '--allowed-signers', signers, '--log-format', 'text'];
+    expect((await cli(['approve', sheet, '--key', team.alice.path])).code).toBe(0);
+    const revoked = await cli(['approve', sheet, '--revoke', '--key', team.alice.path, '--json']);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toMatchObject({
+      command: 'approve',
+      revoked: true,
+      recorded: true,
+      exitCode: 0,
+    });
+    const refused = await runAgainst(sb, sheet, gate, env);
+    expect(refused.code, refused.stderr).toBe(4);
+    expect(paymentsOf(sb)).toHaveLength(0);
+
+    // Bob withdraws his with plain ssh-keygen over the text --revoke --statement prints.
+    expect((await cli(['approve', sheet, '--key', team.bob.path])).code).toBe(0);
+    const text = await cli(['approve', sheet, '--revoke', '--statement']);
+    expect(text.stdout).toMatch(/^payouts approval revoked v1\ndigest: [0-9a-f]{64}\n/);
+    const file = keys.file(text.stdout, 'withdrawal.txt');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${file}.sig`, keys.sign(team.bob, text.stdout, 'payouts-approval'));
+    expect((await cli(['approve', sheet, '--revoke', '--signature', `${file}.sig`])).code).toBe(0);
+    expect((await runAgainst(sb, sheet, gate, env)).code).toBe(4);
+    // An approval statement is no withdrawal.
+    const approvalText = keys.file((await cli(['approve', sheet, '--statement'])).stdout, 'approval.txt');
+    writeFileSync(
+      `${approvalText}.sig`,
+      keys.sign(team.bob, await readFileText(approvalText), 'payouts-approval'),
+    );
+    const notWithdrawal = await cli(['approve', sheet, '--revoke', '--signature', `${approvalText}.sig`]);
+    expect(notWithdrawal.code).toBe(4);
+    expect(notWithdrawal.stderr).toContain('is not a withdrawal');
+    expect(paymentsOf(sb)).toHaveLength(0);
   });
 
   it('refuses PAYOUTS_REQUIRE_APPROVALS on a register without a policy and without signers (exit 2)', async () => {

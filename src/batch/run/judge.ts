@@ -19,6 +19,7 @@ import {
   type SendFacts,
   SendFactsTally,
 } from '../../approvals/policy-gate.js';
+import { withoutWithdrawn } from '../../approvals/withdrawals.js';
 import type { Clock } from '../../clock.js';
 import { ConfigError, GuardError } from '../../errors.js';
 import { chooseScope, declaredService } from '../../register/choose.js';
@@ -129,7 +130,11 @@ export async function approvedUnderPolicy(
 ): Promise<{ view: PolicyView; approvals: RunApproval[] }> {
   const sheet = basename(options.sheetPath).normalize('NFC');
   const { digest } = judgement;
-  const recorded = await register.approvals({ digest, sheet });
+  const recorded = withoutWithdrawn(
+    await register.approvals({ digest, sheet }),
+    await register.withdrawals({ digest, sheet }),
+    gate.policy.signers,
+  );
   return judgePolicy(recorded, gate, judgement.facts, { digest, origin, sheet, now });
 }
 
@@ -149,7 +154,11 @@ export async function approvedBy(
   now: number,
 ): Promise<RunApproval[]> {
   const sheet = basename(options.sheetPath).normalize('NFC');
-  const recorded = await register.approvals({ digest, sheet });
+  const recorded = withoutWithdrawn(
+    await register.approvals({ digest, sheet }),
+    await register.withdrawals({ digest, sheet }),
+    gate.allowedSigners,
+  );
   return judgeApprovals(recorded, gate, { digest, origin, sheet, now });
 }
 

@@ -21,7 +21,14 @@ import {
   writeSignatureOut,
 } from '../../approvals/record.js';
 import { signStatement } from '../../approvals/sign.js';
-import { approvalStatement, parseStatement, utcDay } from '../../approvals/statement.js';
+import {
+  approvalStatement,
+  parseStatement,
+  REVOKED_HEADER,
+  revokedStatement,
+  utcDay,
+  withdrawnStatement,
+} from '../../approvals/statement.js';
 import { verifyApproval } from '../../approvals/verify.js';
 import type { SheetOptions } from '../../batch/prepare.js';
 import { validateSheet } from '../../batch/validate/validate.js';
@@ -31,7 +38,7 @@ import { ConfigError, GuardError, UsageError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
 import { type RegisterSource, registerLocationText, shownLocation } from '../../register/location.js';
 import { openExistingRegister, openNamedRegister, openRegister } from '../../register/open.js';
-import type { ApprovalRecord } from '../../register/types.js';
+import type { ApprovalRecord, WithdrawalRecord } from '../../register/types.js';
 import { formatByExtension } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
 import { outcomeCode } from '../exit-code.js';
@@ -119,6 +126,8 @@ export interface ApproveCommandOptions extends StatementSource {
     | { kind: 'record'; signatureFile: string; statementFile: string };
   /** `--allowed-signers FILE`: whose key signed, said and recorded. */
   allowedSigners?: string;
+  /** `--revoke`: withdraw the approval of the sheet's statement instead (a signed withdrawal). */
+  revoke?: boolean;
   json: boolean;
 }
 
@@ -139,9 +148,10 @@ export async function approveCommand(
   const current = await currentStatement(options);
   const { action } = options;
   if (action.kind === 'statement') {
-    io.stdout.write(current.text);
+    io.stdout.write(options.revoke ? revokedStatement(current.text) : current.text);
     return { exitCode: outcomeCode(true) };
   }
+  if (options.revoke) return withdrawApproval(options, action, current, io, log);
   const { text, signature } = await signedStatement(action, current, io, log);
   const record = recordOf(text, signature, allowed, clock, action);
   // Written before the register keeps the approval: a file that cannot be written leaves
@@ -177,6 +187,94 @@ export async function approveCommand(
         );
     },
   };
+}
+
+/**
+ * `approve --revoke`: the approver's signed withdrawal of the sheet's approval statement (the
+ * same text under `payouts approval revoked v1`), kept in the register; from then on that
+ * approval counts nowhere. Signed here, or made elsewhere over what `--revoke --statement` prints.
+ */
+async function withdrawApproval(
+  options: ApproveCommandOptions,
+  action: Exclude<ApproveCommandOptions['action'], { kind: 'statement' }>,
+  current: CurrentStatement,
+  io: CliIo,
+  log: CommandLog,
+): Promise<Ending> {
+  const clock = options.clock ?? systemClock;
+  let text: string;
+  let signature: string;
+  if (action.kind === 'record') {
+    signature = await readSignedFile(action.signatureFile, 'the signature');
+    text = await readSignedFile(action.statementFile, 'the signed withdrawal');
+    const withdrawn = withdrawnStatement(text);
+    if (withdrawn === undefined)
+      throw new GuardError(
+        `${action.statementFile} is not a withdrawal: its first line is not "${REVOKED_HEADER}" - sign the text payouts approve ${current.sheet} --revoke --statement prints. Nothing was recorded`,
+      );
+    coversThisSheet(withdrawn, current, action.statementFile);
+  } else {
+    text = revokedStatement(current.text);
+    log.tell([
+      'Signing this withdrawal:',
+      ...text
+        .trimEnd()
+        .split('\n')
+        .map((l) => `  ${l}`),
+    ]);
+    signature = await signStatement({ statement: text, keyPath: action.keyPath, messages: io.stderr });
+  }
+  const fingerprint = signerOf(
+    signature,
+    text,
+    action.kind === 'record' ? action.statementFile : 'the withdrawal',
+  );
+  const approvalText = withdrawnStatement(text)!;
+  const record: WithdrawalRecord = {
+    statementDigest: sha256(text),
+    approvalDigest: sha256(approvalText),
+    fingerprint,
+    origin: current.origin,
+    digest: current.digest,
+    sheet: current.sheet,
+    statement: text,
+    signature,
+    recordedAt: new Date(clock.now()).toISOString(),
+  };
+  const register = await openRegister(options.register.location, {
+    ...(options.register.from ? { from: options.register.from } : {}),
+    warn: (m) => log.logger.warn(m),
+  });
+  let added: boolean;
+  try {
+    added = await register.recordWithdrawal(record);
+  } finally {
+    await register.close();
+  }
+  const fields = {
+    sheet: record.sheet,
+    digest: record.digest,
+    origin: record.origin,
+    fingerprint,
+    statementDigest: record.approvalDigest,
+    register: shownLocation(options.register.location),
+    recorded: added,
+    revoked: true,
+  };
+  log.logger.info(fields, added ? 'approval withdrawn' : 'withdrawal already recorded');
+  return {
+    exitCode: outcomeCode(true),
+    tell: () => [
+      `${added ? 'Recorded' : 'Already recorded'}: the withdrawal by the key ${fingerprint} of its approval of ${record.sheet} (digest ${record.digest}) for ${record.origin}, in ${fields.register}: that approval counts no more`,
+    ],
+    print: ({ exitCode }) => {
+      if (options.json) io.stdout.write(`${JSON.stringify({ command: 'approve', ...fields, exitCode })}\n`);
+    },
+  };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /**
@@ -325,6 +423,11 @@ function options(y: Argv) {
       describe: 'with --signature: the signed text, when it is not the signature file without .sig',
     })
     .option('out', { type: 'string', describe: 'with --key: also write the armored signature to this file' })
+    .option('revoke', {
+      type: 'boolean',
+      describe:
+        'withdraw the approval instead: --key signs the withdrawal, --statement prints it (format payouts approval revoked v1), --signature records one made elsewhere',
+    })
     .option('allowed-signers', {
       type: 'string',
       describe:
@@ -362,6 +465,10 @@ function approveOptionsOf(args: ArgsOf<typeof options>, io: CliIo): ApproveComma
   }
   if (args.out !== undefined && args.key === undefined)
     throw new UsageError('--out writes the signature --key makes: give it with --key');
+  if (args.out !== undefined && args.revoke)
+    throw new UsageError(
+      '--out writes an approval signature: a withdrawal (--revoke) is kept in the register only',
+    );
   if (args['statement-file'] !== undefined && args.signature === undefined)
     throw new UsageError('--statement-file names the text a --signature signs: give it with --signature');
   const baseUrl = args['base-url'] ?? fromEnvironment(io.env, 'PAYOUTS_BASE_URL');
@@ -407,6 +514,7 @@ function approveOptionsOf(args: ArgsOf<typeof options>, io: CliIo): ApproveComma
     },
     action,
     ...(allowedSigners !== undefined ? { allowedSigners: resolveFrom(io.cwd, allowedSigners) } : {}),
+    ...(args.revoke ? { revoke: true } : {}),
     json: args.json,
   };
 }
