@@ -114,6 +114,15 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run under the register's approval policy${SSH_
     const two = await run(large);
     expect(two.code, two.stderr).toBe(0);
     expect(summaryOf(two).statuses).toMatchObject({ submitted: 2 });
+    expect((summaryOf(two) as unknown as { policy: unknown }).policy).toMatchObject({
+      version: 1,
+      satisfied: true,
+      rules: [
+        { name: 'every batch', applies: true, missing: 0 },
+        { name: 'large batches', applies: true, signed: ['alice@corp', 'bob@corp'], missing: 0 },
+        { name: 'new bank details', applies: false, missing: 0 },
+      ],
+    });
     expect(paymentsOf(sb)).toHaveLength(3);
 
     // Ana's account changed: the approvers alone are not enough; treasury too, then it pays.

@@ -6,7 +6,7 @@
  */
 import { createClient, type PayoutsClient } from '../../api/client.js';
 import type { ApprovalGate } from '../../approvals/gate.js';
-import type { PolicyGate } from '../../approvals/policy-gate.js';
+import type { PolicyGate, PolicyView } from '../../approvals/policy-gate.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { afterSending, InterruptedError, ScratchError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
@@ -68,6 +68,8 @@ export interface RunReport {
   sincePrevious: SincePrevious | null;
   /** The signed approvals the run relied on (`--require-approvals`), none without the gate. */
   approvals: RunApproval[];
+  /** The register's approval policy as judged for this batch; null without one. */
+  policy: PolicyView | null;
 }
 
 /**
@@ -130,6 +132,8 @@ interface Ended {
   /** The batch as judged before sending; none when the run ended before judging it. */
   judgement?: Judgement | undefined;
   approvals: RunApproval[];
+  /** The approval policy as judged for the batch, when the register holds one. */
+  policy?: PolicyView;
   /** The run's record, marked finished once the results are written; none before it began. */
   run?: RunHolder;
   /** What ended the run as an error, thrown once the results are written. */
@@ -276,10 +280,13 @@ async function payScope(
   const store = await register.openScope(scope, options.connection.credentials.username);
   const judgement = await judgeBatch(options, read, store, asOf, read.snapshot.sidecar('warnings.jsonl'));
   if (options.approve !== undefined) checkApproval(options.approve, judgement.digest);
+  const underPolicy =
+    run.policy === undefined
+      ? undefined
+      : await approvedUnderPolicy(register, run.policy, options, scope.service, judgement, run.clock.now());
   const approvals =
-    run.policy !== undefined
-      ? (await approvedUnderPolicy(register, run.policy, options, scope.service, judgement, run.clock.now()))
-          .approvals
+    underPolicy !== undefined
+      ? underPolicy.approvals
       : run.gate === undefined
         ? []
         : await approvedBy(register, run.gate, options, scope.service, judgement.digest, run.clock.now());
@@ -318,6 +325,7 @@ async function payScope(
     spool: sent.spool,
     judgement,
     approvals,
+    ...(underPolicy ? { policy: underPolicy.view } : {}),
     run: holder,
     ...(sent.fatal && !registerEnded ? { rethrow: sent.fatal } : {}),
   };
@@ -391,6 +399,7 @@ async function endRun({ options, read, signal }: RunContext, ended: Ended): Prom
     digest: judgement?.digest ?? read.digest,
     sincePrevious: judgement?.sincePrevious ?? null,
     approvals: ended.approvals,
+    policy: ended.policy ?? null,
   });
 }
 
@@ -406,6 +415,7 @@ function report(
     digest: string;
     sincePrevious?: SincePrevious | null;
     approvals: RunApproval[];
+    policy: PolicyView | null;
   },
 ): RunReport {
   return {
@@ -425,5 +435,6 @@ function report(
     ...(how.unavailableReason === undefined ? {} : { unavailableReason: how.unavailableReason }),
     sent: how.sent,
     approvals: how.approvals,
+    policy: how.policy,
   };
 }

@@ -155,6 +155,7 @@ function endingOf(
     warnings: report.warnings,
     sincePrevious: report.sincePrevious,
     approvals: report.approvals,
+    policy: report.policy,
     ...(reportPath ? { reportPath } : {}),
     controls: options.controls,
   };
@@ -263,6 +264,7 @@ async function writeRunReport(
     holdChangedPayees: options.holdChangedPayees,
     sandbox: options.sandbox,
     approvals: report.approvals,
+    policy: report.policy,
   });
 }
 
