@@ -1,7 +1,7 @@
 /**
  * The approval policy where approvers look: `validate --json` gives each rule with whether it
  * applies, who signed and how many more are needed, and the report shows the same, read here in
- * Chromium (as browser.test.ts drives it), with real ssh-keygen keys.
+ * Chromium (as browser.test.ts drives it), with real ssh-keygen keys; `status --approvals` gives the same rules.
  */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -104,6 +104,17 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`the approval policy in validate and its report
         },
       ],
     });
+    // status --approvals shows the same rules, beside who approved.
+    const statusOf = (...args: string[]) =>
+      runCli(['status', '--approvals', sheet, ...args, '--base-url', SERVICE, '--register', register], {
+        env: {},
+      });
+    const status = await statusOf('--json');
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout).policy).toEqual(summary.policy);
+    const statusText = await statusOf();
+    expect(statusText.stdout).toContain('approved by alice@corp');
+    expect(statusText.stdout).toContain('large batches: 2 of approvers: signed by alice@corp, 1 more needed');
     const text = await cli(['validate', sheet, '--no-report']);
     expect(text.stderr).toContain('Approval policy version 1: not met');
     expect(text.stderr).toContain(

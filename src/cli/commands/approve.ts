@@ -12,6 +12,7 @@ import type { Argv } from 'yargs';
 import { parseServiceUrl } from '../../api/service-url.js';
 import { type AllowedSigners, readAllowedSigners } from '../../approvals/allowed-signers.js';
 import { parsePolicy } from '../../approvals/policy.js';
+import type { SendFacts } from '../../approvals/policy-gate.js';
 import {
   approvalsOf,
   checkSignatureOut,
@@ -52,6 +53,7 @@ import {
   sheetReadingOf,
   sheetReadingOptions,
 } from '../options.js';
+import { sendFactsOf } from '../policy-shown.js';
 
 /** The sheet and the register a statement is computed from. */
 export interface StatementSource extends SheetOptions {
@@ -67,6 +69,8 @@ export interface CurrentStatement {
   origin: string;
   /** The sheet's file name, without its folder, in NFC. */
   sheet: string;
+  /** What an approval policy's conditions look at: the rows a run would send now. */
+  facts: SendFacts;
 }
 
 /**
@@ -101,7 +105,7 @@ export async function currentStatement(source: StatementSource): Promise<Current
       validTotals: summary.validTotals,
       day: utcDay((source.clock ?? systemClock).now()),
     });
-    return { text, digest: report.digest, origin, sheet };
+    return { text, digest: report.digest, origin, sheet, facts: sendFactsOf(report) };
   } finally {
     await rm(folder, { recursive: true, force: true });
   }

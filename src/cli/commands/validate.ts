@@ -1,28 +1,20 @@
 /** `payouts validate <sheet>`: the dry run (README "Commands"): read, map and check every row, offline. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { DEFAULT_APPROVAL_MAX_AGE_DAYS } from '../../approvals/gate.js';
-import { parsePolicy } from '../../approvals/policy.js';
-import {
-  countUnderPolicy,
-  type PolicyView,
-  policyView,
-  type SendFacts,
-} from '../../approvals/policy-gate.js';
-import { withoutWithdrawn } from '../../approvals/withdrawals.js';
+import type { PolicyView } from '../../approvals/policy-gate.js';
 import type { ControlTotals } from '../../batch/guards.js';
 import type { SheetOptions } from '../../batch/prepare.js';
 import { type ValidateOptions, type ValidateReport, validateSheet } from '../../batch/validate/validate.js';
 import { systemClock } from '../../clock.js';
 import { openExistingRegister } from '../../register/open.js';
 import { writeReport } from '../../report/html.js';
-import { SIGNALS } from '../../rows/signals.js';
 import { reportPathFor } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
 import type { CliIo } from '../io.js';
 import { type Ending, runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, type LogArgs, logOptions, runFinishedFields } from '../logging.js';
 import { registerHint, registerOption, type SheetArgs, sheetOptions, sheetOptionsOf } from '../options.js';
+import { policyViewOf, sendFactsOf } from '../policy-shown.js';
 import { RowCounter } from '../progress.js';
 import { exitCodeOf, humanSummary, type SummaryFacts, writeSummaryJson } from '../summary.js';
 
@@ -143,31 +135,9 @@ async function policyShown(
   const register = await openExistingRegister(options.register.location);
   if (register === undefined) return null;
   try {
-    const held = await register.policy(service).catch(() => undefined);
-    if (held === undefined) return null;
-    const policy = parsePolicy(held.policy, `the policy version ${held.version} of ${service}`);
     const sheet = path.basename(report.sheetPath).normalize('NFC');
-    const { digest } = report;
-    const recorded = withoutWithdrawn(
-      await register.approvals({ digest, sheet }),
-      await register.withdrawals({ digest, sheet }),
-      policy.signers,
-    );
-    const batch = { digest, origin: service, sheet, now: systemClock.now() };
-    const count = countUnderPolicy(recorded, policy, batch, DEFAULT_APPROVAL_MAX_AGE_DAYS);
-    const { summary } = report;
-    const facts: SendFacts = {
-      sendTotals: summary.sendTotals,
-      largest: new Map([...summary.largestValid].map(([currency, row]) => [currency, row.minor])),
-      warnings: new Set(SIGNALS.filter((signal) => report.warnings.counts[signal] > 0)),
-      rails: summary.sendRails,
-    };
-    return policyView(
-      policy,
-      held.version,
-      facts,
-      count.approvals.map((a) => a.principal),
-    );
+    const batch = { digest: report.digest, sheet, now: systemClock.now() };
+    return await policyViewOf(register, service, batch, sendFactsOf(report));
   } finally {
     await register.close();
   }
