@@ -45,14 +45,6 @@ export interface PolicyView {
   rules: RuleView[];
 }
 
-/** Facts of no row at all: what a batch with nothing to send shows. */
-export const NO_FACTS: SendFacts = {
-  sendTotals: new Map(),
-  largest: new Map(),
-  warnings: new Set(),
-  rails: new Set(),
-};
-
 /** Collects the facts of the rows to send, one row at a time. */
 export class SendFactsTally implements SendFacts {
   readonly sendTotals = new Map<string, bigint>();

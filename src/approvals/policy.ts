@@ -87,11 +87,6 @@ export function policyDigest(canonical: string): string {
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }
 
-/** Every principal of a group, in the order the policy lists them. */
-export function groupOf(policy: ApprovalPolicy, group: string): readonly string[] {
-  return policy.groups.get(group) ?? [];
-}
-
 function parseJson(text: string, file: string): Json {
   try {
     return JSON.parse(text) as Json;

@@ -8,7 +8,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE, type TestKey } from '../approvals/ssh-keygen.js';
 import { runCli } from '../helpers/cli.js';
-import { paymentsOf, runAgainst, SANDBOX_ENV, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
+import {
+  paymentsOf,
+  runAgainst,
+  SANDBOX_ENV,
+  spawnCli,
+  summaryOf,
+  testDir,
+  testSandbox,
+} from '../helpers/payouts.js';
 import { initTestRegister } from '../helpers/register.js';
 import { sampleRows, writeSheet } from '../helpers/sheets.js';
 
@@ -81,12 +89,13 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run under the register's approval policy${SSH_
     // A small batch: unsigned, nothing is sent, with no flag at all; one approver pays it.
     const small = path.join(dir, 'small.csv');
     await writeSheet(small, [anaRow('SMALL-1', '125.50')]);
-    const unsigned = await run(small);
+    // The compiled CLI, as a CronJob runs it.
+    const unsigned = await spawnCli(['run', small, '--base-url', sb.url, '--log-format', 'text'], env).exited;
     expect(unsigned.code, unsigned.stderr).toBe(4);
     expect(unsigned.stderr).toContain('rule "every batch"');
     expect(paymentsOf(sb)).toHaveLength(0);
     expect((await approve(small, team.alice)).code).toBe(0);
-    const paid = await run(small);
+    const paid = await spawnCli(['run', small, '--base-url', sb.url, '--log-format', 'text'], env).exited;
     expect(paid.code, paid.stderr).toBe(0);
     expect(paymentsOf(sb)).toHaveLength(1);
 
