@@ -7,6 +7,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MALFORMED_POLICIES } from '../approvals/malformed-policies.js';
 import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE, type TestKey } from '../approvals/ssh-keygen.js';
 import { runCli } from '../helpers/cli.js';
 import { testDir } from '../helpers/payouts.js';
@@ -167,6 +168,42 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
     expect(set.code).toBe(2);
     expect(set.stderr).toContain(`${file}: /rules/0/from: unknown group "approver"`);
     expect(JSON.parse(set.stdout)).toMatchObject({ exitCode: 2 });
+    const { openRegister } = await import('../../src/register/open.js');
+    const opened = await openRegister(register);
+    try {
+      const kinds = [];
+      for await (const entry of opened.entries()) kinds.push(entry.type);
+      expect(kinds).toEqual([]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it('refuses every malformed policy (exit 2) naming the file and the place, and records nothing', async () => {
+    const dir = await testDir();
+    const register = initTestRegister(path.join(dir, 'register.db'));
+    const good = teamPolicy(team, {
+      rules: [
+        { name: 'every batch', require: 1, from: 'approvers' },
+        { name: 'large batches', when: { sendTotalOver: { USD: '1000.00' } }, require: 2, from: 'approvers' },
+        {
+          name: 'new bank details',
+          when: { warnings: ['changedBankDetails'] },
+          require: 1,
+          from: 'treasury',
+        },
+      ],
+    });
+    const refusedWrongly: string[] = [];
+    for (const [what, change, place, expected] of MALFORMED_POLICIES) {
+      const file = path.join(dir, 'policy.json');
+      const changed = change(structuredClone(good));
+      await writeFile(file, typeof changed === 'string' ? changed : JSON.stringify(changed));
+      const set = await policy(register, 'set', file, '--key', team.alice.path);
+      const said = set.stderr.includes(`${file}: ${place}: `) && expected.test(set.stderr);
+      if (set.code !== 2 || !said) refusedWrongly.push(`${what}: exit ${set.code}, ${set.stderr.trim()}`);
+    }
+    expect(refusedWrongly).toEqual([]);
     const { openRegister } = await import('../../src/register/open.js');
     const opened = await openRegister(register);
     try {
