@@ -64,3 +64,18 @@ export class SigningError extends PayoutsError {
     super('CONFIG', message, options);
   }
 }
+
+/**
+ * An approval policy payouts refuses (does not parse, or could never be met): the message names
+ * the file, the place in it (a JSON pointer such as `/rules/1/require`) and what was expected.
+ */
+export class PolicyError extends PayoutsError {
+  readonly file: string;
+  /** Where in the policy: a JSON pointer, '' for the whole document. */
+  readonly pointer: string;
+  constructor(file: string, pointer: string, message: string, options?: PayoutsErrorOptions) {
+    super('CONFIG', `${file}: ${pointer === '' ? 'the policy' : pointer}: ${message}`, options);
+    this.file = file;
+    this.pointer = pointer;
+  }
+}

@@ -12,6 +12,7 @@ import type { Register } from '../register/types.js';
 import { SignatureError, StatementError } from './errors.js';
 import { APPROVAL_NAMESPACE, verifyArmoredSignature } from './sshsig.js';
 import { parseStatement } from './statement.js';
+import { withoutWithdrawn } from './withdrawals.js';
 
 /** The fingerprint of the key whose signature over `text` verifies; `over` names the text (exit 4 otherwise). */
 export function signerOf(signature: string, text: string, over: string): string {
@@ -64,7 +65,10 @@ export async function approvalsOf(
   origin: string,
 ): Promise<{ principal: string; fingerprint: string; recordedAt: string }[]> {
   // A register an older payouts wrote, read without migrating it, holds no approvals.
-  const records = await register.approvals({ digest }).catch(() => []);
+  const records = withoutWithdrawn(
+    await register.approvals({ digest }).catch(() => []),
+    await register.withdrawals({ digest }).catch(() => []),
+  );
   return records
     .filter((record) => record.origin === origin)
     .flatMap((record) =>

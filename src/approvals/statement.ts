@@ -43,6 +43,22 @@ function hasControl(text: string): boolean {
 /** The fields in the order they are written; `total XXX` lines stand between rows and day. */
 const FIELDS = ['digest', 'origin', 'sheet', 'valid rows', 'day'] as const;
 
+/** The first line of a withdrawal: the approval statement withdrawn, under this format line. */
+export const REVOKED_HEADER = 'payouts approval revoked v1';
+
+/** The withdrawal of an approval statement: the same text under the format line REVOKED_HEADER. */
+export function revokedStatement(approval: string): string {
+  return `${REVOKED_HEADER}${approval.slice(STATEMENT_HEADER.length)}`;
+}
+
+/** The approval statement a withdrawal names (undefined: the text is no withdrawal). */
+export function withdrawnStatement(withdrawal: string): string | undefined {
+  const first = withdrawal.slice(0, withdrawal.indexOf('\n'));
+  return first === REVOKED_HEADER
+    ? `${STATEMENT_HEADER}${withdrawal.slice(REVOKED_HEADER.length)}`
+    : undefined;
+}
+
 /** The UTC day of a moment, YYYY-MM-DD: the statement's `day`. */
 export function utcDay(epochMs: number): string {
   return new Date(epochMs).toISOString().slice(0, 10);

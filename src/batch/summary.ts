@@ -54,6 +54,8 @@ export class BatchSummary {
   /** The largest amount of a valid (or sent) row per currency, with its row: `--max-amount`. */
   readonly largestValid = new Map<string, LargestAmount>();
 
+  /** The rails of the rows `run` would send now: what an approval policy's `rails` looks at. */
+  readonly sendRails = new Set<string>();
   /** Rows per rail ('' for a row without one), for the approver's report. */
   readonly byRail = new Map<string, number>();
   /** The largest valid (or sent) payments per currency, largest first, at most LARGEST_KEPT each. */

@@ -304,7 +304,10 @@ export function tally(
     BatchSummary.add(summary.sheetTotals, currency, amount.minor);
     BatchSummary.add(summary.totalsOf(status), currency, amount.minor);
     // A dry run's `valid` rows are what `run` would send now (not paid, not held).
-    if (status === 'valid') BatchSummary.add(summary.sendTotals, currency, amount.minor);
+    if (status === 'valid') {
+      BatchSummary.add(summary.sendTotals, currency, amount.minor);
+      if (row.payout.rail !== undefined) summary.sendRails.add(row.payout.rail);
+    }
     if (status !== 'invalid') BatchSummary.add(summary.validTotals, currency, amount.minor);
     // The largest payments an approver is shown are those sent or to be sent, not rows paid
     // already or held.

@@ -8,11 +8,11 @@ import { detailsOf } from '../register/details.js';
 import { historyFor, minorOf, paymentsOf } from '../register/rules.js';
 import type { PayeeHistory, PayeeLayer, PayeePayday, ScopeStore } from '../register/types.js';
 import { formatMinor } from '../rows/money.js';
+import { SIGNALS, type Signal } from '../rows/signals.js';
 import { boundCell } from '../sheet/quote.js';
 import type { PreparedRow } from './prepare.js';
 
-export const SIGNALS = ['newPayee', 'changedBankDetails', 'possibleDuplicate', 'unusualAmount'] as const;
-export type Signal = (typeof SIGNALS)[number];
+export { SIGNALS, type Signal };
 
 /** One warning on a row: which signal, and what it says to a person. */
 export interface RowWarning {

@@ -80,6 +80,19 @@ const COMMANDS: readonly CommandEntry[] = [
     logs: true,
   },
   {
+    name: 'policy',
+    command: 'policy <action> [file]',
+    describe:
+      'the approval policy the register holds for a service: show it, or propose, sign and put in force a new one (set)',
+    load: () => import('./commands/policy.js') as Promise<CommandModule>,
+    needs: {
+      what: 'an action',
+      usage:
+        'payouts policy show [--json] | payouts policy set FILE [--key PATH | --signature SIG | --statement]',
+    },
+    logs: true,
+  },
+  {
     name: 'reconcile',
     command: 'reconcile [references..]',
     describe:
@@ -265,6 +278,8 @@ const JSON_COMMANDS = [
   'approve',
   'register copy',
   'register init',
+  'policy set',
+  'policy show',
   'status',
 ] as const;
 

@@ -293,7 +293,7 @@ export function approvalGateOptions<T>(y: Argv<T>) {
 export function approvalGateOf(
   args: ApprovalGateArgs,
   io: CliIo,
-): { required: number; allowedSigners: string; maxAgeDays: number } | undefined {
+): { required: number; allowedSigners?: string; maxAgeDays: number } | undefined {
   const fromEnv = fromEnvironment(io.env, APPROVAL_ENV.required);
   const required = args['require-approvals'] ?? (fromEnv === undefined ? undefined : Number(fromEnv.trim()));
   const source = args['require-approvals'] === undefined ? APPROVAL_ENV.required : '--require-approvals';
@@ -322,11 +322,9 @@ export function approvalGateOf(
       `${named} names who may approve, but nothing says how many approvals this run needs: add --require-approvals N (or set ${APPROVAL_ENV.required}), or leave out ${named} - a run never pays unchecked while signers are named`,
     );
   }
-  if (file === undefined) {
-    throw new UsageError(
-      `${source} ${required} needs the allowed-signers file that says whose keys count: --allowed-signers FILE (or ${APPROVAL_ENV.allowedSigners})`,
-    );
-  }
+  // Without a file the register's approval policy names the signers; the run refuses (exit 2)
+  // when it holds none, before anything is sent (batch/run/judge.ts policyGateOf).
+  if (file === undefined) return { required, maxAgeDays: maxAge };
   return { required, allowedSigners: resolveFrom(io.cwd, file), maxAgeDays: maxAge };
 }
 

@@ -1,3 +1,4 @@
+import type { PolicyView } from '../approvals/policy-gate.js';
 import type { ControlTotals } from '../batch/guards.js';
 import { chosenInWords, type SincePrevious } from '../batch/since-previous.js';
 import {
@@ -37,6 +38,8 @@ export interface SummaryFacts {
   reportPath?: string;
   /** run: the signed approvals it relied on (README "Approvals"); none without the gate. */
   approvals?: readonly { principal: string; fingerprint: string; recordedAt: string }[];
+  /** The register's approval policy as judged for this batch (null: none, or no register read). */
+  policy?: PolicyView | null;
   /** `--expect-count`, `--expect-total`: confirmed in the summary when they match. */
   controls?: ControlTotals;
   error?: PayoutsError;
@@ -133,6 +136,7 @@ export function summaryJson(facts: SummaryFacts): Record<string, unknown> {
           })),
         }
       : {}),
+    policy: facts.policy ?? null,
     results: facts.resultsPath,
     report: facts.reportPath ?? null,
     register: facts.registerPath,
@@ -217,6 +221,7 @@ export function humanSummary(facts: SummaryFacts): string[] {
       `Approved by: ${facts.approvals.map((a) => `${a.principal} (${a.fingerprint}, recorded ${a.recordedAt})`).join(', ')}`,
     );
   }
+  lines.push(...policyLines(facts.policy));
   lines.push(`Results: ${facts.resultsPath}`);
   if (facts.reportPath) lines.push(`Report: ${facts.reportPath}`);
   if (facts.registerPath) lines.push(`Register: ${facts.registerPath}`);
@@ -316,4 +321,22 @@ function controlTotalsLine(facts: SummaryFacts): string | undefined {
       parts.push(`${currency} ${formatAmountForPeople(minor)} ✓`);
   }
   return parts.length === 0 ? undefined : `Control totals: ${parts.join(', ')}`;
+}
+
+/** The approval policy's rules at a terminal: each applying rule met (✓) or what it still needs. */
+export function policyLines(policy: PolicyView | null | undefined): string[] {
+  if (!policy) return [];
+  const lines = [
+    `Approval policy version ${policy.version}: ${policy.satisfied ? 'every applying rule met ✓' : 'not met'}`,
+  ];
+  for (const rule of policy.rules) {
+    const signed = rule.signed.length > 0 ? rule.signed.join(', ') : 'nobody';
+    const state = !rule.applies
+      ? 'does not apply'
+      : rule.missing === 0
+        ? `${rule.require} of ${rule.from} ✓ (${signed})`
+        : `${rule.require} of ${rule.from}: signed by ${signed}, ${rule.missing} more needed (waiting on ${rule.waitingOn.join(', ')})`;
+    lines.push(`  ${rule.name}: ${state}`);
+  }
+  return lines;
 }

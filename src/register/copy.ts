@@ -1,7 +1,7 @@
 /**
- * `payouts register copy --from A --to B`: every scope, run, payout, payee, payee history, event and approval of one
- * register into another (SQLite to PostgreSQL and back), so a team moving stores keeps its
- * history. Idempotent: what the target holds already is left as it is; a record whose key the
+ * `payouts register copy --from A --to B`: every scope, run, payout, payee, payee history, event,
+ * approval and withdrawal, and every approval policy with its signatures and versions, of one
+ * register into another (SQLite to PostgreSQL and back), so a team moving stores keeps its history. Idempotent: what the target holds already is left as it is; a record whose key the
  * target holds with other contents is a conflict, refused and listed, never written over.
  */
 import type { Register, RegisterEntry } from './types.js';
@@ -29,6 +29,10 @@ export async function copyRegister(from: Register, to: Register): Promise<CopyRe
     event: 0,
     approval: 0,
     runApproval: 0,
+    withdrawal: 0,
+    policyProposal: 0,
+    policySignature: 0,
+    policy: 0,
   });
   const report: CopyReport = { added: zero(), same: zero(), conflicts: [] };
   let chunk: RegisterEntry[] = [];
@@ -110,6 +114,18 @@ export function conflictOf(entry: RegisterEntry, held: RegisterEntry): string | 
       // One text signed by one key: the same approval, whichever signature bytes (ECDSA signs
       // anew each time) or principals its recording named; the one the target holds stands.
       return undefined;
+    }
+    case 'withdrawal':
+    case 'policyProposal':
+    case 'policySignature':
+      // Named by what was signed (or proposed) and by whom: the same record, whichever signature bytes.
+      return undefined;
+    case 'policy': {
+      // A version number is taken once: two registers that put different policies in force under
+      // one number have each their own history, which a copy must not merge.
+      const other = (held as typeof entry).policy;
+      const why = differs('policy digest', entry.policy.digest, other.digest);
+      return why && `policy version ${entry.policy.version} of ${entry.policy.service}: ${why}`;
     }
     case 'runApproval': {
       const { approval } = held as typeof entry;

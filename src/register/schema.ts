@@ -53,6 +53,60 @@ const HISTORY_ROW_IDS = `
   END;
 `;
 
+/**
+ * Approval policies per service (docs/approval.md "The policy"): each proposal, the signatures
+ * over it, the versions in force (a version number taken once: two proposals replacing the same
+ * version cannot both take effect), and signed withdrawals of approvals. Every row is written
+ * once and never changed, so `register copy` moves them as they are.
+ */
+function policyTables(prefix: string, integer: string, text: string, withoutRowid: string): string {
+  return `
+  CREATE TABLE ${prefix}policy_proposals (
+    service ${text} NOT NULL,
+    digest ${text} NOT NULL,
+    replaces ${integer} NOT NULL,
+    policy ${text} NOT NULL,
+    proposed_at ${text} NOT NULL,
+    PRIMARY KEY (service, replaces, digest)
+  )${withoutRowid};
+  CREATE TABLE ${prefix}policy_signatures (
+    statement_digest ${text} NOT NULL,
+    fingerprint ${text} NOT NULL,
+    service ${text} NOT NULL,
+    digest ${text} NOT NULL,
+    replaces ${integer} NOT NULL,
+    statement ${text} NOT NULL,
+    signature ${text} NOT NULL,
+    recorded_at ${text} NOT NULL,
+    PRIMARY KEY (statement_digest, fingerprint)
+  )${withoutRowid};
+  CREATE INDEX policy_signatures_by_proposal ON ${prefix}policy_signatures (service, replaces, digest);
+  CREATE TABLE ${prefix}policies (
+    service ${text} NOT NULL,
+    version ${integer} NOT NULL,
+    digest ${text} NOT NULL,
+    policy ${text} NOT NULL,
+    signed_by ${text} NOT NULL,
+    since ${text} NOT NULL,
+    PRIMARY KEY (service, version)
+  )${withoutRowid};
+  CREATE TABLE ${prefix}approval_withdrawals (
+    statement_digest ${text} NOT NULL,
+    fingerprint ${text} NOT NULL,
+    approval_digest ${text} NOT NULL,
+    origin ${text} NOT NULL,
+    digest ${text} NOT NULL,
+    sheet ${text} NOT NULL,
+    statement ${text} NOT NULL,
+    signature ${text} NOT NULL,
+    recorded_at ${text} NOT NULL,
+    PRIMARY KEY (statement_digest, fingerprint)
+  )${withoutRowid};
+  CREATE INDEX approval_withdrawals_by_digest ON ${prefix}approval_withdrawals (digest);
+  CREATE INDEX approval_withdrawals_by_sheet ON ${prefix}approval_withdrawals (sheet);
+  `;
+}
+
 /** Each entry migrates from its index to the next version. */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -219,6 +273,7 @@ export const MIGRATIONS: readonly string[] = [
   `,
   HISTORY_PAYDAYS_ONCE,
   HISTORY_ROW_IDS,
+  policyTables('', 'INTEGER', 'TEXT', ' WITHOUT ROWID'),
 ];
 
 /** The version this payouts writes. */
@@ -371,6 +426,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE payouts.payouts ADD COLUMN warnings text;
   `,
   HISTORY_PAYDAYS_ONCE,
+  policyTables('payouts.', 'integer', 'text', ''),
 ];
 
 /** The version of the PostgreSQL schema this payouts writes. */

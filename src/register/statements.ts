@@ -103,6 +103,24 @@ export interface Statements extends TransferStatements {
   recordRunApproval: string;
   /** :scope :runs */
   runApprovals: string;
+  /** A withdrawal's columns (WithdrawalRecord); added unless held. */
+  recordWithdrawal: string;
+  /** :digest :sheet (null: none), oldest first. */
+  withdrawals: string;
+  /** A policy proposal's columns; added unless held. */
+  recordPolicyProposal: string;
+  /** :service :digest :replaces */
+  policyProposal: string;
+  /** A policy signature's columns; added unless held. */
+  recordPolicySignature: string;
+  /** :service :digest :replaces, oldest first. */
+  policySignatures: string;
+  /** A policy version's columns; added unless its version is held. */
+  enactPolicy: string;
+  /** :service: its latest version. */
+  policyInForce: string;
+  /** :service: every version, oldest first. */
+  policyHistory: string;
 }
 
 /** The register's tables. */
@@ -115,7 +133,11 @@ type Table =
   | 'events'
   | 'origins'
   | 'approvals'
-  | 'run_approvals';
+  | 'run_approvals'
+  | 'approval_withdrawals'
+  | 'policy_proposals'
+  | 'policy_signatures'
+  | 'policies';
 
 /** What a store's SQL says its own way. */
 export interface StatementDialect {
@@ -199,6 +221,7 @@ export function statementsFor(d: StatementDialect): Statements {
     recordRunApproval: addRunApproval(t('run_approvals')),
     runApprovals: `SELECT * FROM ${t('run_approvals')} WHERE scope_id = :scope AND run_id ${d.inList('runs')}
       ORDER BY run_id, principal`,
+    ...policyStatements(t),
     ...runStatements(d, t),
     ...payoutStatements(d, t),
     ...batchStatements(d, t),
@@ -288,6 +311,48 @@ function batchStatements(d: StatementDialect, t: Tables) {
   };
 }
 
+/** Policies, their signatures and versions, and withdrawals of approvals: written once, never changed. */
+function policyStatements(t: Tables) {
+  const bySignedAt = 'ORDER BY recorded_at, statement_digest, fingerprint';
+  return {
+    recordWithdrawal: addWithdrawal(t('approval_withdrawals')),
+    withdrawals: `SELECT * FROM ${t('approval_withdrawals')} WHERE digest = :digest OR sheet = :sheet ${bySignedAt}`,
+    recordPolicyProposal: addPolicyProposal(t('policy_proposals')),
+    policyProposal: `SELECT * FROM ${t('policy_proposals')}
+      WHERE service = :service AND replaces = :replaces AND digest = :digest`,
+    recordPolicySignature: addPolicySignature(t('policy_signatures')),
+    policySignatures: `SELECT * FROM ${t('policy_signatures')}
+      WHERE service = :service AND replaces = :replaces AND digest = :digest ${bySignedAt}`,
+    enactPolicy: addPolicy(t('policies')),
+    policyInForce: `SELECT * FROM ${t('policies')} WHERE service = :service ORDER BY version DESC LIMIT 1`,
+    policyHistory: `SELECT * FROM ${t('policies')} WHERE service = :service ORDER BY version`,
+  };
+}
+
+function addWithdrawal(table: string): string {
+  return `INSERT INTO ${table} (statement_digest, fingerprint, approval_digest, origin, digest, sheet, statement,
+      signature, recorded_at)
+    VALUES (:statementDigest, :fingerprint, :approvalDigest, :origin, :digest, :sheet, :statement, :signature,
+      :recordedAt) ON CONFLICT DO NOTHING`;
+}
+
+function addPolicyProposal(table: string): string {
+  return `INSERT INTO ${table} (service, digest, replaces, policy, proposed_at)
+    VALUES (:service, :digest, :replaces, :policy, :proposedAt) ON CONFLICT DO NOTHING`;
+}
+
+function addPolicySignature(table: string): string {
+  return `INSERT INTO ${table} (statement_digest, fingerprint, service, digest, replaces, statement, signature,
+      recorded_at)
+    VALUES (:statementDigest, :fingerprint, :service, :digest, :replaces, :statement, :signature, :recordedAt)
+    ON CONFLICT DO NOTHING`;
+}
+
+function addPolicy(table: string): string {
+  return `INSERT INTO ${table} (service, version, digest, policy, signed_by, since)
+    VALUES (:service, :version, :digest, :policy, :signedBy, :since) ON CONFLICT DO NOTHING`;
+}
+
 function addApproval(table: string): string {
   return `INSERT INTO ${table} (statement_digest, fingerprint, origin, digest, sheet, statement, signature,
       principals, recorded_at)
@@ -305,6 +370,11 @@ function transferStatements(d: StatementDialect, t: Tables): TransferStatements 
   const history = t('payee_history');
   return {
     allApprovals: `SELECT * FROM ${t('approvals')} ORDER BY recorded_at, statement_digest, fingerprint`,
+    allWithdrawals: `SELECT * FROM ${t('approval_withdrawals')} ORDER BY recorded_at, statement_digest, fingerprint`,
+    allPolicyProposals: `SELECT * FROM ${t('policy_proposals')} ORDER BY service, replaces, proposed_at, digest`,
+    allPolicySignatures: `SELECT * FROM ${t('policy_signatures')}
+      ORDER BY service, replaces, recorded_at, statement_digest, fingerprint`,
+    allPolicies: `SELECT * FROM ${t('policies')} ORDER BY service, version`,
     scopeRunApprovals: `SELECT * FROM ${t('run_approvals')} WHERE scope_id = :scope ORDER BY run_id, principal`,
     origins: `SELECT * FROM ${t('origins')} ORDER BY service, integrator_id`,
     scopes: `SELECT * FROM ${t('scopes')} ORDER BY id`,
@@ -317,6 +387,10 @@ function transferStatements(d: StatementDialect, t: Tables): TransferStatements 
     scopeId: `SELECT id FROM ${t('scopes')} WHERE service = :service AND integrator_id = :integrator`,
     add: {
       approval: addApproval(t('approvals')),
+      withdrawal: addWithdrawal(t('approval_withdrawals')),
+      policyProposal: addPolicyProposal(t('policy_proposals')),
+      policySignature: addPolicySignature(t('policy_signatures')),
+      policy: addPolicy(t('policies')),
       runApproval: addRunApproval(t('run_approvals')),
       event: `INSERT INTO ${t('events')} (integrator_id, resource_id, operation, success, message, occurred_at,
           received_at, payload)
@@ -341,6 +415,13 @@ function transferStatements(d: StatementDialect, t: Tables): TransferStatements 
     },
     held: {
       approval: `SELECT * FROM ${t('approvals')} WHERE statement_digest = :statementDigest AND fingerprint = :fingerprint`,
+      withdrawal: `SELECT * FROM ${t('approval_withdrawals')}
+        WHERE statement_digest = :statementDigest AND fingerprint = :fingerprint`,
+      policyProposal: `SELECT * FROM ${t('policy_proposals')}
+        WHERE service = :service AND replaces = :replaces AND digest = :digest`,
+      policySignature: `SELECT * FROM ${t('policy_signatures')}
+        WHERE statement_digest = :statementDigest AND fingerprint = :fingerprint`,
+      policy: `SELECT * FROM ${t('policies')} WHERE service = :service AND version = :version`,
       runApproval: `SELECT * FROM ${t('run_approvals')} WHERE run_id = :run AND principal = :principal`,
       event: `SELECT * FROM ${t('events')}
         WHERE integrator_id = :integrator AND resource_id = :resource AND operation = :operation`,

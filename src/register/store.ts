@@ -16,6 +16,20 @@ import type { ScopeIdentity } from './identity.js';
 import { holderAlive, liveRunCount, newLease, type Self, type StoreTime } from './lease.js';
 import { OUTAGE_DEFAULTS, OutageDriver } from './outage.js';
 import {
+  type PolicyProposalRow,
+  type PolicySignatureRow,
+  type PolicyVersionRow,
+  policySignatureOf,
+  policySignatureValues,
+  policyVersionOf,
+  policyVersionValues,
+  proposalOf,
+  proposalValues,
+  type WithdrawalRow,
+  withdrawalOf,
+  withdrawalValues,
+} from './policy-records.js';
+import {
   cellsOf,
   type EventRow,
   eventOf,
@@ -67,6 +81,9 @@ import type {
   PayoutChange,
   PayoutRecord,
   PayoutState,
+  PolicyProposal,
+  PolicySignature,
+  PolicyVersion,
   Register,
   RegisterEntry,
   RunApproval,
@@ -76,6 +93,7 @@ import type {
   ScopeStore,
   Settlement,
   UnknownResolved,
+  WithdrawalRecord,
 } from './types.js';
 
 /** A claim's row: what `claimedState` decided for a reference this run is to send. */
@@ -438,6 +456,68 @@ export class SqlRegister implements Register {
       }),
     );
     return rows.map(approvalOf);
+  }
+
+  recordWithdrawal(withdrawal: WithdrawalRecord): Promise<boolean> {
+    const values = withdrawalValues(withdrawal);
+    return this.write(async (sql) => (await sql.changed(this.dialect.sql.recordWithdrawal, values)) > 0);
+  }
+
+  async withdrawals(query: { digest: string; sheet?: string }): Promise<WithdrawalRecord[]> {
+    const values = { digest: query.digest, sheet: query.sheet ?? null };
+    const rows = await this.read((sql) => sql.rows<WithdrawalRow>(this.dialect.sql.withdrawals, values));
+    return rows.map(withdrawalOf);
+  }
+
+  recordPolicyProposal(proposal: PolicyProposal): Promise<boolean> {
+    const values = proposalValues(proposal);
+    return this.write(async (sql) => (await sql.changed(this.dialect.sql.recordPolicyProposal, values)) > 0);
+  }
+
+  async policyProposal(query: {
+    service: string;
+    digest: string;
+    replaces: number;
+  }): Promise<PolicyProposal | undefined> {
+    const [row] = await this.read((sql) =>
+      sql.rows<PolicyProposalRow>(this.dialect.sql.policyProposal, query),
+    );
+    return row === undefined ? undefined : proposalOf(row);
+  }
+
+  recordPolicySignature(signature: PolicySignature): Promise<boolean> {
+    const values = policySignatureValues(signature);
+    return this.write(async (sql) => (await sql.changed(this.dialect.sql.recordPolicySignature, values)) > 0);
+  }
+
+  async policySignatures(query: {
+    service: string;
+    digest: string;
+    replaces: number;
+  }): Promise<PolicySignature[]> {
+    const rows = await this.read((sql) =>
+      sql.rows<PolicySignatureRow>(this.dialect.sql.policySignatures, query),
+    );
+    return rows.map(policySignatureOf);
+  }
+
+  enactPolicy(version: PolicyVersion): Promise<boolean> {
+    const values = policyVersionValues(version);
+    return this.write(async (sql) => (await sql.changed(this.dialect.sql.enactPolicy, values)) > 0);
+  }
+
+  async policy(service: string): Promise<PolicyVersion | undefined> {
+    const [row] = await this.read((sql) =>
+      sql.rows<PolicyVersionRow>(this.dialect.sql.policyInForce, { service }),
+    );
+    return row === undefined ? undefined : policyVersionOf(row);
+  }
+
+  async policyHistory(service: string): Promise<PolicyVersion[]> {
+    const rows = await this.read((sql) =>
+      sql.rows<PolicyVersionRow>(this.dialect.sql.policyHistory, { service }),
+    );
+    return rows.map(policyVersionOf);
   }
 
   entries(): AsyncIterable<RegisterEntry> {

@@ -7,6 +7,20 @@
 
 import { historyFromText, historyText } from './history-text.js';
 import {
+  type PolicyProposalRow,
+  type PolicySignatureRow,
+  type PolicyVersionRow,
+  policySignatureOf,
+  policySignatureValues,
+  policyVersionOf,
+  policyVersionValues,
+  proposalOf,
+  proposalValues,
+  type WithdrawalRow,
+  withdrawalOf,
+  withdrawalValues,
+} from './policy-records.js';
+import {
   cellsOf,
   type EventRow,
   eventOf,
@@ -40,6 +54,12 @@ export interface TransferStatements {
   /** Every signed approval, oldest first; the approvals the runs of `:scope` relied on. */
   allApprovals: string;
   scopeRunApprovals: string;
+  /** Every withdrawal of an approval, oldest first. */
+  allWithdrawals: string;
+  /** Every policy proposal, signature and version, by service and the version each replaces. */
+  allPolicyProposals: string;
+  allPolicySignatures: string;
+  allPolicies: string;
   /** The id of the scope of `:service` and `:integrator`. */
   scopeId: string;
   /**
@@ -109,6 +129,14 @@ export async function* exportEntries(
     yield { type: 'event', event: eventOf(row) };
   for (const row of await read((sql) => sql.rows<ApprovalRow>(s.allApprovals)))
     yield { type: 'approval', approval: approvalOf(row) };
+  for (const row of await read((sql) => sql.rows<WithdrawalRow>(s.allWithdrawals)))
+    yield { type: 'withdrawal', withdrawal: withdrawalOf(row) };
+  for (const row of await read((sql) => sql.rows<PolicyProposalRow>(s.allPolicyProposals)))
+    yield { type: 'policyProposal', proposal: proposalOf(row) };
+  for (const row of await read((sql) => sql.rows<PolicySignatureRow>(s.allPolicySignatures)))
+    yield { type: 'policySignature', signature: policySignatureOf(row) };
+  for (const row of await read((sql) => sql.rows<PolicyVersionRow>(s.allPolicies)))
+    yield { type: 'policy', policy: policyVersionOf(row) };
 }
 
 /** An approval as a store's row holds it. */
@@ -202,6 +230,14 @@ function valuesOf(entry: RegisterEntry, scope: number | undefined): Values {
   switch (entry.type) {
     case 'approval':
       return approvalValues(entry.approval);
+    case 'withdrawal':
+      return withdrawalValues(entry.withdrawal);
+    case 'policyProposal':
+      return proposalValues(entry.proposal);
+    case 'policySignature':
+      return policySignatureValues(entry.signature);
+    case 'policy':
+      return policyVersionValues(entry.policy);
     case 'runApproval':
       return {
         scope,
@@ -281,6 +317,14 @@ function heldEntry(entry: RegisterEntry, row: Record<string, unknown>): Register
   switch (entry.type) {
     case 'approval':
       return { type: 'approval', approval: approvalOf(row as unknown as ApprovalRow) };
+    case 'withdrawal':
+      return { type: 'withdrawal', withdrawal: withdrawalOf(row as unknown as WithdrawalRow) };
+    case 'policyProposal':
+      return { type: 'policyProposal', proposal: proposalOf(row as unknown as PolicyProposalRow) };
+    case 'policySignature':
+      return { type: 'policySignature', signature: policySignatureOf(row as unknown as PolicySignatureRow) };
+    case 'policy':
+      return { type: 'policy', policy: policyVersionOf(row as unknown as PolicyVersionRow) };
     case 'runApproval':
       return { ...entry, approval: runApprovalOf(row as unknown as RunApprovalRow) };
     case 'event':

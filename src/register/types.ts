@@ -128,6 +128,68 @@ export interface ApprovalRecord {
   recordedAt: string;
 }
 
+/**
+ * A signed withdrawal of an approval (docs/approval.md "Withdrawing an approval"): the approval's
+ * statement under the format line `payouts approval revoked v1`, signed by the approver's key.
+ * From then on that principal's approval of that statement counts nowhere.
+ */
+export interface WithdrawalRecord {
+  /** SHA-256 (hex) of the signed withdrawal text: with the key, what names one withdrawal. */
+  statementDigest: string;
+  /** SHA-256 (hex) of the approval statement it withdraws (ApprovalRecord.statementDigest). */
+  approvalDigest: string;
+  fingerprint: string;
+  origin: string;
+  digest: string;
+  sheet: string;
+  /** The signed withdrawal text, byte for byte. */
+  statement: string;
+  signature: string;
+  recordedAt: string;
+}
+
+/**
+ * A policy proposed for a service (docs/approval.md "The policy"): its canonical JSON, and the
+ * version in force it would replace (0: none). It takes effect once enough admins signed it.
+ */
+export interface PolicyProposal {
+  /** The service's origin. */
+  service: string;
+  /** SHA-256 (hex) of the policy's canonical JSON. */
+  digest: string;
+  replaces: number;
+  /** The policy's canonical JSON. */
+  policy: string;
+  proposedAt: string;
+}
+
+/** A signature over a policy proposal's statement (`payouts policy v1`). */
+export interface PolicySignature {
+  /** SHA-256 (hex) of the signed text: with the key, what names one signature. */
+  statementDigest: string;
+  fingerprint: string;
+  service: string;
+  /** The proposal it signs: the policy's digest and the version it replaces. */
+  digest: string;
+  replaces: number;
+  statement: string;
+  signature: string;
+  recordedAt: string;
+}
+
+/** A version of a service's policy, in force from `since` until the next version. */
+export interface PolicyVersion {
+  service: string;
+  /** 1 for the first policy, one more for each change. */
+  version: number;
+  digest: string;
+  /** The policy's canonical JSON. */
+  policy: string;
+  /** The admins whose signatures put it in force. */
+  signedBy: string[];
+  since: string;
+}
+
 /** An approval a run relied on: who counted, by which key and signature. */
 export interface RunApproval {
   principal: string;
@@ -416,6 +478,10 @@ export type RegisterEntry =
   | { type: 'event'; event: EventRecord }
   | { type: 'approval'; approval: ApprovalRecord }
   | ({ type: 'runApproval'; runId: string; approval: RunApproval } & ScopeKey)
+  | { type: 'withdrawal'; withdrawal: WithdrawalRecord }
+  | { type: 'policyProposal'; proposal: PolicyProposal }
+  | { type: 'policySignature'; signature: PolicySignature }
+  | { type: 'policy'; policy: PolicyVersion }
   | ({ type: 'origin'; declaration: OriginDeclaration; declaredAt: string } & ScopeKey);
 
 /**
@@ -461,6 +527,31 @@ export interface Register {
    * they name (the gate says which do not cover the sheet, and why), oldest first.
    */
   approvals(query: { digest: string; sheet?: string }): Promise<ApprovalRecord[]>;
+  /** Records a signed withdrawal of an approval; false when held already. Checked by the caller. */
+  recordWithdrawal(withdrawal: WithdrawalRecord): Promise<boolean>;
+  /** The withdrawals that name this batch digest or this sheet name, oldest first. */
+  withdrawals(query: { digest: string; sheet?: string }): Promise<WithdrawalRecord[]>;
+  /** Records a policy proposal; false when the same one (policy and version replaced) is held. */
+  recordPolicyProposal(proposal: PolicyProposal): Promise<boolean>;
+  /** The proposal of this policy digest replacing this version of the service's policy. */
+  policyProposal(query: {
+    service: string;
+    digest: string;
+    replaces: number;
+  }): Promise<PolicyProposal | undefined>;
+  /** Records a signature over a policy proposal; false when held already. Checked by the caller. */
+  recordPolicySignature(signature: PolicySignature): Promise<boolean>;
+  /** The signatures over one proposal, oldest first. */
+  policySignatures(query: { service: string; digest: string; replaces: number }): Promise<PolicySignature[]>;
+  /**
+   * Puts a version of a service's policy in force; false when that version exists already (another
+   * proposal replacing the same version took effect first: this one no longer applies).
+   */
+  enactPolicy(version: PolicyVersion): Promise<boolean>;
+  /** The service's policy in force: its latest version (undefined: none). */
+  policy(service: string): Promise<PolicyVersion | undefined>;
+  /** Every version of the service's policy, oldest first. */
+  policyHistory(service: string): Promise<PolicyVersion[]>;
   /** Every record, a scope before what belongs to it (`register copy`). */
   entries(): AsyncIterable<RegisterEntry>;
   /**

@@ -5,6 +5,7 @@
  * (BatchSummary, WarningTally), so its size is bounded whatever the sheet's: a million rows give
  * the same few hundred KB.
  */
+import type { PolicyView } from '../approvals/policy-gate.js';
 import type { ControlTotals } from '../batch/guards.js';
 import { chosenInWords, LISTED_SHOWN, type SincePrevious } from '../batch/since-previous.js';
 import {
@@ -37,6 +38,8 @@ export interface ReportFacts {
   sandbox?: boolean;
   /** What changed since the previous batch the register paid; null without one. */
   sincePrevious?: SincePrevious | null;
+  /** The register's approval policy as judged for this batch; null or undefined: none. */
+  policy?: PolicyView | null;
   /** The signed approvals the batch relied on (README "Approvals"); undefined: not looked at. */
   approvals?: readonly { principal: string; fingerprint: string; recordedAt: string }[];
 }
@@ -90,6 +93,7 @@ export function renderReport(facts: ReportFacts): string {
 <dt>Register</dt><dd>${facts.registerPath === null ? 'none' : esc(facts.registerPath)}</dd>
 </dl></header>`);
   if (facts.approvals !== undefined) parts.push(approvalsSection(facts.approvals));
+  if (facts.policy) parts.push(policySection(facts.policy));
   parts.push(overview(summary, warnings, facts));
   parts.push(sinceSection(facts));
   parts.push(totalsSection(summary, facts));
@@ -100,6 +104,28 @@ export function renderReport(facts: ReportFacts): string {
     '<footer>Made offline by payouts. The digest covers every valid row and its warnings: approve it with <code>payouts run --approve DIGEST</code>.</footer></body></html>\n',
   );
   return parts.join('\n');
+}
+
+/**
+ * The register's approval policy for this batch: each rule, whether it applies to the rows to
+ * send, who of its group signed, and who is still needed.
+ */
+function policySection(policy: PolicyView): string {
+  const rows = policy.rules
+    .map((rule) => {
+      const state = !rule.applies
+        ? 'does not apply'
+        : rule.missing === 0
+          ? 'met'
+          : `${rule.missing} more needed`;
+      const waiting = rule.applies && rule.missing > 0 ? rule.waitingOn.join(', ') : '';
+      return `<tr class="${rule.applies ? (rule.missing === 0 ? 'met' : 'unmet') : 'idle'}"><td>${esc(rule.name)}</td><td>${rule.applies ? 'yes' : 'no'}</td><td>${rule.require} of ${esc(rule.from)}</td><td>${esc(rule.signed.join(', ') || 'nobody')}</td><td>${esc(waiting)}</td><td>${state}</td></tr>`;
+    })
+    .join('');
+  const verdict = policy.satisfied
+    ? '<p class="ok">Every rule that applies is met.</p>'
+    : '<p class="note">Not every rule that applies is met: a run sends nothing until it is.</p>';
+  return `<section class="policy"><h2>Approval policy (version ${policy.version})</h2>${verdict}<table><thead><tr><th>Rule</th><th>Applies</th><th>Requires</th><th>Signed by</th><th>Still needed</th><th>State</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
 
 /** Who approved the batch: principal, key and when the approval was recorded; or that no one has. */

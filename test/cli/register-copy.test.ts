@@ -70,6 +70,10 @@ describe('payouts register copy', () => {
       event: 1,
       approval: 0,
       runApproval: 0,
+      withdrawal: 0,
+      policyProposal: 0,
+      policySignature: 0,
+      policy: 0,
     });
     expect(report.added.payee).toBeGreaterThanOrEqual(12);
     expect(report.to).not.toContain('payouts-test');

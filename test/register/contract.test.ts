@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'libsql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClaimLostError, RegisterError } from '../../src/errors.js';
+import { copyRegister } from '../../src/register/copy.js';
 import type { Self } from '../../src/register/lease.js';
 import { shownLocation, sourceInWords } from '../../src/register/location.js';
 import {
@@ -26,6 +27,8 @@ import type {
   PayeeLayer,
   PayeePayday,
   PayeePayment,
+  Register,
+  RegisterEntry,
   ScopeStore,
 } from '../../src/register/types.js';
 import { begin, claimAs, payeePayment, request, TEST_SCOPE } from '../helpers/claims.js';
@@ -130,6 +133,123 @@ async function heldHistory(store: ScopeStore, payee: string): Promise<PayeeHisto
 function remote(runId: string): Self {
   return { runId, host: 'same-name', pid: 1 };
 }
+
+/** A service's policy records as the register keeps them: a proposal, two signatures, two versions, a withdrawal. */
+function policyRecords(service: string) {
+  const digest = 'b'.repeat(64);
+  const policy = '{"admins":{"from":"admins","require":1}}';
+  const proposal = { service, digest, replaces: 0, policy, proposedAt: '2026-11-26T08:00:00.000Z' };
+  const signature = (statementDigest: string, fingerprint: string, recordedAt: string) => ({
+    statementDigest,
+    fingerprint,
+    service,
+    digest,
+    replaces: 0,
+    statement: `payouts policy v1\norigin: ${service}\npolicy: ${digest}\nreplaces: 0\n`,
+    signature: '-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\n',
+    recordedAt,
+  });
+  const signatures = [
+    signature('p1', 'SHA256:alice', '2026-11-26T08:01:00.000Z'),
+    signature('p1', 'SHA256:dave', '2026-11-26T08:02:00.000Z'),
+  ];
+  const versions = [
+    {
+      service,
+      version: 1,
+      digest,
+      policy,
+      signedBy: ['alice@corp', 'dave@corp'],
+      since: '2026-11-26T08:02:00.000Z',
+    },
+    {
+      service,
+      version: 2,
+      digest: 'd'.repeat(64),
+      policy: '{"admins":{"from":"admins","require":2}}',
+      signedBy: ['alice@corp'],
+      since: '2026-11-27T08:00:00.000Z',
+    },
+  ];
+  const withdrawal = {
+    statementDigest: 'w1',
+    approvalDigest: 's1',
+    fingerprint: 'SHA256:alice',
+    origin: service,
+    digest: 'e'.repeat(64),
+    sheet: 'november.csv',
+    statement: `payouts approval revoked v1\ndigest: ${'e'.repeat(64)}\n`,
+    signature: '-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\n',
+    recordedAt: '2026-11-26T10:00:00.000Z',
+  };
+  return { proposal, signatures, versions, withdrawal };
+}
+
+/** The policy records and withdrawals among a register's entries, in its export order. */
+async function policyEntries(register: Register): Promise<RegisterEntry[]> {
+  const kept: RegisterEntry[] = [];
+  for await (const entry of register.entries())
+    if (['withdrawal', 'policyProposal', 'policySignature', 'policy'].includes(entry.type)) kept.push(entry);
+  return kept;
+}
+
+describe('register copy of policies and withdrawals', () => {
+  it('carries them from SQLite to PostgreSQL and back, and a copy again changes nothing', async () => {
+    const [sqliteStore, pgStore] = stores as [Store, Store];
+    const first = await openRegister(await sqliteStore.fresh(), { create: true });
+    const middle = await openRegister(await pgStore.fresh(), { create: true });
+    const last = await openRegister(await sqliteStore.fresh(), { create: true });
+    try {
+      const { proposal, signatures, versions, withdrawal } = policyRecords('https://copied.pay.example');
+      await first.recordPolicyProposal(proposal);
+      for (const signature of signatures) await first.recordPolicySignature(signature);
+      for (const version of versions) await first.enactPolicy(version);
+      await first.recordWithdrawal(withdrawal);
+      const original = await policyEntries(first);
+      expect(original.map((e) => e.type)).toEqual([
+        'withdrawal',
+        'policyProposal',
+        'policySignature',
+        'policySignature',
+        'policy',
+        'policy',
+      ]);
+
+      const there = await copyRegister(first, middle);
+      expect(there.conflicts).toEqual([]);
+      expect(there.added).toMatchObject({ withdrawal: 1, policyProposal: 1, policySignature: 2, policy: 2 });
+      expect(await policyEntries(middle)).toEqual(original);
+      expect(await middle.policy(proposal.service)).toEqual(versions[1]);
+
+      const back = await copyRegister(middle, last);
+      expect(back.conflicts).toEqual([]);
+      expect(await policyEntries(last)).toEqual(original);
+      expect(await last.policyHistory(proposal.service)).toEqual(versions);
+      expect(await last.policySignatures(proposal)).toEqual(signatures);
+      expect(await last.withdrawals({ digest: withdrawal.digest })).toEqual([withdrawal]);
+
+      const again = await copyRegister(middle, last);
+      expect(again.added).toMatchObject({ withdrawal: 0, policyProposal: 0, policySignature: 0, policy: 0 });
+      expect(again.same).toMatchObject({ withdrawal: 1, policyProposal: 1, policySignature: 2, policy: 2 });
+
+      // Another policy under a version number the target holds is a conflict, never merged.
+      const other = await openRegister(await pgStore.fresh(), { create: true });
+      try {
+        await other.enactPolicy({ ...versions[0]!, digest: 'c'.repeat(64) });
+        const clash = await copyRegister(first, other);
+        expect(clash.conflicts).toEqual([
+          expect.stringMatching(/^policy version 1 of https:\/\/copied\.pay\.example: policy digest/),
+        ]);
+        // The version the target held stands as it was.
+        expect((await other.policyHistory(proposal.service))[0]?.digest).toBe('c'.repeat(64));
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await Promise.all([first.close(), middle.close(), last.close()]);
+    }
+  });
+});
 
 describe.each(stores)('the $name register', (kind) => {
   let location: string;
@@ -936,6 +1056,46 @@ describe.each(stores)('the $name register', (kind) => {
       ]);
     } finally {
       await copy.close();
+      await register.close();
+    }
+  });
+
+  it("keeps a service's policy proposals, their signatures, its versions and withdrawals of approvals", async () => {
+    const register = await open();
+    try {
+      const { proposal, signatures, versions, withdrawal } = policyRecords('https://policy.pay.example');
+      expect(await register.policy(proposal.service)).toBeUndefined();
+      expect(await register.policyHistory(proposal.service)).toEqual([]);
+      expect(await register.recordPolicyProposal(proposal)).toBe(true);
+      expect(
+        await register.recordPolicyProposal({ ...proposal, proposedAt: '2026-11-27T00:00:00.000Z' }),
+      ).toBe(false);
+      const which = { service: proposal.service, digest: proposal.digest, replaces: 0 };
+      expect(await register.policyProposal(which)).toEqual(proposal);
+      expect(await register.policyProposal({ ...which, replaces: 1 })).toBeUndefined();
+      for (const signature of signatures) expect(await register.recordPolicySignature(signature)).toBe(true);
+      expect(await register.recordPolicySignature({ ...signatures[0]!, signature: 'other bytes' })).toBe(
+        false,
+      );
+      expect(await register.policySignatures(which)).toEqual(signatures);
+      expect(await register.policySignatures({ ...which, digest: 'f'.repeat(64) })).toEqual([]);
+
+      // A version is taken once: a second proposal replacing the same version comes too late.
+      expect(await register.enactPolicy(versions[0]!)).toBe(true);
+      expect(await register.enactPolicy({ ...versions[0]!, digest: 'c'.repeat(64) })).toBe(false);
+      expect(await register.enactPolicy(versions[1]!)).toBe(true);
+      expect(await register.policy(proposal.service)).toEqual(versions[1]);
+      expect(await register.policyHistory(proposal.service)).toEqual(versions);
+      expect(await register.policy('https://other.pay.example')).toBeUndefined();
+
+      expect(await register.recordWithdrawal(withdrawal)).toBe(true);
+      expect(await register.recordWithdrawal({ ...withdrawal, signature: 'other bytes' })).toBe(false);
+      expect(await register.withdrawals({ digest: withdrawal.digest })).toEqual([withdrawal]);
+      expect(await register.withdrawals({ digest: 'a'.repeat(64), sheet: withdrawal.sheet })).toEqual([
+        withdrawal,
+      ]);
+      expect(await register.withdrawals({ digest: 'a'.repeat(64), sheet: 'other.csv' })).toEqual([]);
+    } finally {
       await register.close();
     }
   });

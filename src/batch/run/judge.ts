@@ -5,9 +5,23 @@
  */
 import { basename } from 'node:path';
 import { readAllowedSigners } from '../../approvals/allowed-signers.js';
-import { type ApprovalGate, checkGateCanPass, judgeApprovals } from '../../approvals/gate.js';
+import {
+  type ApprovalGate,
+  checkGateCanPass,
+  DEFAULT_APPROVAL_MAX_AGE_DAYS,
+  judgeApprovals,
+} from '../../approvals/gate.js';
+import { parsePolicy } from '../../approvals/policy.js';
+import {
+  judgePolicy,
+  type PolicyGate,
+  type PolicyView,
+  type SendFacts,
+  SendFactsTally,
+} from '../../approvals/policy-gate.js';
+import { withoutWithdrawn } from '../../approvals/withdrawals.js';
 import type { Clock } from '../../clock.js';
-import { GuardError } from '../../errors.js';
+import { ConfigError, GuardError } from '../../errors.js';
 import { chooseScope, declaredService } from '../../register/choose.js';
 import { serviceOf } from '../../register/identity.js';
 import type { Register, RunApproval, ScopeStore } from '../../register/types.js';
@@ -20,7 +34,6 @@ import {
   sinceCandidates,
   sinceOf,
 } from '../since-previous.js';
-import { BatchSummary } from '../summary.js';
 import { heldReason, NO_WARNINGS, PayeeWarnings } from '../warnings.js';
 import { type JudgedWarnings, JudgedWarningsWriter } from './judged.js';
 import type { RunOptions } from './options.js';
@@ -46,6 +59,8 @@ export interface Judgement {
   digest: string;
   /** Per currency, in minor units: the rows this run would send now. */
   sendTotals: Map<string, bigint>;
+  /** What an approval policy's conditions look at: the rows this run would send now. */
+  facts: SendFacts;
   /** Each row's warnings, kept for the passes after this one (with `keep` only). */
   judged?: JudgedWarnings;
   /** What changed since the previous batch this register paid; null without one. */
@@ -60,14 +75,67 @@ export async function approvalGateOf(
   options: Pick<RunOptions, 'approvals'>,
   clock: Clock,
 ): Promise<ApprovalGate | undefined> {
-  if (options.approvals === undefined) return undefined;
+  const file = options.approvals?.allowedSigners;
+  // Without a file, the register's policy names the signers, or the run is refused (policyGateOf).
+  if (options.approvals === undefined || file === undefined) return undefined;
   const gate: ApprovalGate = {
     required: options.approvals.required,
     maxAgeDays: options.approvals.maxAgeDays,
-    allowedSigners: await readAllowedSigners(options.approvals.allowedSigners),
+    allowedSigners: await readAllowedSigners(file),
   };
   checkGateCanPass(gate, clock.now());
   return gate;
+}
+
+/**
+ * The register's approval policy for the service, enforced whatever the flags say (docs/approval.md
+ * "The policy"): `--allowed-signers` (or its variable) beside it is exit 2, since the policy names
+ * the signers, and `--require-approvals N` only adds N of all its signers. Without a policy,
+ * `--require-approvals` without an allowed-signers file names no signer: exit 2 as well.
+ */
+export async function policyGateOf(
+  register: Register,
+  service: string,
+  options: Pick<RunOptions, 'approvals'>,
+): Promise<PolicyGate | undefined> {
+  const held = await register.policy(service);
+  const { approvals } = options;
+  if (held === undefined) {
+    if (approvals !== undefined && approvals.allowedSigners === undefined)
+      throw new ConfigError(
+        `--require-approvals ${approvals.required} (or PAYOUTS_REQUIRE_APPROVALS) needs the allowed-signers file that says whose keys count: --allowed-signers FILE (or PAYOUTS_ALLOWED_SIGNERS), or an approval policy in the register for ${service} (payouts policy set), which it does not hold`,
+      );
+    return undefined;
+  }
+  if (approvals?.allowedSigners !== undefined)
+    throw new ConfigError(
+      `--allowed-signers (or PAYOUTS_ALLOWED_SIGNERS) names who may approve, but the register holds an approval policy for ${service} (version ${held.version}) that names its signers: leave it out (payouts policy show prints the policy)`,
+    );
+  return {
+    policy: parsePolicy(held.policy, `the policy version ${held.version} of ${service}`),
+    version: held.version,
+    maxAgeDays: approvals?.maxAgeDays ?? DEFAULT_APPROVAL_MAX_AGE_DAYS,
+    ...(approvals === undefined ? {} : { alsoRequired: approvals.required }),
+  };
+}
+
+/** The batch judged under the policy: the approvals it relies on, or exit 4 naming each unmet rule. */
+export async function approvedUnderPolicy(
+  register: Register,
+  gate: PolicyGate,
+  options: Pick<RunOptions, 'sheetPath'>,
+  origin: string,
+  judgement: Pick<Judgement, 'digest' | 'facts'>,
+  now: number,
+): Promise<{ view: PolicyView; approvals: RunApproval[] }> {
+  const sheet = basename(options.sheetPath).normalize('NFC');
+  const { digest } = judgement;
+  const recorded = withoutWithdrawn(
+    await register.approvals({ digest, sheet }),
+    await register.withdrawals({ digest, sheet }),
+    gate.policy.signers,
+  );
+  return judgePolicy(recorded, gate, judgement.facts, { digest, origin, sheet, now });
 }
 
 /**
@@ -86,7 +154,11 @@ export async function approvedBy(
   now: number,
 ): Promise<RunApproval[]> {
   const sheet = basename(options.sheetPath).normalize('NFC');
-  const recorded = await register.approvals({ digest, sheet });
+  const recorded = withoutWithdrawn(
+    await register.approvals({ digest, sheet }),
+    await register.withdrawals({ digest, sheet }),
+    gate.allowedSigners,
+  );
   return judgeApprovals(recorded, gate, { digest, origin, sheet, now });
 }
 
@@ -144,7 +216,7 @@ export async function judgeBatch(
   // What changed since the previous batch: read with the rows that decide what is sent.
   const comparisons =
     keep === undefined ? [] : await sinceCandidates(store, { choice: compareChoiceOf(options) });
-  const sendTotals = new Map<string, bigint>();
+  const facts = new SendFactsTally();
   const writer = keep === undefined ? undefined : await JudgedWarningsWriter.create(keep);
   try {
     for await (const batch of replayBatches(options, read)) {
@@ -167,14 +239,20 @@ export async function judgeBatch(
         const sends = known === undefined || (known.status === 'unknown' && options.retryUnknown === true);
         const held = options.holdChangedPayees === true && heldReason(found) !== undefined;
         if (valid && sends && !held && amount && currency)
-          BatchSummary.add(sendTotals, currency, amount.minor);
+          facts.add(
+            amount.minor,
+            currency,
+            row.payout.rail,
+            found.map((w) => w.signal),
+          );
       }
     }
     const judged = await writer?.seal();
     const { digest: batchDigest } = digest.finish();
     return {
       digest: batchDigest,
-      sendTotals,
+      sendTotals: facts.sendTotals,
+      facts,
       ...(judged ? { judged } : {}),
       // Every payee listed only for the JSON summary; the terminal and the report show the first.
       sincePrevious: await sinceOf(

@@ -22,9 +22,10 @@ export interface RunOptions extends SheetOptions {
   approve?: string;
   /**
    * `--require-approvals N --allowed-signers FILE --approval-max-age DAYS`: refuse unless N
-   * approvers signed this sheet's current statement (docs/approval.md "What counts").
+   * approvers signed this sheet's current statement (docs/approval.md "What counts"). Without
+   * the file, the register's approval policy names the signers (or the run is refused, exit 2).
    */
-  approvals?: { required: number; allowedSigners: string; maxAgeDays: number };
+  approvals?: { required: number; allowedSigners?: string; maxAgeDays: number };
   /** `run --sandbox`: a rehearsal, whose default results file is `<sheet>.sandbox.results.<ext>`. */
   rehearsal?: boolean;
   /** `--same-service-as ORIGIN` or `--separate-service`: what the service this run reaches is. */

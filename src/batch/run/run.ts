@@ -6,6 +6,7 @@
  */
 import { createClient, type PayoutsClient } from '../../api/client.js';
 import type { ApprovalGate } from '../../approvals/gate.js';
+import type { PolicyGate, PolicyView } from '../../approvals/policy-gate.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { afterSending, InterruptedError, ScratchError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
@@ -25,10 +26,12 @@ import type { WarningTally } from '../warnings.js';
 import {
   approvalGateOf,
   approvedBy,
+  approvedUnderPolicy,
   checkApproval,
   type Judgement,
   judgeBatch,
   judgeOffline,
+  policyGateOf,
 } from './judge.js';
 import type { RunOptions } from './options.js';
 import { type ReadSheet, readOnce } from './read-once.js';
@@ -65,6 +68,8 @@ export interface RunReport {
   sincePrevious: SincePrevious | null;
   /** The signed approvals the run relied on (`--require-approvals`), none without the gate. */
   approvals: RunApproval[];
+  /** The register's approval policy as judged for this batch; null without one. */
+  policy: PolicyView | null;
 }
 
 /**
@@ -103,6 +108,8 @@ interface RunContext {
   clock: Clock;
   grace: StopGrace;
   gate: ApprovalGate | undefined;
+  /** The register's approval policy for the service, once the register is open. */
+  policy?: PolicyGate | undefined;
   read: ReadSheet;
   held: Held;
 }
@@ -125,6 +132,8 @@ interface Ended {
   /** The batch as judged before sending; none when the run ended before judging it. */
   judgement?: Judgement | undefined;
   approvals: RunApproval[];
+  /** The approval policy as judged for the batch, when the register holds one. */
+  policy?: PolicyView;
   /** The run's record, marked finished once the results are written; none before it began. */
   run?: RunHolder;
   /** What ended the run as an error, thrown once the results are written. */
@@ -144,12 +153,17 @@ async function payBatch(run: RunContext): Promise<Ended> {
   if (register === undefined) return notStarted({ interrupted: true, unavailable: false });
   run.held.register = register;
   const asOf = clock.now();
-  if (options.approve !== undefined || run.gate !== undefined) {
+  // The register's approval policy holds whatever the flags say; read before any request.
+  run.policy = await policyGateOf(register, serviceOf(options.connection.baseUrl), options);
+  if (options.approve !== undefined || run.gate !== undefined || run.policy !== undefined) {
     // Before any request: the scope `validate` read for the same service and user, offline.
     // Checked again below against the scope the service names (the same one, as a rule).
-    const { service, digest } = await judgeOffline(options, read, register, asOf);
+    const offline = await judgeOffline(options, read, register, asOf);
+    const { service, digest } = offline;
     if (options.approve !== undefined) checkApproval(options.approve, digest);
     if (run.gate !== undefined) await approvedBy(register, run.gate, options, service, digest, clock.now());
+    if (run.policy !== undefined)
+      await approvedUnderPolicy(register, run.policy, options, service, offline, clock.now());
   }
   const client = options.client ?? clientOf(run);
   run.held.client = client;
@@ -266,10 +280,16 @@ async function payScope(
   const store = await register.openScope(scope, options.connection.credentials.username);
   const judgement = await judgeBatch(options, read, store, asOf, read.snapshot.sidecar('warnings.jsonl'));
   if (options.approve !== undefined) checkApproval(options.approve, judgement.digest);
+  const underPolicy =
+    run.policy === undefined
+      ? undefined
+      : await approvedUnderPolicy(register, run.policy, options, scope.service, judgement, run.clock.now());
   const approvals =
-    run.gate === undefined
-      ? []
-      : await approvedBy(register, run.gate, options, scope.service, judgement.digest, run.clock.now());
+    underPolicy !== undefined
+      ? underPolicy.approvals
+      : run.gate === undefined
+        ? []
+        : await approvedBy(register, run.gate, options, scope.service, judgement.digest, run.clock.now());
   const holder = await RunHolder.start(store, options, judgement.digest, run.clock, client.limiter);
   run.held.run = holder;
   await noteScopeOpened(options, register, holder, approvals);
@@ -305,6 +325,7 @@ async function payScope(
     spool: sent.spool,
     judgement,
     approvals,
+    ...(underPolicy ? { policy: underPolicy.view } : {}),
     run: holder,
     ...(sent.fatal && !registerEnded ? { rethrow: sent.fatal } : {}),
   };
@@ -378,6 +399,7 @@ async function endRun({ options, read, signal }: RunContext, ended: Ended): Prom
     digest: judgement?.digest ?? read.digest,
     sincePrevious: judgement?.sincePrevious ?? null,
     approvals: ended.approvals,
+    policy: ended.policy ?? null,
   });
 }
 
@@ -393,6 +415,7 @@ function report(
     digest: string;
     sincePrevious?: SincePrevious | null;
     approvals: RunApproval[];
+    policy: PolicyView | null;
   },
 ): RunReport {
   return {
@@ -412,5 +435,6 @@ function report(
     ...(how.unavailableReason === undefined ? {} : { unavailableReason: how.unavailableReason }),
     sent: how.sent,
     approvals: how.approvals,
+    policy: how.policy,
   };
 }

@@ -217,6 +217,7 @@ export class CheckingWorker {
     for (const [currency, minor] of message.summary.sendTotals) summary.sendTotals.set(currency, minor);
     for (const [currency, row] of message.summary.largestValid) summary.largestValid.set(currency, row);
     for (const [rail, rows] of message.summary.byRail) summary.byRail.set(rail, rows);
+    for (const rail of message.summary.sendRails) summary.sendRails.add(rail);
     for (const [currency, rows] of message.summary.largestPayments)
       summary.largestPayments.set(currency, rows);
     Object.assign(summary.errorGroups, ErrorGroups.from(message.summary.errorGroups));

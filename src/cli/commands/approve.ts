@@ -11,6 +11,8 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { parseServiceUrl } from '../../api/service-url.js';
 import { type AllowedSigners, readAllowedSigners } from '../../approvals/allowed-signers.js';
+import { parsePolicy } from '../../approvals/policy.js';
+import type { SendFacts } from '../../approvals/policy-gate.js';
 import {
   approvalsOf,
   checkSignatureOut,
@@ -20,17 +22,24 @@ import {
   writeSignatureOut,
 } from '../../approvals/record.js';
 import { signStatement } from '../../approvals/sign.js';
-import { approvalStatement, parseStatement, utcDay } from '../../approvals/statement.js';
+import {
+  approvalStatement,
+  parseStatement,
+  REVOKED_HEADER,
+  revokedStatement,
+  utcDay,
+  withdrawnStatement,
+} from '../../approvals/statement.js';
 import { verifyApproval } from '../../approvals/verify.js';
 import type { SheetOptions } from '../../batch/prepare.js';
 import { validateSheet } from '../../batch/validate/validate.js';
 import { type Clock, systemClock } from '../../clock.js';
 import { fromEnvironment } from '../../environment.js';
-import { GuardError, UsageError } from '../../errors.js';
+import { ConfigError, GuardError, UsageError } from '../../errors.js';
 import { serviceOf } from '../../register/identity.js';
 import { type RegisterSource, registerLocationText, shownLocation } from '../../register/location.js';
 import { openExistingRegister, openNamedRegister, openRegister } from '../../register/open.js';
-import type { ApprovalRecord } from '../../register/types.js';
+import type { ApprovalRecord, WithdrawalRecord } from '../../register/types.js';
 import { formatByExtension } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
 import { outcomeCode } from '../exit-code.js';
@@ -44,6 +53,7 @@ import {
   sheetReadingOf,
   sheetReadingOptions,
 } from '../options.js';
+import { sendFactsOf } from '../policy-shown.js';
 
 /** The sheet and the register a statement is computed from. */
 export interface StatementSource extends SheetOptions {
@@ -59,6 +69,8 @@ export interface CurrentStatement {
   origin: string;
   /** The sheet's file name, without its folder, in NFC. */
   sheet: string;
+  /** What an approval policy's conditions look at: the rows a run would send now. */
+  facts: SendFacts;
 }
 
 /**
@@ -93,7 +105,7 @@ export async function currentStatement(source: StatementSource): Promise<Current
       validTotals: summary.validTotals,
       day: utcDay((source.clock ?? systemClock).now()),
     });
-    return { text, digest: report.digest, origin, sheet };
+    return { text, digest: report.digest, origin, sheet, facts: sendFactsOf(report) };
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
@@ -118,6 +130,8 @@ export interface ApproveCommandOptions extends StatementSource {
     | { kind: 'record'; signatureFile: string; statementFile: string };
   /** `--allowed-signers FILE`: whose key signed, said and recorded. */
   allowedSigners?: string;
+  /** `--revoke`: withdraw the approval of the sheet's statement instead (a signed withdrawal). */
+  revoke?: boolean;
   json: boolean;
 }
 
@@ -131,14 +145,17 @@ export async function approveCommand(
   // The register keeps the approval, and its payee history is part of the digest: one that
   // is not there (a typo, a volume not mounted) is said before anything is read or signed.
   await (await openNamedRegister(options.register.location, options.register.from)).close();
-  // A missing or unreadable allowed-signers file is said before anything is signed.
-  const allowed = options.allowedSigners ? await readAllowedSigners(options.allowedSigners) : undefined;
+  // A missing or unreadable allowed-signers file is said before anything is signed; with an
+  // approval policy in the register, its signers say whose key it is, and no file may.
+  const policy = await policySigners(options, log);
+  const allowed = options.allowedSigners ? await readAllowedSigners(options.allowedSigners) : policy;
   const current = await currentStatement(options);
   const { action } = options;
   if (action.kind === 'statement') {
-    io.stdout.write(current.text);
+    io.stdout.write(options.revoke ? revokedStatement(current.text) : current.text);
     return { exitCode: outcomeCode(true) };
   }
+  if (options.revoke) return withdrawApproval(options, action, current, io, log);
   const { text, signature } = await signedStatement(action, current, io, log);
   const record = recordOf(text, signature, allowed, clock, action);
   // Written before the register keeps the approval: a file that cannot be written leaves
@@ -174,6 +191,120 @@ export async function approveCommand(
         );
     },
   };
+}
+
+/**
+ * `approve --revoke`: the approver's signed withdrawal of the sheet's approval statement (the
+ * same text under `payouts approval revoked v1`), kept in the register; from then on that
+ * approval counts nowhere. Signed here, or made elsewhere over what `--revoke --statement` prints.
+ */
+async function withdrawApproval(
+  options: ApproveCommandOptions,
+  action: Exclude<ApproveCommandOptions['action'], { kind: 'statement' }>,
+  current: CurrentStatement,
+  io: CliIo,
+  log: CommandLog,
+): Promise<Ending> {
+  const clock = options.clock ?? systemClock;
+  let text: string;
+  let signature: string;
+  if (action.kind === 'record') {
+    signature = await readSignedFile(action.signatureFile, 'the signature');
+    text = await readSignedFile(action.statementFile, 'the signed withdrawal');
+    const withdrawn = withdrawnStatement(text);
+    if (withdrawn === undefined)
+      throw new GuardError(
+        `${action.statementFile} is not a withdrawal: its first line is not "${REVOKED_HEADER}" - sign the text payouts approve ${current.sheet} --revoke --statement prints. Nothing was recorded`,
+      );
+    coversThisSheet(withdrawn, current, action.statementFile);
+  } else {
+    text = revokedStatement(current.text);
+    log.tell([
+      'Signing this withdrawal:',
+      ...text
+        .trimEnd()
+        .split('\n')
+        .map((l) => `  ${l}`),
+    ]);
+    signature = await signStatement({ statement: text, keyPath: action.keyPath, messages: io.stderr });
+  }
+  const fingerprint = signerOf(
+    signature,
+    text,
+    action.kind === 'record' ? action.statementFile : 'the withdrawal',
+  );
+  const approvalText = withdrawnStatement(text)!;
+  const record: WithdrawalRecord = {
+    statementDigest: sha256(text),
+    approvalDigest: sha256(approvalText),
+    fingerprint,
+    origin: current.origin,
+    digest: current.digest,
+    sheet: current.sheet,
+    statement: text,
+    signature,
+    recordedAt: new Date(clock.now()).toISOString(),
+  };
+  const register = await openRegister(options.register.location, {
+    ...(options.register.from ? { from: options.register.from } : {}),
+    warn: (m) => log.logger.warn(m),
+  });
+  let added: boolean;
+  try {
+    added = await register.recordWithdrawal(record);
+  } finally {
+    await register.close();
+  }
+  const fields = {
+    sheet: record.sheet,
+    digest: record.digest,
+    origin: record.origin,
+    fingerprint,
+    statementDigest: record.approvalDigest,
+    register: shownLocation(options.register.location),
+    recorded: added,
+    revoked: true,
+  };
+  log.logger.info(fields, added ? 'approval withdrawn' : 'withdrawal already recorded');
+  return {
+    exitCode: outcomeCode(true),
+    tell: () => [
+      `${added ? 'Recorded' : 'Already recorded'}: the withdrawal by the key ${fingerprint} of its approval of ${record.sheet} (digest ${record.digest}) for ${record.origin}, in ${fields.register}: that approval counts no more`,
+    ],
+    print: ({ exitCode }) => {
+      if (options.json) io.stdout.write(`${JSON.stringify({ command: 'approve', ...fields, exitCode })}\n`);
+    },
+  };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * The signers of the register's approval policy for the service, where it holds one; with one,
+ * `--allowed-signers` (or its variable) is exit 2: the policy names the signers.
+ */
+async function policySigners(
+  options: Pick<ApproveCommandOptions, 'register' | 'allowedSigners'>,
+  log: CommandLog,
+): Promise<AllowedSigners | undefined> {
+  const register = await openRegister(options.register.location, {
+    ...(options.register.from ? { from: options.register.from } : {}),
+    warn: (m) => log.logger.warn(m),
+  });
+  let held: Awaited<ReturnType<typeof register.policy>>;
+  try {
+    held = await register.policy(options.register.service);
+  } finally {
+    await register.close();
+  }
+  if (held === undefined) return undefined;
+  if (options.allowedSigners !== undefined)
+    throw new ConfigError(
+      `--allowed-signers (or PAYOUTS_ALLOWED_SIGNERS) names who may approve, but the register holds an approval policy for ${options.register.service} (version ${held.version}) that names its signers: leave it out`,
+    );
+  return parsePolicy(held.policy, `the policy version ${held.version}`).signers;
 }
 
 /** The statement and its signature: signed here with a key, or made elsewhere and read. */
@@ -296,6 +427,11 @@ function options(y: Argv) {
       describe: 'with --signature: the signed text, when it is not the signature file without .sig',
     })
     .option('out', { type: 'string', describe: 'with --key: also write the armored signature to this file' })
+    .option('revoke', {
+      type: 'boolean',
+      describe:
+        'withdraw the approval instead: --key signs the withdrawal, --statement prints it (format payouts approval revoked v1), --signature records one made elsewhere',
+    })
     .option('allowed-signers', {
       type: 'string',
       describe:
@@ -333,6 +469,10 @@ function approveOptionsOf(args: ArgsOf<typeof options>, io: CliIo): ApproveComma
   }
   if (args.out !== undefined && args.key === undefined)
     throw new UsageError('--out writes the signature --key makes: give it with --key');
+  if (args.out !== undefined && args.revoke)
+    throw new UsageError(
+      '--out writes an approval signature: a withdrawal (--revoke) is kept in the register only',
+    );
   if (args['statement-file'] !== undefined && args.signature === undefined)
     throw new UsageError('--statement-file names the text a --signature signs: give it with --signature');
   const baseUrl = args['base-url'] ?? fromEnvironment(io.env, 'PAYOUTS_BASE_URL');
@@ -378,6 +518,7 @@ function approveOptionsOf(args: ArgsOf<typeof options>, io: CliIo): ApproveComma
     },
     action,
     ...(allowedSigners !== undefined ? { allowedSigners: resolveFrom(io.cwd, allowedSigners) } : {}),
+    ...(args.revoke ? { revoke: true } : {}),
     json: args.json,
   };
 }

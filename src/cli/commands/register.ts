@@ -79,13 +79,23 @@ function copiedLines(from: string, to: string, report: Awaited<ReturnType<typeof
     'event',
     'approval',
     'runApproval',
+    'withdrawal',
+    'policyProposal',
+    'policySignature',
+    'policy',
   ] as const;
-  const label = (kind: (typeof kinds)[number]) =>
-    kind === 'history' ? 'histories' : kind === 'runApproval' ? 'run approvals' : `${kind}s`;
+  const labels: Partial<Record<(typeof kinds)[number], string>> = {
+    history: 'histories',
+    runApproval: 'run approvals',
+    policyProposal: 'policy proposals',
+    policySignature: 'policy signatures',
+    policy: 'policy versions',
+  };
+  const label = (kind: (typeof kinds)[number]) => labels[kind] ?? `${kind}s`;
   const lines = [`Copied ${from} into ${to}`];
   for (const kind of kinds) {
     lines.push(
-      `  ${label(kind).padEnd(13)} ${String(report.added[kind]).padStart(8)} added ${String(report.same[kind]).padStart(8)} already there`,
+      `  ${label(kind).padEnd(17)} ${String(report.added[kind]).padStart(8)} added ${String(report.same[kind]).padStart(8)} already there`,
     );
   }
   if (report.conflicts.length > 0) {

@@ -61,7 +61,7 @@ export interface RunCommandOptions extends SheetOptions {
   registerFrom?: RegisterSource;
   approve?: string;
   /** `--require-approvals N --allowed-signers FILE` (or their environment variables). */
-  approvals?: { required: number; allowedSigners: string; maxAgeDays: number };
+  approvals?: { required: number; allowedSigners?: string; maxAgeDays: number };
   retryUnknown: boolean;
   holdChangedPayees?: boolean;
   /** `--report PATH`: the approver's HTML report (run writes one only when asked). */
@@ -155,6 +155,7 @@ function endingOf(
     warnings: report.warnings,
     sincePrevious: report.sincePrevious,
     approvals: report.approvals,
+    policy: report.policy,
     ...(reportPath ? { reportPath } : {}),
     controls: options.controls,
   };
@@ -263,6 +264,7 @@ async function writeRunReport(
     holdChangedPayees: options.holdChangedPayees,
     sandbox: options.sandbox,
     approvals: report.approvals,
+    policy: report.policy,
   });
 }
 

@@ -5,7 +5,10 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import type { Argv } from 'yargs';
+import type { PolicyView } from '../../approvals/policy-gate.js';
+import { withoutWithdrawn } from '../../approvals/withdrawals.js';
 import type { SheetOptions } from '../../batch/prepare.js';
+import { systemClock } from '../../clock.js';
 import { UsageError } from '../../errors.js';
 import type { ScopeHint } from '../../register/choose.js';
 import { serviceOf } from '../../register/identity.js';
@@ -21,7 +24,8 @@ import type { ArgsOf } from '../command.js';
 import { outcomeCode } from '../exit-code.js';
 import { type CliIo, println } from '../io.js';
 import { registerHint, registerOption, sheetReadingOf, sheetReadingOptions } from '../options.js';
-import { countOf } from '../summary.js';
+import { policyViewOf } from '../policy-shown.js';
+import { countOf, policyLines } from '../summary.js';
 
 export interface StatusCommandOptions extends ScopeHint {
   register: string;
@@ -99,6 +103,7 @@ export async function sheetApprovalsCommand(
   // Before the sheet is read: a register that is not there has no approvals to list.
   const register = await openNamedRegister(location, registerFrom);
   const approvals: SheetApproval[] = [];
+  let policy: PolicyView | null = null;
   let current: Awaited<ReturnType<typeof currentStatement>>;
   try {
     current = await currentStatement({
@@ -109,7 +114,17 @@ export async function sheetApprovalsCommand(
         ...(login === undefined ? {} : { login }),
       },
     });
-    for (const record of await register.approvals({ digest: current.digest })) {
+    const recorded = withoutWithdrawn(
+      await register.approvals({ digest: current.digest }),
+      await register.withdrawals({ digest: current.digest }),
+    );
+    policy = await policyViewOf(
+      register,
+      current.origin,
+      { digest: current.digest, sheet: current.sheet, now: systemClock.now() },
+      current.facts,
+    );
+    for (const record of recorded) {
       if (record.origin !== current.origin) continue;
       const day = /\nday: (\S+)\n$/.exec(record.statement)?.[1] ?? '';
       approvals.push({
@@ -127,6 +142,7 @@ export async function sheetApprovalsCommand(
     digest: current.digest,
     origin: current.origin,
     approvals,
+    policy,
     exitCode: outcomeCode(true),
   };
   if (options.format === 'json') io.stdout.write(`${JSON.stringify(facts)}\n`);
@@ -153,6 +169,7 @@ export async function sheetApprovalsCommand(
         `  approved by ${who} (${a.fingerprint}), statement of ${a.day}, recorded ${a.recordedAt}`,
       );
     }
+    for (const line of policyLines(policy)) println(io.stdout, `  ${line}`);
   }
   return outcomeCode(true);
 }

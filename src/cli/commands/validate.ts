@@ -1,9 +1,12 @@
 /** `payouts validate <sheet>`: the dry run (README "Commands"): read, map and check every row, offline. */
+import path from 'node:path';
 import type { Argv } from 'yargs';
+import type { PolicyView } from '../../approvals/policy-gate.js';
 import type { ControlTotals } from '../../batch/guards.js';
 import type { SheetOptions } from '../../batch/prepare.js';
 import { type ValidateOptions, type ValidateReport, validateSheet } from '../../batch/validate/validate.js';
 import { systemClock } from '../../clock.js';
+import { openExistingRegister } from '../../register/open.js';
 import { writeReport } from '../../report/html.js';
 import { reportPathFor } from '../../sheet/results-path.js';
 import type { ArgsOf } from '../command.js';
@@ -11,6 +14,7 @@ import type { CliIo } from '../io.js';
 import { type Ending, runLifecycle } from '../lifecycle.js';
 import { type CommandLog, defaultLog, type LogArgs, logOptions, runFinishedFields } from '../logging.js';
 import { registerHint, registerOption, type SheetArgs, sheetOptions, sheetOptionsOf } from '../options.js';
+import { policyViewOf, sendFactsOf } from '../policy-shown.js';
 import { RowCounter } from '../progress.js';
 import { exitCodeOf, humanSummary, type SummaryFacts, writeSummaryJson } from '../summary.js';
 
@@ -49,6 +53,7 @@ export async function validateCommand(
       ? undefined
       : (options.report ?? reportPathFor(report.sheetPath, report.resultsPath));
   const approvals = await approvalsShown(options, report, reportPath);
+  const policy = await policyShown(options, report);
   const facts: SummaryFacts = {
     command: 'validate',
     sheetPath: report.sheetPath,
@@ -64,11 +69,12 @@ export async function validateCommand(
     sincePrevious: report.sincePrevious,
     // Always a list in --json, as run's: empty without a register or a signature.
     approvals: approvals ?? [],
+    policy,
     ...(reportPath ? { reportPath } : {}),
     controls: options.controls,
     error: report.guardError,
   };
-  if (reportPath) await writeValidateReport(reportPath, options, report, approvals);
+  if (reportPath) await writeValidateReport(reportPath, options, report, approvals, policy);
   // On a terminal the summary's first lines say it; a log record says it to a log reader.
   if (report.registerNote && !log.textOnStderr)
     log.logger.warn({ registerNotChecked: report.registerNote }, 'register not checked');
@@ -114,15 +120,40 @@ async function approvalsShown(
   return await recordedApprovals(options.register.location, report.digest, service);
 }
 
+/**
+ * The register's approval policy for the service as it judges this batch now (docs/approval.md
+ * "The policy"): which rules apply to the rows a run would send, who signed, who is still
+ * needed. Null without a register or a policy; a register an older payouts wrote, read without
+ * migrating it, holds none.
+ */
+async function policyShown(
+  options: ValidateCommandOptions,
+  report: ValidateReport,
+): Promise<PolicyView | null> {
+  const service = report.service ?? options.register?.service;
+  if (!options.register || service === undefined) return null;
+  const register = await openExistingRegister(options.register.location);
+  if (register === undefined) return null;
+  try {
+    const sheet = path.basename(report.sheetPath).normalize('NFC');
+    const batch = { digest: report.digest, sheet, now: systemClock.now() };
+    return await policyViewOf(register, service, batch, sendFactsOf(report));
+  } finally {
+    await register.close();
+  }
+}
+
 /** The approver's page of this dry run. */
 async function writeValidateReport(
   reportPath: string,
   options: ValidateCommandOptions,
   report: ValidateReport,
   approvals: Awaited<ReturnType<typeof approvalsShown>>,
+  policy: PolicyView | null,
 ): Promise<void> {
   await writeReport(reportPath, {
     ...(approvals === undefined ? {} : { approvals }),
+    policy,
     command: 'validate',
     sheetPath: report.sheetPath,
     at: new Date(systemClock.now()),
