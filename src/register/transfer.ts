@@ -247,19 +247,8 @@ function valuesOf(entry: RegisterEntry, scope: number | undefined): Values {
         statementDigest: entry.approval.statementDigest,
         recordedAt: entry.approval.recordedAt,
       };
-    case 'event': {
-      const e = entry.event;
-      return {
-        integrator: e.integratorId,
-        resource: e.resourceId,
-        operation: e.operation,
-        success: e.success,
-        message: e.message,
-        occurredAt: e.occurredAt,
-        receivedAt: e.receivedAt,
-        payload: e.payload,
-      };
-    }
+    case 'event':
+      return eventValues(entry.event);
     case 'origin':
       return {
         service: entry.service,
@@ -276,19 +265,8 @@ function valuesOf(entry: RegisterEntry, scope: number | undefined): Values {
         createdAt: entry.createdAt,
         lastUsedAt: entry.lastUsedAt,
       };
-    case 'run': {
-      const r = entry.run;
-      return {
-        ...runValues(r),
-        scope,
-        heartbeatAt: r.heartbeatAt,
-        leaseExpiresAt: r.leaseExpiresAt,
-        finishedAt: r.finishedAt ?? null,
-        rows: r.rows ?? null,
-        statuses: r.statuses ? JSON.stringify(r.statuses) : null,
-        exitCode: r.exitCode ?? null,
-      };
-    }
+    case 'run':
+      return runEntryValues(entry.run, scope);
     case 'payout': {
       const cells = payoutCells(entry.payout);
       return { scope, ...Object.fromEntries(PAYOUT_FIELDS.map(([column], i) => [column, cells[i]])) };
@@ -310,6 +288,37 @@ function valuesOf(entry: RegisterEntry, scope: number | undefined): Values {
         updatedAt: entry.history.accounts[0]?.paidAt ?? null,
       };
   }
+}
+
+/** A webhook event's values, as the receiver recorded it. */
+function eventValues(e: Extract<RegisterEntry, { type: 'event' }>['event']): Values {
+  return {
+    integrator: e.integratorId,
+    resource: e.resourceId,
+    operation: e.operation,
+    success: e.success,
+    message: e.message,
+    occurredAt: e.occurredAt,
+    receivedAt: e.receivedAt,
+    payload: e.payload,
+  };
+}
+
+/** A run's values with its lease and its outcome, as its record held them. */
+function runEntryValues(
+  r: Extract<RegisterEntry, { type: 'run' }>['run'],
+  scope: number | undefined,
+): Values {
+  return {
+    ...runValues(r),
+    scope,
+    heartbeatAt: r.heartbeatAt,
+    leaseExpiresAt: r.leaseExpiresAt,
+    finishedAt: r.finishedAt ?? null,
+    rows: r.rows ?? null,
+    statuses: r.statuses ? JSON.stringify(r.statuses) : null,
+    exitCode: r.exitCode ?? null,
+  };
 }
 
 /** The entry a store holds under the key of `entry`, from its row. */

@@ -145,8 +145,25 @@ export async function sheetApprovalsCommand(
     policy,
     exitCode: outcomeCode(true),
   };
-  if (options.format === 'json') io.stdout.write(`${JSON.stringify(facts)}\n`);
-  else if (options.format === 'csv') {
+  printSheetApprovals(io, options.format, facts);
+  return outcomeCode(true);
+}
+
+/** The approvals of a sheet's current statement (and the policy's rules) as asked: JSON, CSV or text. */
+function printSheetApprovals(
+  io: CliIo,
+  format: 'text' | 'json' | 'csv',
+  facts: {
+    sheet: string;
+    digest: string;
+    origin: string;
+    approvals: SheetApproval[];
+    policy: PolicyView | null;
+  },
+): void {
+  const { approvals, policy } = facts;
+  if (format === 'json') io.stdout.write(`${JSON.stringify(facts)}\n`);
+  else if (format === 'csv') {
     const columns = ['principals', 'fingerprint', 'recordedAt', 'day'] as const;
     io.stdout.write(
       stringify([
@@ -157,7 +174,7 @@ export async function sheetApprovalsCommand(
       ]),
     );
   } else {
-    println(io.stdout, `${current.sheet} (digest ${current.digest}, ${current.origin}):`);
+    println(io.stdout, `${facts.sheet} (digest ${facts.digest}, ${facts.origin}):`);
     if (approvals.length === 0) println(io.stdout, '  not yet approved');
     for (const a of approvals) {
       const who =
@@ -171,7 +188,6 @@ export async function sheetApprovalsCommand(
     }
     for (const line of policyLines(policy)) println(io.stdout, `  ${line}`);
   }
-  return outcomeCode(true);
 }
 
 /** `payouts status`: prints what the register knows; returns the exit code. */
