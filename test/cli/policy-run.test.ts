@@ -7,18 +7,20 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE, type TestKey } from '../approvals/ssh-keygen.js';
-import { runCli } from '../helpers/cli.js';
-import {
-  paymentsOf,
-  runAgainst,
-  SANDBOX_ENV,
-  spawnCli,
-  summaryOf,
-  testDir,
-  testSandbox,
-} from '../helpers/payouts.js';
+import type { CliResult } from '../helpers/cli.js';
+import { paymentsOf, SANDBOX_ENV, spawnCli, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
 import { initTestRegister } from '../helpers/register.js';
 import { sampleRows, writeSheet } from '../helpers/sheets.js';
+
+/** The compiled CLI against the sandbox, as a CronJob and an approver's terminal run it. */
+async function compiled(
+  sb: { url: string },
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<CliResult> {
+  const exit = await spawnCli([...args, '--base-url', sb.url], env).exited;
+  return { ...exit, code: exit.code ?? -1 };
+}
 
 const readFileText = (file: string) => readFile(file, 'utf8');
 
@@ -77,14 +79,14 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run under the register's approval policy${SSH_
       }),
     );
     const cli = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
-      runCli([...args, '--base-url', sb.url, '--log-format', 'text'], { env: { ...env, ...extra } });
+      compiled(sb, [...args, '--log-format', 'text'], { ...env, ...extra });
     for (const admin of [team.alice, team.dave])
       await cli(['policy', 'set', policyFile, '--key', admin.path]);
     expect(JSON.parse((await cli(['policy', 'show', '--json'])).stdout).version).toBe(1);
     const approve = (sheet: string, who: TestKey, ...more: string[]) =>
       cli(['approve', sheet, '--key', who.path, ...more]);
     const run = (sheet: string, extra: NodeJS.ProcessEnv = {}, ...args: string[]) =>
-      runAgainst(sb, sheet, ['--json', '--log-format', 'text', ...args], { ...env, ...extra });
+      cli(['run', sheet, '--json', ...args], extra);
 
     // A small batch: unsigned, nothing is sent, with no flag at all; one approver pays it.
     const small = path.join(dir, 'small.csv');
@@ -163,7 +165,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run under the register's approval policy${SSH_
     const dir = await testDir();
     const register = initTestRegister(path.join(dir, 'register.db'));
     const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: register };
-    const cli = (args: string[]) => runCli([...args, '--base-url', sb.url, '--log-format', 'text'], { env });
+    const cli = (args: string[]) => compiled(sb, [...args, '--log-format', 'text'], env);
     const sheet = path.join(dir, 'once.csv');
     await writeSheet(sheet, [anaRow('ONCE-1', '40.00')]);
 
@@ -179,7 +181,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run under the register's approval policy${SSH_
       recorded: true,
       exitCode: 0,
     });
-    const refused = await runAgainst(sb, sheet, gate, env);
+    const refused = await compiled(sb, ['run', sheet, ...gate], env);
     expect(refused.code, refused.stderr).toBe(4);
     expect(paymentsOf(sb)).toHaveLength(0);
 
@@ -191,7 +193,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run under the register's approval policy${SSH_
     const { writeFileSync } = await import('node:fs');
     writeFileSync(`${file}.sig`, keys.sign(team.bob, text.stdout, 'payouts-approval'));
     expect((await cli(['approve', sheet, '--revoke', '--signature', `${file}.sig`])).code).toBe(0);
-    expect((await runAgainst(sb, sheet, gate, env)).code).toBe(4);
+    expect((await compiled(sb, ['run', sheet, ...gate], env)).code).toBe(4);
     // An approval statement is no withdrawal.
     const approvalText = keys.file((await cli(['approve', sheet, '--statement'])).stdout, 'approval.txt');
     writeFileSync(
@@ -210,7 +212,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run under the register's approval policy${SSH_
     const register = initTestRegister(path.join(dir, 'register.db'));
     const sheet = path.join(dir, 'small.csv');
     await writeSheet(sheet, [anaRow('ALONE-1', '10.00')]);
-    const result = await runAgainst(sb, sheet, ['--log-format', 'text'], {
+    const result = await compiled(sb, ['run', sheet, '--log-format', 'text'], {
       ...SANDBOX_ENV,
       PAYOUTS_REGISTER: register,
       PAYOUTS_REQUIRE_APPROVALS: '1',
