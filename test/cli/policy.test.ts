@@ -9,8 +9,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MALFORMED_POLICIES } from '../approvals/malformed-policies.js';
 import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE, type TestKey } from '../approvals/ssh-keygen.js';
-import { runCli } from '../helpers/cli.js';
-import { testDir } from '../helpers/payouts.js';
+import { type CliResult, runCli } from '../helpers/cli.js';
+import { spawnCli, testDir } from '../helpers/payouts.js';
 import { initTestRegister } from '../helpers/register.js';
 
 const SERVICE = 'https://pay.example';
@@ -52,14 +52,14 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
   });
   afterAll(() => keys?.cleanup());
 
-  /** `payouts policy ...` against `register`, for the test service, JSON out. */
-  const policy = (register: string, ...args: string[]) =>
-    runCli(
+  /** `payouts policy ...` by the compiled CLI against `register`, for the test service, JSON out. */
+  const policy = async (register: string, ...args: string[]): Promise<CliResult> => {
+    const exit = await spawnCli(
       ['policy', ...args, '--base-url', SERVICE, '--register', register, '--json', '--log-format', 'text'],
-      {
-        env: {},
-      },
-    );
+      {},
+    ).exited;
+    return { ...exit, code: exit.code ?? -1 };
+  };
   const show = async (register: string) => JSON.parse((await policy(register, 'show')).stdout);
 
   it('puts the first policy in force once its own two admins signed, and a change once the admins in force did', async () => {
