@@ -1,4 +1,5 @@
 import type Database from 'libsql';
+import { IdFilter } from './id-filter.js';
 import type { SandboxDb } from './store.js';
 
 type Statement = Database.Statement<unknown[]>;
@@ -24,7 +25,9 @@ export const RECENT_RECORDS = 2048;
 /**
  * Records of one kind, by id, in the order they were first added (a Map's order, which the
  * ledger shows). The recent ones are objects in memory; the rest rows of the store, read back
- * when asked for. Writes reach the store in one transaction per generation, not one per record.
+ * when asked for, unless the filter of ids added says the id is unknown (the store's answer costs
+ * more than a request's work). Writes reach the store in one transaction per generation, not one
+ * per record.
  * A record taken from here is a copy once it has left memory: change it, then `replace` it.
  */
 export class RecordTable<T> {
@@ -32,6 +35,7 @@ export class RecordTable<T> {
   private old = new Map<string, T>();
   /** Ids in `young` whose record the store does not have yet. */
   private readonly unwritten = new Set<string>();
+  private readonly ids = new IdFilter();
   private count = 0;
   private readonly recent: number;
   private readonly columnNames: string[];
@@ -71,6 +75,7 @@ export class RecordTable<T> {
   get(id: string): T | undefined {
     const recent = this.young.get(id) ?? this.old.get(id);
     if (recent !== undefined) return recent;
+    if (!this.ids.mayHave(id)) return undefined;
     const row = this.byId.get(id) as { record: string } | undefined;
     return row === undefined ? undefined : (JSON.parse(row.record) as T);
   }
@@ -78,6 +83,7 @@ export class RecordTable<T> {
   /** Adds the record of a new id. */
   add(id: string, record: T): void {
     this.count += 1;
+    this.ids.add(id);
     this.remember(id, record);
   }
 
