@@ -20,7 +20,7 @@ export interface TableSpec<T> {
  * Records a request may still touch: the flows in flight make, read and change what they made a
  * moment ago. Two generations of this many, so a record is held at least this many writes.
  */
-export const RECENT_RECORDS = 2048;
+export const RECENT_RECORDS = 256;
 
 /**
  * Records of one kind, by id, in the order they were first added (a Map's order, which the
