@@ -101,15 +101,17 @@ function tail(stream, limit = KEEP_OUTPUT) {
 
 /**
  * Starts `payouts sandbox --port 0 --json` with `flags` in a child; resolves to { url, stop }.
- * `nodeArgs` go to node itself (a sandbox holding a million payouts needs a larger heap).
+ * `nodeArgs` go to node itself (run-scale.mjs preloads its RSS reporter), `env` is added to its
+ * environment.
  */
-export async function startSandbox(flags, { nodeArgs = [] } = {}) {
+export async function startSandbox(flags, { nodeArgs = [], env = {} } = {}) {
   const child = track(
     spawn(
       process.execPath,
       [...nodeArgs, cli, 'sandbox', '--port', '0', '--json', '--seed', String(SEED), ...flags],
       {
         cwd: root,
+        env: { ...process.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     ),

@@ -1,29 +1,36 @@
 // `npm run bench -- run-scale`: `payouts run` at sizes where memory shows, against an unthrottled
-// `payouts sandbox` (no latency, no rate limit) on 127.0.0.1, each in its own child process.
+// `payouts sandbox` (no latency, no rate limit) on 127.0.0.1, each in its own child process with
+// Node's default heap.
 //
 // For each size of BENCH_SCALE_ROWS (default 20,000, 100,000 and 1,000,000 rows) on a SQLite
 // register, and BENCH_SCALE_PG_ROWS (default 100,000) on a PostgreSQL register (a server the
-// bench starts): peak RSS of the `payouts run` process, rows per second (rows over its wall
-// time, reading and results included) and requests per row (counted by the sandbox). Then the
-// resumed run: a run of BENCH_SCALE_RESUMED_ROWS (default 1,000,000) stopped by SIGTERM once the
-// sandbox holds half its transactions, and the run that finishes it.
+// bench starts): peak RSS of the `payouts run` process and of the sandbox's, rows per second
+// (rows over its wall time, reading and results included) and requests per row (counted by the
+// sandbox). Then the resumed run: a run of BENCH_SCALE_RESUMED_ROWS (default 1,000,000) stopped
+// by SIGTERM once the sandbox holds half its transactions, and the run that finishes it. Then
+// the rehearsal: `payouts run --sandbox` of each size of BENCH_SCALE_REHEARSAL_ROWS (default
+// 20,000, 100,000 and 1,000,000), the sandbox inside the run's process, so its peak RSS is both.
 //
-// Every case checks that each reference was paid once (the sandbox's ledger counts), that the
-// results file has a line for every row, and that the run's JSON summary (--json, to a file)
-// counts every row sent or already paid.
-// Targets: the 1,000,000-row run and the resumed one peak under 300 MB; the 100,000-row run at
-// most 1.25 times the peak of the 20,000-row run.
+// Every case against a separate sandbox checks that each reference was paid once (the sandbox's
+// ledger counts); every case checks that the results file has a line for every row, and that the
+// run's JSON summary (--json, to a file) counts every row sent or already paid (a rehearsal's
+// sandbox closes with the run, so there the summary must count every row submitted).
+// Targets: the 1,000,000-row run and the resumed one peak under 300 MB, the sandbox that served
+// the million under 1 GB; the 100,000-row run at most 1.25 times the peak of the 20,000-row run;
+// the 100,000-row rehearsal under 300 MB and at most 1.25 times the 20,000-row one, the
+// 1,000,000-row rehearsal under 400 MB.
 //
 // The sheet is generate.mjs's (the seven rails in turn, payees shared by three rows each).
 // Knobs: the sizes above, BENCH_SCALE_CONCURRENCY (default 32), and BENCH_PAYOUTS_CLI to measure
 // another build of payouts (an older checkout's dist/cli/main.js) on the same cases.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, createReadStream, openSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { generateCsv } from './generate.mjs';
 import { CREDENTIALS, startSandbox } from './run-bench.mjs';
 import { startPostgres } from './shared-register.mjs';
@@ -35,22 +42,52 @@ const cli = process.env.BENCH_PAYOUTS_CLI ?? path.join(root, 'dist', 'cli', 'mai
 const MB = 1024 * 1024;
 const PEAK_TARGET_MB = 300;
 const SHAPE_TARGET = 1.25;
+const REHEARSAL_PEAK_TARGET_MB = 400;
+const SANDBOX_PEAK_TARGET_MB = 1024;
 const CONCURRENCY = Number(process.env.BENCH_SCALE_CONCURRENCY ?? 32);
 /** --rate must be a positive number: this one never binds. */
 const NO_CLIENT_LIMIT = 100_000;
-/** A sandbox holding a million rows' beneficiaries, recipients, quotes and transactions. */
-const BIG_SANDBOX = ['--max-old-space-size=16384'];
 /** A run that takes longer than this is hung: killed, and the section fails. */
 const RUN_TIMEOUT_MS = 3 * 60 * 60_000;
 
 const fmt = (n, digits = 0) =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
+/** `payouts register init`: a run sends nothing to a register that was never made on purpose. */
+async function initRegister(location) {
+  await promisify(execFile)(process.execPath, [cli, 'register', 'init', location], { cwd: root });
+  return location;
+}
+
 /** GET /_sandbox/ledger/counts. */
 async function ledgerCounts(url) {
   const response = await fetch(`${url}/_sandbox/ledger/counts`);
   if (!response.ok) throw new Error(`GET /_sandbox/ledger/counts answered ${response.status}`);
   return response.json();
+}
+
+/**
+ * Starts `payouts sandbox` with the RSS reporter preloaded and Node's default heap; resolves to
+ * { url, stop } where stop resolves to { maxRssBytes, seconds, cpuSeconds } of the sandbox.
+ */
+async function startMeasuredSandbox() {
+  const report = path.join(
+    outDir,
+    `scale-sandbox-${process.pid}-${Math.random().toString(36).slice(2)}.json`,
+  );
+  const sandbox = await startSandbox([], {
+    nodeArgs: ['--import', path.join(here, 'rss-report.mjs')],
+    env: { BENCH_REPORT: report },
+  });
+  return {
+    url: sandbox.url,
+    async stop() {
+      await sandbox.stop();
+      const measured = await readFile(report, 'utf8').then(JSON.parse, () => undefined);
+      await rm(report, { force: true });
+      return measured;
+    },
+  };
 }
 
 /**
@@ -115,21 +152,13 @@ async function checkPaidOnce(name, url, rows, results, summaryFile) {
   return { counts, statuses };
 }
 
-/**
- * Creates the register a run pays into: a run refuses a register that is not there (made on
- * purpose, so that a mistyped path or a missing volume never starts a second history).
- */
-function initRegister(register) {
-  execFileSync(process.execPath, [cli, 'register', 'init', register], { stdio: 'ignore', env: process.env });
+function runArgs(sheet, sandboxUrl, register, results) {
+  return [sheet, '--base-url', sandboxUrl, '--register', register, ...sendingArgs(results)];
 }
 
-function runArgs(sheet, sandboxUrl, register, results) {
+/** What every case asks of the run beside its service and register. */
+function sendingArgs(results) {
   return [
-    sheet,
-    '--base-url',
-    sandboxUrl,
-    '--register',
-    register,
     '--out',
     results,
     '--concurrency',
@@ -144,19 +173,23 @@ function runArgs(sheet, sandboxUrl, register, results) {
   ];
 }
 
+/** The sandbox's peak RSS in MB, from what its RSS reporter wrote (undefined if it wrote none). */
+const sandboxPeakMB = (served) => (served === undefined ? undefined : Math.round(served.maxRssBytes / MB));
+
 /** One `payouts run` of a fresh sheet of `rows` against a fresh sandbox and register. */
 async function scaleCase(name, rows, sheet, register, cleanup) {
-  const sandbox = await startSandbox([], { nodeArgs: rows > 200_000 ? BIG_SANDBOX : [] });
+  const sandbox = await startMeasuredSandbox();
   const results = path.join(outDir, `scale-${name}-${process.pid}.results.csv`);
   const summary = path.join(outDir, `scale-${name}-${process.pid}.summary.json`);
+  let entry;
+  let served;
   try {
-    initRegister(register);
     const { done } = startRun(runArgs(sheet, sandbox.url, register, results), summary);
     const run = await done;
     if (run.code !== 0)
       throw new Error(`${name}: payouts run exited ${run.code ?? run.signal}: ${run.stderr}`);
     const { counts } = await checkPaidOnce(name, sandbox.url, rows, results, summary);
-    return {
+    entry = {
       case: name,
       rows,
       seconds: Number(run.seconds.toFixed(1)),
@@ -166,9 +199,43 @@ async function scaleCase(name, rows, sheet, register, cleanup) {
       requestsPerRow: Number((counts.requests.total / rows).toFixed(2)),
     };
   } finally {
-    await sandbox.stop();
+    served = await sandbox.stop();
     for (const file of [results, summary]) await rm(file, { force: true });
     await cleanup();
+  }
+  return { ...entry, sandboxPeakRssMB: sandboxPeakMB(served) };
+}
+
+/**
+ * One `payouts run --sandbox` of a fresh sheet of `rows`: the sandbox inside the run's process,
+ * with a register of its own. Its ledger goes with the run, so the summary must count every row
+ * submitted and the results file must have a line for each.
+ */
+async function rehearsalCase(rows, sheet) {
+  const name = `rehearsal-${rows}`;
+  const results = path.join(outDir, `scale-${name}-${process.pid}.results.csv`);
+  const summary = path.join(outDir, `scale-${name}-${process.pid}.summary.json`);
+  try {
+    const run = await startRun([sheet, '--sandbox', ...sendingArgs(results)], summary).done;
+    if (run.code !== 0)
+      throw new Error(`${name}: payouts run --sandbox exited ${run.code ?? run.signal}: ${run.stderr}`);
+    const lines = await resultLines(results);
+    if (lines !== rows) throw new Error(`${name}: the results file has ${lines} rows of ${rows}`);
+    const { statuses } = await summaryOf(summary);
+    if (statuses.submitted !== rows)
+      throw new Error(
+        `${name}: the summary counts ${statuses.submitted} submitted of ${rows}: ${JSON.stringify(statuses)}`,
+      );
+    return {
+      case: name,
+      rows,
+      seconds: Number(run.seconds.toFixed(1)),
+      rowsPerSecond: Math.round(rows / run.seconds),
+      peakRssMB: Math.round(run.maxRssBytes / MB),
+      cpuSeconds: Number(run.cpuSeconds.toFixed(1)),
+    };
+  } finally {
+    for (const file of [results, summary]) await rm(file, { force: true });
   }
 }
 
@@ -178,11 +245,11 @@ async function resumedCase(rows, sheet) {
   const removeRegister = () =>
     Promise.all(['', '-wal', '-shm', '.lock'].map((s) => rm(`${register}${s}`, { force: true })));
   await removeRegister();
-  const sandbox = await startSandbox([], { nodeArgs: rows > 200_000 ? BIG_SANDBOX : [] });
+  await initRegister(register);
+  const sandbox = await startMeasuredSandbox();
   const results = path.join(outDir, `scale-resumed-${rows}-${process.pid}.results.csv`);
   const summary = path.join(outDir, `scale-resumed-${rows}-${process.pid}.summary.json`);
   try {
-    initRegister(register);
     const first = startRun(runArgs(sheet, sandbox.url, register, results), summary);
     let exited = false;
     first.done.then(() => {
@@ -226,6 +293,7 @@ export async function runScaleSection(results) {
   const sqliteSizes = sizes('BENCH_SCALE_ROWS', '20000,100000,1000000');
   const pgSizes = sizes('BENCH_SCALE_PG_ROWS', '100000');
   const resumedSizes = sizes('BENCH_SCALE_RESUMED_ROWS', '1000000');
+  const rehearsalSizes = sizes('BENCH_SCALE_REHEARSAL_ROWS', '20000,100000,1000000');
   const sheets = new Map();
   const sheetOf = async (rows) => {
     if (!sheets.has(rows)) {
@@ -242,6 +310,7 @@ export async function runScaleSection(results) {
     console.log(
       `${entry.case} ${fmt(entry.rows)} rows: peak RSS ${entry.peakRssMB} MB, ${fmt(entry.rowsPerSecond)} rows/s (${entry.seconds} s)` +
         (entry.requestsPerRow === undefined ? '' : `, ${entry.requestsPerRow} requests per row`) +
+        (entry.sandboxPeakRssMB === undefined ? '' : `; the sandbox peaked at ${entry.sandboxPeakRssMB} MB`) +
         (entry.stoppedPeakRssMB === undefined
           ? ''
           : `; the run stopped at ${fmt(entry.paidBefore)} paid peaked at ${entry.stoppedPeakRssMB} MB`),
@@ -253,6 +322,7 @@ export async function runScaleSection(results) {
       const removeRegister = () =>
         Promise.all(['', '-wal', '-shm', '.lock'].map((s) => rm(`${register}${s}`, { force: true })));
       await removeRegister();
+      await initRegister(register);
       report(await scaleCase(`sqlite-${rows}`, rows, await sheetOf(rows), register, removeRegister));
     }
     if (pgSizes.length > 0) {
@@ -264,7 +334,7 @@ export async function runScaleSection(results) {
               `postgres-${rows}`,
               rows,
               await sheetOf(rows),
-              await postgres.database(),
+              await initRegister(await postgres.database()),
               async () => {},
             ),
           );
@@ -274,6 +344,7 @@ export async function runScaleSection(results) {
       }
     }
     for (const rows of resumedSizes) report(await resumedCase(rows, await sheetOf(rows)));
+    for (const rows of rehearsalSizes) report(await rehearsalCase(rows, await sheetOf(rows)));
   } finally {
     for (const file of sheets.values()) await rm(file, { force: true });
   }
@@ -294,5 +365,32 @@ export async function runScaleSection(results) {
         `${name}: ${entry.peakRssMB} MB (target < ${PEAK_TARGET_MB} MB) ${verdict(entry.peakRssMB < PEAK_TARGET_MB)}`,
       );
     }
+  }
+  const served = byCase.get('sqlite-1000000')?.sandboxPeakRssMB;
+  if (served !== undefined) {
+    console.log(
+      `the sandbox that served 1,000,000 rows: ${served} MB (target < ${SANDBOX_PEAK_TARGET_MB} MB) ${verdict(served < SANDBOX_PEAK_TARGET_MB)}`,
+    );
+  }
+  const rehearsalSmall = byCase.get('rehearsal-20000');
+  const rehearsalMid = byCase.get('rehearsal-100000');
+  if (rehearsalMid) {
+    const under = rehearsalMid.peakRssMB < PEAK_TARGET_MB;
+    console.log(
+      `rehearsal-100000: ${rehearsalMid.peakRssMB} MB (target < ${PEAK_TARGET_MB} MB) ${verdict(under)}`,
+    );
+  }
+  if (rehearsalSmall && rehearsalMid) {
+    const ratio = rehearsalMid.peakRssMB / rehearsalSmall.peakRssMB;
+    console.log(
+      `rehearsal of 100,000 rows at ${ratio.toFixed(2)}x the peak of 20,000 (target ≤ ${SHAPE_TARGET}) ${verdict(ratio <= SHAPE_TARGET)}`,
+    );
+  }
+  const rehearsalLarge = byCase.get('rehearsal-1000000');
+  if (rehearsalLarge) {
+    const under = rehearsalLarge.peakRssMB < REHEARSAL_PEAK_TARGET_MB;
+    console.log(
+      `rehearsal-1000000: ${rehearsalLarge.peakRssMB} MB (target < ${REHEARSAL_PEAK_TARGET_MB} MB) ${verdict(under)}`,
+    );
   }
 }

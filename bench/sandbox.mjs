@@ -10,10 +10,14 @@
 // not counted. Latency is per request, from send to the last byte of the answer. On Linux it
 // also reports the CPU the sandbox, the load generator and every other process used during the
 // window: other work on the machine takes cores from both, and the figures then understate the
-// sandbox. The sandbox's ledger must count exactly the requests sent.
+// sandbox. The sandbox's ledger must count exactly the requests sent, and each reference paid
+// once; the sandbox's peak RSS (VmHWM) is reported, with Node's default heap.
 //
 // Knobs: BENCH_SANDBOX_SECONDS (default 10), BENCH_SANDBOX_WARMUP (seconds, default 2),
-// BENCH_SANDBOX_CONNECTIONS (default 48). Target: 3,000 requests/s.
+// BENCH_SANDBOX_CONNECTIONS (default 48), BENCH_SANDBOX_TRANSACTIONS (stop once the sandbox
+// made this many transactions, e.g. 1000000 for the memory of a million; the window is then
+// the time that took, up to BENCH_SANDBOX_SECONDS, default an hour). Targets: 3,000
+// requests/s; under 1 GB after a million transactions.
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -142,6 +146,16 @@ function procCpuSeconds(pid) {
   }
 }
 
+/** Peak RSS of a process in bytes (VmHWM), from /proc; undefined where there is none. */
+function procPeakRssBytes(pid) {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match === null ? undefined : Number(match[1]) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU seconds all processes of the machine have been busy so far, from /proc/stat; undefined elsewhere. */
 function machineBusySeconds() {
   try {
@@ -211,12 +225,13 @@ class Tally {
   }
 }
 
-/** The load: `connections` workers running payout flows until `measureEnd`. */
-async function drive(pool, { connections, measureStart, measureEnd, abort }) {
+/** The load: `connections` workers running payout flows until `measureEnd` or `transactionLimit`. */
+async function drive(pool, { connections, measureStart, measureEnd, transactionLimit, abort }) {
   const { signal } = abort;
   const tallies = Object.fromEntries(Object.values(STEPS).map((label) => [label, new Tally()]));
   const problems = [];
   let sent = 0;
+  let transactions = 0;
   let lastMeasuredEnd = 0;
 
   /** One request; the parsed body, or undefined when the status was not `expected`. */
@@ -256,6 +271,7 @@ async function drive(pool, { connections, measureStart, measureEnd, abort }) {
     ...extra,
   });
   const now = () => Number(process.hrtime.bigint()) / 1e6;
+  const over = () => now() >= measureEnd || transactions >= transactionLimit;
 
   async function newToken() {
     const answer = await send(STEPS.token, 200, {
@@ -269,13 +285,13 @@ async function drive(pool, { connections, measureStart, measureEnd, abort }) {
 
   async function worker(w) {
     let token;
-    for (let flow = 0; now() < measureEnd; flow += 1) {
+    for (let flow = 0; !over(); flow += 1) {
       const n = w * 1_000_000 + flow;
       if (token === undefined || flow % 5 === 0) {
         token = await newToken();
-        if (token === undefined || now() >= measureEnd) continue;
+        if (token === undefined || over()) continue;
         await send(STEPS.me, 200, { method: 'GET', path: '/v1/integrators/me', headers: json(token) });
-        if (now() >= measureEnd) break;
+        if (over()) break;
       }
       const beneficiary = await send(STEPS.beneficiary, 201, {
         method: 'POST',
@@ -288,7 +304,7 @@ async function drive(pool, { connections, measureStart, measureEnd, abort }) {
           country: 'US',
         }),
       });
-      if (beneficiary === undefined || now() >= measureEnd) continue;
+      if (beneficiary === undefined || over()) continue;
       const rail = RECIPIENTS[n % RECIPIENTS.length];
       const recipient = await send(STEPS.recipient, 201, {
         method: 'POST',
@@ -301,7 +317,7 @@ async function drive(pool, { connections, measureStart, measureEnd, abort }) {
           ...rail,
         }),
       });
-      if (recipient === undefined || now() >= measureEnd) continue;
+      if (recipient === undefined || over()) continue;
       const simulation = await send(STEPS.simulation, 200, {
         method: 'POST',
         path: '/v1/simulations',
@@ -312,7 +328,7 @@ async function drive(pool, { connections, measureStart, measureEnd, abort }) {
           currency: rail.currency,
         }),
       });
-      if (simulation === undefined || now() >= measureEnd) continue;
+      if (simulation === undefined || over()) continue;
       const transactionRequest = {
         method: 'POST',
         path: '/v1/transactions',
@@ -320,13 +336,14 @@ async function drive(pool, { connections, measureStart, measureEnd, abort }) {
         body: JSON.stringify({ simulationId: simulation.id, reference: `INV-${n}` }),
       };
       const transaction = await send(STEPS.transaction, 201, transactionRequest);
-      if (transaction === undefined || now() >= measureEnd) continue;
+      if (transaction !== undefined) transactions += 1;
+      if (transaction === undefined || over()) continue;
       if (flow % 10 === 9) {
         const replay = await send(STEPS.replay, 201, transactionRequest);
         if (replay !== undefined && replay.id !== transaction.id) {
           throw new Error(`idempotent replay gave transaction ${replay.id}, not ${transaction.id}`);
         }
-        if (now() >= measureEnd) break;
+        if (over()) break;
       }
       await send(STEPS.getTransaction, 200, {
         method: 'GET',
@@ -344,16 +361,20 @@ async function drive(pool, { connections, measureStart, measureEnd, abort }) {
     }),
   );
   await Promise.all(workers);
-  return { tallies, problems, sent, lastMeasuredEnd };
+  return { tallies, problems, sent, transactions, lastMeasuredEnd };
 }
 
 export async function sandboxSection(results) {
-  const seconds = Number(process.env.BENCH_SANDBOX_SECONDS ?? 10);
+  const transactionLimit = Number(process.env.BENCH_SANDBOX_TRANSACTIONS ?? Number.POSITIVE_INFINITY);
+  const untilTransactions = Number.isFinite(transactionLimit);
+  const seconds = Number(process.env.BENCH_SANDBOX_SECONDS ?? (untilTransactions ? 3600 : 10));
   const warmup = Number(process.env.BENCH_SANDBOX_WARMUP ?? 2);
   const connections = Number(process.env.BENCH_SANDBOX_CONNECTIONS ?? 48);
-  if (!(seconds > 0 && warmup >= 0 && Number.isInteger(connections) && connections > 0)) {
+  if (
+    !(seconds > 0 && warmup >= 0 && Number.isInteger(connections) && connections > 0 && transactionLimit > 0)
+  ) {
     throw new Error(
-      'BENCH_SANDBOX_SECONDS, BENCH_SANDBOX_WARMUP and BENCH_SANDBOX_CONNECTIONS must be positive',
+      'BENCH_SANDBOX_SECONDS, BENCH_SANDBOX_WARMUP, BENCH_SANDBOX_CONNECTIONS and BENCH_SANDBOX_TRANSACTIONS must be positive',
     );
   }
 
@@ -407,19 +428,21 @@ export async function sandboxSection(results) {
       },
       Math.max(0, measureStart - begin),
     );
-    const run = await drive(pool, { connections, measureStart, measureEnd, abort });
+    const run = await drive(pool, { connections, measureStart, measureEnd, transactionLimit, abort });
     clearTimeout(cpuTimer);
     const serverCpu = procCpuSeconds(child.pid);
     const clientCpu = process.cpuUsage(cpuAtStart?.client);
     const machineBusy = machineBusySeconds();
 
-    // The sandbox's own count, as a cross-check of the client's.
+    // The sandbox's own counts, as a cross-check of the client's: every request, each reference
+    // paid once (a replay makes no second transaction).
     const ledgerAnswer = await pool.request({
       method: 'GET',
-      path: '/_sandbox/ledger',
+      path: '/_sandbox/ledger/counts',
       signal: abort.signal,
     });
     const ledger = JSON.parse(await ledgerAnswer.body.text());
+    const serverPeakRss = procPeakRssBytes(child.pid);
 
     const all = [];
     const mix = {};
@@ -471,7 +494,10 @@ export async function sandboxSection(results) {
       otherProcessesCpuPercent: percentOfCore(otherSeconds),
       serverCountedRequests: ledger.requests.total,
       clientSentRequests: run.sent,
-      transactionsCreated: ledger.transactions.length,
+      transactionsCreated: ledger.transactions,
+      referencesPaid: ledger.references.paid,
+      referencesPaidMoreThanOnce: ledger.references.paidMoreThanOnce,
+      serverPeakRssMB: serverPeakRss === undefined ? null : Math.round(serverPeakRss / (1024 * 1024)),
       mix,
     };
     results.sandbox = entry;
@@ -487,8 +513,15 @@ export async function sandboxSection(results) {
         `(${entry.serverCpuMicrosPerRequest ?? '?'} µs per request), load generator ${entry.clientCpuPercent}%; ` +
         `other processes ${entry.otherProcessesCpuPercent ?? '?'}% (${entry.cores} cores)\n` +
         `  the sandbox counted ${fmt(entry.serverCountedRequests)} requests ` +
-        `(client sent ${fmt(entry.clientSentRequests)}), ${fmt(entry.transactionsCreated)} transactions`,
+        `(client sent ${fmt(entry.clientSentRequests)}), ${fmt(entry.transactionsCreated)} transactions, ` +
+        `${fmt(entry.referencesPaid)} references paid, ${entry.referencesPaidMoreThanOnce} more than once; ` +
+        `sandbox peak RSS ${entry.serverPeakRssMB ?? '?'} MB` +
+        (untilTransactions ? ` (target < 1,024 MB after ${fmt(transactionLimit)} transactions)` : ''),
     );
+    if (entry.referencesPaidMoreThanOnce !== 0 || entry.referencesPaid !== entry.transactionsCreated) {
+      console.log('  ERROR: the ledger does not hold each reference paid once');
+      process.exitCode = 1;
+    }
     if (entry.serverCountedRequests !== entry.clientSentRequests) {
       console.log('  WARNING: the sandbox and the load generator disagree on the request count');
     }

@@ -2,6 +2,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { UsageError } from '../errors.js';
 import { callbackUrlProblem } from '../webhooks/callback-url.js';
 import { randomSeed } from './prng.js';
+import { RECENT_RECORDS } from './table.js';
 
 /**
  * Which form of the token response the token endpoint gives (docs/service.md "Signing in and
@@ -10,7 +11,10 @@ import { randomSeed } from './prng.js';
 export type TokenResponseForm = 'short' | 'long';
 export const TOKEN_RESPONSE_FORMS: readonly TokenResponseForm[] = ['short', 'long'];
 
-/** Options of startSandbox; every one but `clock` and `onInternalError` is also a flag. */
+/**
+ * Options of startSandbox; every one but `clock`, `onInternalError` and `recentRecords` is also a
+ * flag.
+ */
 export interface SandboxOptions {
   /** TCP port; 0 (the default here) picks a free one. */
   port?: number;
@@ -52,6 +56,11 @@ export interface SandboxOptions {
   clock?: Clock;
   /** Called with an unexpected error inside a route (a bug); writes to stderr by default. */
   onInternalError?: (error: unknown) => void;
+  /**
+   * Records of each kind held as objects, per generation (table.ts); the rest are read back
+   * from the store. Tests make it small to reach the store with a few records.
+   */
+  recentRecords?: number;
 }
 
 /** SandboxOptions with every default filled in. */
@@ -76,9 +85,10 @@ export interface SandboxConfig {
   webhookTimeoutMs: number;
   clock: Clock;
   onInternalError: (error: unknown) => void;
+  recentRecords: number;
 }
 
-type FlagOption = Exclude<keyof SandboxOptions, 'clock' | 'onInternalError'>;
+type FlagOption = Exclude<keyof SandboxOptions, 'clock' | 'onInternalError' | 'recentRecords'>;
 
 /** One command-line flag of `payouts sandbox`, for the CLI to turn into a yargs option. */
 export interface SandboxFlag {
@@ -316,6 +326,10 @@ export function resolveSandboxConfig(options: SandboxOptions): SandboxConfig {
   if (options.webhookSecret !== undefined && options.webhookSecret.length === 0) {
     throw new UsageError('--webhook-secret must not be empty');
   }
+  const { recentRecords } = options;
+  if (recentRecords !== undefined && !(Number.isInteger(recentRecords) && recentRecords >= 1)) {
+    throw new UsageError(`recentRecords must be a whole number from 1, got ${String(recentRecords)}`);
+  }
   return {
     port: options.port ?? D.port,
     host: options.host ?? D.host,
@@ -337,6 +351,7 @@ export function resolveSandboxConfig(options: SandboxOptions): SandboxConfig {
     webhookTimeoutMs: options.webhookTimeoutMs ?? D.webhookTimeoutMs,
     clock: options.clock ?? systemClock,
     onInternalError: options.onInternalError ?? reportInternalError,
+    recentRecords: recentRecords ?? RECENT_RECORDS,
   };
 }
 

@@ -59,7 +59,7 @@ export interface SandboxHandle {
 /** Starts a sandbox; rejects with a ConfigError when it cannot listen, UsageError for bad options. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
   const config = resolveSandboxConfig(options);
-  const state = new SandboxState();
+  const state = new SandboxState(config.recentRecords);
   const createdAt = isoWithOffset(config.clock.now());
   for (const user of SANDBOX_USERS) {
     state.integrators.set(user.integratorId, {
@@ -91,7 +91,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       work,
       secretOf: (integratorId) => state.integrators.get(integratorId)?.webhookSecret ?? '',
     }),
-    idempotency: new IdempotencyStore(),
+    idempotency: new IdempotencyStore(state.db, config.recentRecords),
     scheduler,
     work,
   };

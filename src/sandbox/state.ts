@@ -1,5 +1,7 @@
 import type { Beneficiary, Integrator, Recipient, Simulation, Transaction } from '../api/contract.js';
 import { HttpError } from './errors.js';
+import { openSandboxStore, type SandboxDb } from './store.js';
+import { RECENT_RECORDS, RecordTable, type TableSpec } from './table.js';
 import type { WebhookDelivery } from './webhooks.js';
 
 /** An integrator with what the service keeps to itself. */
@@ -97,7 +99,7 @@ export function forbidden(kind: ResourceKind, id: string): HttpError {
 
 /** Returns the record of `id` when it belongs to the caller; 404 when unknown, 403 when another's. */
 export function owned<T>(
-  records: Map<string, T>,
+  records: { get(id: string): T | undefined },
   kind: ResourceKind,
   id: string,
   integratorId: string,
@@ -109,19 +111,42 @@ export function owned<T>(
   return record;
 }
 
-/** The sandbox's data: plain Maps, no persistence. */
+/**
+ * The sandbox's data. Integrators are two objects; what a run makes (beneficiaries, recipients,
+ * simulations, transactions) are tables of the sandbox's own store (store.ts), with only the
+ * recent records in memory, so that a ledger of a million payouts fits a small container.
+ */
 export class SandboxState {
   readonly integrators = new Map<string, IntegratorRecord>();
-  readonly beneficiaries = new Map<string, BeneficiaryRecord>();
-  readonly recipients = new Map<string, Recipient>();
-  readonly simulations = new Map<string, SimulationRecord>();
-  readonly transactions = new Map<string, TransactionRecord>();
+  /** The store, for the other records that outlive a request (idempotency.ts). */
+  readonly db: SandboxDb = openSandboxStore();
+  readonly beneficiaries: RecordTable<BeneficiaryRecord>;
+  readonly recipients: RecordTable<Recipient>;
+  readonly simulations: RecordTable<SimulationRecord>;
+  readonly transactions: RecordTable<TransactionRecord>;
   readonly requests: RequestCounts = {
     total: 0,
     byRoute: {},
     byStatus: {},
     injected: { errors: 0, resets: 0, rateLimited: 0 },
   };
+
+  /** `recent`: records of each kind held as objects, per generation (table.ts). */
+  constructor(readonly recent: number = RECENT_RECORDS) {
+    const table = <T>(spec: TableSpec<T>) => new RecordTable<T>(this.db, { ...spec, recent });
+    this.beneficiaries = table<BeneficiaryRecord>({ name: 'beneficiaries' });
+    this.recipients = table<Recipient>({ name: 'recipients' });
+    this.simulations = table<SimulationRecord>({ name: 'simulations' });
+    this.transactions = table<TransactionRecord>({
+      name: 'transactions',
+      columns: {
+        integrator_id: (r) => r.integratorId,
+        reference: (r) => r.transaction.reference,
+        status: (r) => r.transaction.status,
+      },
+      indexes: [['reference']],
+    });
+  }
 
   /** Counts an answered request. */
   countAnswer(routeLabel: string, status: number | 'reset'): void {
@@ -130,7 +155,14 @@ export class SandboxState {
     this.requests.byStatus[key] = (this.requests.byStatus[key] ?? 0) + 1;
   }
 
-  /** The ledger over the live records: serialize or clone it before anything changes. */
+  /** The integrator's transactions with `reference`, newest first. */
+  transactionsWithReference(integratorId: string, reference: string): TransactionRecord[] {
+    return [
+      ...this.transactions.rows('reference = ? AND integrator_id = ?', [reference, integratorId], true),
+    ];
+  }
+
+  /** The ledger, read now: a copy of every record. */
   view(deliveries: readonly WebhookDelivery[], eventsWithoutUrl: number): SandboxLedger {
     return {
       integrators: [...this.integrators.values()].map(publicIntegrator),
@@ -152,16 +184,29 @@ export class SandboxState {
   }
 }
 
-/** The ledger in numbers (SandboxLedgerCounts), counted over the live records. */
+/**
+ * The ledger in numbers (SandboxLedgerCounts), counted by the store over every transaction: a
+ * reference counts as paid by each transaction of it that did not fail.
+ */
 export function ledgerCounts(state: SandboxState): SandboxLedgerCounts {
+  state.transactions.write();
   const byStatus: Record<string, number> = {};
-  const paid = new Map<string, number>();
-  for (const { transaction } of state.transactions.values()) {
-    byStatus[transaction.status] = (byStatus[transaction.status] ?? 0) + 1;
-    if (transaction.status === 'FAILED' || transaction.reference === null) continue;
-    paid.set(transaction.reference, (paid.get(transaction.reference) ?? 0) + 1);
-  }
-  const again = [...paid].filter(([, n]) => n > 1).map(([reference]) => reference);
+  const statuses = state.db.prepare(
+    'SELECT status, count(*) AS n FROM transactions GROUP BY status ORDER BY min(rowid)',
+  );
+  for (const row of statuses.all() as Array<{ status: string; n: number }>) byStatus[row.status] = row.n;
+  const paid = "status <> 'FAILED' AND reference IS NOT NULL";
+  const references = state.db
+    .prepare(`SELECT count(DISTINCT reference) AS n FROM transactions WHERE ${paid}`)
+    .get() as { n: number };
+  const again = (
+    state.db
+      .prepare(
+        `SELECT reference FROM transactions WHERE ${paid}
+         GROUP BY reference HAVING count(*) > 1 ORDER BY min(rowid)`,
+      )
+      .all() as Array<{ reference: string }>
+  ).map((row) => row.reference);
   return {
     beneficiaries: state.beneficiaries.size,
     recipients: state.recipients.size,
@@ -169,7 +214,7 @@ export function ledgerCounts(state: SandboxState): SandboxLedgerCounts {
     transactions: state.transactions.size,
     transactionsByStatus: byStatus,
     references: {
-      paid: paid.size,
+      paid: references.n,
       paidMoreThanOnce: again.length,
       firstPaidMoreThanOnce: again.slice(0, 10),
     },

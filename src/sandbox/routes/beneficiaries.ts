@@ -41,7 +41,7 @@ function createBeneficiary(request: AuthedRequest, sandbox: Sandbox): Reply {
     country: fields.country,
     createdAt: isoWithOffset(request.now),
   };
-  sandbox.state.beneficiaries.set(beneficiary.id, { beneficiary, deletedAt: null });
+  sandbox.state.beneficiaries.add(beneficiary.id, { beneficiary, deletedAt: null });
   emitEvent(sandbox, beneficiaryEvent('BENEFICIARY_CREATED', beneficiary), request.draws.aux[1]);
   return { status: 201, body: beneficiary };
 }
@@ -53,6 +53,7 @@ function getBeneficiary(request: AuthedRequest, sandbox: Sandbox): Reply {
 function deleteBeneficiary(request: AuthedRequest, sandbox: Sandbox): Reply {
   const record = ownBeneficiary(sandbox, param(request), request.integrator.id);
   record.deletedAt = isoWithOffset(request.now);
+  sandbox.state.beneficiaries.replace(record.beneficiary.id, record);
   emitEvent(sandbox, beneficiaryEvent('BENEFICIARY_DELETED', record.beneficiary), request.draws.aux[1]);
   return { status: 204 };
 }

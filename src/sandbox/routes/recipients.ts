@@ -43,7 +43,7 @@ function createRecipient(request: AuthedRequest, sandbox: Sandbox): Reply {
     createdAt: now,
     updatedAt: now,
   };
-  sandbox.state.recipients.set(recipient.id, recipient);
+  sandbox.state.recipients.add(recipient.id, recipient);
   return { status: 201, body: recipient };
 }
 
@@ -62,7 +62,7 @@ function updateRecipient(request: AuthedRequest, sandbox: Sandbox): Reply {
     createdAt: existing.createdAt,
     updatedAt: isoWithOffset(request.now),
   };
-  sandbox.state.recipients.set(recipient.id, recipient);
+  sandbox.state.recipients.replace(recipient.id, recipient);
   return { status: 200, body: recipient };
 }
 

@@ -59,7 +59,7 @@ function createSimulation(request: AuthedRequest, sandbox: Sandbox): Reply {
     expiresAt: isoWithOffset(expiresAtMs),
     createdAt: isoWithOffset(request.now),
   };
-  sandbox.state.simulations.set(simulation.id, {
+  sandbox.state.simulations.add(simulation.id, {
     integratorId: request.integrator.id,
     simulation,
     expiresAtMs,

@@ -92,7 +92,8 @@ function createTransaction(request: AuthedRequest, sandbox: Sandbox): Reply {
     idempotencyKey: request.idempotencyKey,
   };
   simulation.transactionId = transaction.id;
-  sandbox.state.transactions.set(transaction.id, record);
+  sandbox.state.simulations.replace(id, simulation);
+  sandbox.state.transactions.add(transaction.id, record);
   emitEvent(sandbox, transactionEvent(record), request.draws.aux[1]);
   scheduleSettlement(sandbox, record, failureReasonFor(recipient), request.draws.aux[2]);
   return { status: 201, body: transaction };
@@ -116,10 +117,9 @@ function findTransactions(request: AuthedRequest, sandbox: Sandbox): Reply {
   if (reference === null || reference === '') {
     throw validationError(['reference is required to list transactions']);
   }
-  const data = [...sandbox.state.transactions.values()]
-    .filter((r) => r.integratorId === request.integrator.id && r.transaction.reference === reference)
-    .map((r) => r.transaction)
-    .reverse();
+  const data = sandbox.state
+    .transactionsWithReference(request.integrator.id, reference)
+    .map((r) => r.transaction);
   return { status: 200, body: { data } };
 }
 
@@ -136,6 +136,7 @@ function scheduleSettlement(
     transaction.status = failureReason === null ? 'COMPLETED' : 'FAILED';
     transaction.failureReason = failureReason;
     transaction.updatedAt = isoWithOffset(sandbox.config.clock.now());
+    sandbox.state.transactions.replace(transaction.id, record);
     emitEvent(sandbox, transactionEvent(record), duplicateDraw);
     sandbox.work.done();
   });
