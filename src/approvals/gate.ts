@@ -93,19 +93,7 @@ export function judgeApprovals(
     allowedSigners: gate.allowedSigners,
   });
   if (count.count < gate.required) throw new GuardError(refusal(count, gate, batch));
-  // The statement a counted principal's key signed: the very record that counted (the same key
-  // may also have signed a statement of this digest that does not count, one too old).
-  return count.approvals.map((approval) => {
-    const record = recorded.find(
-      (r) => r.fingerprint === approval.fingerprint && r.statementDigest === approval.id,
-    );
-    return {
-      principal: approval.principal,
-      fingerprint: approval.fingerprint,
-      statementDigest: record?.statementDigest ?? '',
-      recordedAt: record?.recordedAt ?? new Date(approval.recordedAt ?? batch.now).toISOString(),
-    };
-  });
+  return runApprovalsOf(count, recorded, batch.now);
 }
 
 /** The refusal in words: what was required, who signed, who is missing, and why others do not count. */
@@ -132,4 +120,27 @@ export function refusal(count: ApprovalCount, gate: ApprovalGate, batch: GatedBa
   }
   // No "; " in a message of payouts' own: the results file splits result.errors on it.
   return `${parts.join(' - ')}. Nothing was sent.`;
+}
+
+/**
+ * The approvals a run relies on, as its record keeps them. The statement a counted principal's
+ * key signed is the very record that counted (the same key may also have signed a statement of
+ * this digest that does not count, one too old).
+ */
+export function runApprovalsOf(
+  count: ApprovalCount,
+  recorded: readonly ApprovalRecord[],
+  now: number,
+): RunApproval[] {
+  return count.approvals.map((approval) => {
+    const record = recorded.find(
+      (r) => r.fingerprint === approval.fingerprint && r.statementDigest === approval.id,
+    );
+    return {
+      principal: approval.principal,
+      fingerprint: approval.fingerprint,
+      statementDigest: record?.statementDigest ?? '',
+      recordedAt: record?.recordedAt ?? new Date(approval.recordedAt ?? now).toISOString(),
+    };
+  });
 }

@@ -8,7 +8,7 @@
 import { GuardError } from '../errors.js';
 import type { ApprovalRecord, RunApproval } from '../register/types.js';
 import { formatMinor } from '../rows/money.js';
-import type { GatedBatch } from './gate.js';
+import { type GatedBatch, runApprovalsOf } from './gate.js';
 import type { ApprovalPolicy, PolicyConditions, PolicyRule } from './policy.js';
 import { type ApprovalCount, countApprovals } from './verify.js';
 
@@ -147,17 +147,7 @@ export function judgePolicy(
   );
   const short = gate.alsoRequired !== undefined && count.count < gate.alsoRequired;
   if (!view.satisfied || short) throw new GuardError(policyRefusal(view, gate, count, batch));
-  const approvals = count.approvals.map((approval) => {
-    const record = recorded.find(
-      (r) => r.fingerprint === approval.fingerprint && r.statementDigest === approval.id,
-    );
-    return {
-      principal: approval.principal,
-      fingerprint: approval.fingerprint,
-      statementDigest: record?.statementDigest ?? '',
-      recordedAt: record?.recordedAt ?? new Date(approval.recordedAt ?? batch.now).toISOString(),
-    };
-  });
+  const approvals = runApprovalsOf(count, recorded, batch.now);
   return { view, approvals };
 }
 
