@@ -7,43 +7,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicyError } from '../../src/approvals/errors.js';
 import { canonicalJson, parsePolicy } from '../../src/approvals/policy.js';
 import { MALFORMED_POLICIES } from './malformed-policies.js';
-import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE, type TestKey } from './ssh-keygen.js';
+import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE } from './ssh-keygen.js';
+import { type Team, teamKeys, teamPolicy } from './team-policy.js';
 
 type Json = ReturnType<typeof JSON.parse>;
 
 describe.skipIf(!HAS_SSH_KEYGEN)(`an approval policy${SSH_KEYGEN_NOTE}`, () => {
   let folder: KeyFolder;
-  let keys: Record<'alice' | 'bob' | 'carol' | 'dave', TestKey>;
+  let keys: Team;
   /** The policy of a team of four, as a fresh object each time (a case changes it). */
   let team: () => Json;
 
   beforeAll(() => {
     folder = new KeyFolder();
-    keys = {
-      alice: folder.key('alice', { type: 'ed25519' }),
-      bob: folder.key('bob', { type: 'ed25519' }),
-      carol: folder.key('carol', { type: 'ecdsa', bits: 256 }),
-      dave: folder.key('dave', { type: 'ed25519' }),
-    };
-    team = () => ({
-      signers: Object.entries(keys).map(([name, key]) => `${name}@corp ${key.publicKey}`),
-      groups: {
-        approvers: ['alice@corp', 'bob@corp'],
-        treasury: ['carol@corp'],
-        admins: ['alice@corp', 'dave@corp'],
-      },
-      rules: [
-        { name: 'every batch', require: 1, from: 'approvers' },
-        { name: 'large batches', when: { sendTotalOver: { USD: '1000.00' } }, require: 2, from: 'approvers' },
-        {
-          name: 'new bank details',
-          when: { warnings: ['changedBankDetails'] },
-          require: 1,
-          from: 'treasury',
-        },
-      ],
-      admins: { require: 2, from: 'admins' },
-    });
+    keys = teamKeys(folder);
+    team = () => teamPolicy(keys) as Json;
   });
   afterAll(() => folder?.cleanup());
 

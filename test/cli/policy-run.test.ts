@@ -7,6 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE, type TestKey } from '../approvals/ssh-keygen.js';
+import { type Team, teamKeys, teamPolicy } from '../approvals/team-policy.js';
 import type { CliResult } from '../helpers/cli.js';
 import { paymentsOf, SANDBOX_ENV, spawnCli, summaryOf, testDir, testSandbox } from '../helpers/payouts.js';
 import { initTestRegister } from '../helpers/register.js';
@@ -24,8 +25,6 @@ async function compiled(
 
 const readFileText = (file: string) => readFile(file, 'utf8');
 
-type Team = Record<'alice' | 'bob' | 'carol' | 'dave', TestKey>;
-
 /** Ana's sample row (ACH, USD) under another reference and amount, to her account or another. */
 function anaRow(reference: string, amount: string, accountNumber = '000123456789') {
   return { ...sampleRows()[1]!, reference, amount, accountNumber };
@@ -36,12 +35,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run under the register's approval policy${SSH_
   let team: Team;
   beforeAll(() => {
     keys = new KeyFolder();
-    team = {
-      alice: keys.key('alice', { type: 'ed25519' }),
-      bob: keys.key('bob', { type: 'ed25519' }),
-      carol: keys.key('carol', { type: 'ecdsa', bits: 256 }),
-      dave: keys.key('dave', { type: 'ed25519' }),
-    };
+    team = teamKeys(keys);
   });
   afterAll(() => keys?.cleanup());
 
@@ -51,33 +45,8 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`run under the register's approval policy${SSH_
     const register = initTestRegister(path.join(dir, 'register.db'));
     const env = { ...SANDBOX_ENV, PAYOUTS_REGISTER: register };
     const policyFile = path.join(dir, 'policy.json');
-    await writeFile(
-      policyFile,
-      JSON.stringify({
-        signers: Object.entries(team).map(([name, key]) => `${name}@corp ${key.publicKey}`),
-        groups: {
-          approvers: ['alice@corp', 'bob@corp'],
-          treasury: ['carol@corp'],
-          admins: ['alice@corp', 'dave@corp'],
-        },
-        rules: [
-          { name: 'every batch', require: 1, from: 'approvers' },
-          {
-            name: 'large batches',
-            when: { sendTotalOver: { USD: '1000.00' } },
-            require: 2,
-            from: 'approvers',
-          },
-          {
-            name: 'new bank details',
-            when: { warnings: ['changedBankDetails'] },
-            require: 1,
-            from: 'treasury',
-          },
-        ],
-        admins: { require: 2, from: 'admins' },
-      }),
-    );
+    await writeFile(policyFile, JSON.stringify(teamPolicy(team)));
+
     const cli = (args: string[], extra: NodeJS.ProcessEnv = {}) =>
       compiled(sb, [...args, '--log-format', 'text'], { ...env, ...extra });
     for (const admin of [team.alice, team.dave])

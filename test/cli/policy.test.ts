@@ -9,32 +9,24 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MALFORMED_POLICIES } from '../approvals/malformed-policies.js';
 import { HAS_SSH_KEYGEN, KeyFolder, SSH_KEYGEN_NOTE, type TestKey } from '../approvals/ssh-keygen.js';
+import {
+  type PolicyJson,
+  TEAM_RULES,
+  type Team as TeamKeys,
+  teamKeys,
+  teamPolicy,
+} from '../approvals/team-policy.js';
 import { type CliResult, runCli } from '../helpers/cli.js';
 import { spawnCli, testDir } from '../helpers/payouts.js';
 import { initTestRegister } from '../helpers/register.js';
 
 const SERVICE = 'https://pay.example';
 
-type Team = Record<'alice' | 'bob' | 'carol' | 'dave' | 'erin', TestKey>;
+type Team = TeamKeys & { erin: TestKey };
 
-/** The team's policy: four signers, approvers, treasury and two admins of whom both must sign. */
-function teamPolicy(team: Team, change: Record<string, unknown> = {}) {
-  return {
-    signers: (['alice', 'bob', 'carol', 'dave'] as const).map(
-      (name) => `${name}@corp ${team[name].publicKey}`,
-    ),
-    groups: {
-      approvers: ['alice@corp', 'bob@corp'],
-      treasury: ['carol@corp'],
-      admins: ['alice@corp', 'dave@corp'],
-    },
-    rules: [
-      { name: 'every batch', require: 1, from: 'approvers' },
-      { name: 'large batches', when: { sendTotalOver: { USD: '1000.00' } }, require: 2, from: 'approvers' },
-    ],
-    admins: { require: 2, from: 'admins' },
-    ...change,
-  };
+/** The team's policy with its first two rules (no treasury rule), changed by `change`. */
+function policyOf(team: Team, change: Record<string, unknown> = {}): PolicyJson {
+  return teamPolicy(team, { rules: TEAM_RULES.slice(0, 2), ...change });
 }
 
 describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
@@ -42,13 +34,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
   let team: Team;
   beforeAll(() => {
     keys = new KeyFolder();
-    team = {
-      alice: keys.key('alice', { type: 'ed25519' }),
-      bob: keys.key('bob', { type: 'ed25519' }),
-      carol: keys.key('carol', { type: 'ecdsa', bits: 256 }),
-      dave: keys.key('dave', { type: 'ed25519' }),
-      erin: keys.key('erin', { type: 'ed25519' }),
-    };
+    team = { ...teamKeys(keys), erin: keys.key('erin', { type: 'ed25519' }) };
   });
   afterAll(() => keys?.cleanup());
 
@@ -75,7 +61,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
       exitCode: 0,
     });
     const file = path.join(dir, 'policy.json');
-    await writeFile(file, JSON.stringify(teamPolicy(team), null, 2));
+    await writeFile(file, JSON.stringify(policyOf(team), null, 2));
 
     const one = await policy(register, 'set', file, '--key', team.alice.path);
     expect(one.code, one.stderr).toBe(4);
@@ -109,8 +95,8 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
 
     // A change: erin joins and signs it, but only the admins of version 1 can put it in force.
     const changed = path.join(dir, 'policy-2.json');
-    const withErin = teamPolicy(team, {
-      signers: [...teamPolicy(team).signers, `erin@corp ${team.erin.publicKey}`],
+    const withErin = policyOf(team, {
+      signers: [...policyOf(team).signers, `erin@corp ${team.erin.publicKey}`],
       groups: { approvers: ['alice@corp', 'bob@corp'], treasury: ['carol@corp'], admins: ['erin@corp'] },
       admins: { require: 1, from: 'admins' },
     });
@@ -135,7 +121,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
     const dir = await testDir();
     const register = initTestRegister(path.join(dir, 'register.db'));
     const file = path.join(dir, 'policy.json');
-    await writeFile(file, JSON.stringify(teamPolicy(team, { admins: { require: 1, from: 'admins' } })));
+    await writeFile(file, JSON.stringify(policyOf(team, { admins: { require: 1, from: 'admins' } })));
     const statement = (await policy(register, 'set', file, '--statement')).stdout;
     expect((await policy(register, 'set', file, '--key', team.alice.path)).code).toBe(0);
     // The register kept the signature payouts made: ssh-keygen verifies it.
@@ -162,7 +148,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
     const dir = await testDir();
     const register = initTestRegister(path.join(dir, 'register.db'));
     const file = path.join(dir, 'policy.json');
-    const bad = teamPolicy(team, { rules: [{ name: 'every batch', require: 1, from: 'approver' }] });
+    const bad = policyOf(team, { rules: [{ name: 'every batch', require: 1, from: 'approver' }] });
     await writeFile(file, JSON.stringify(bad));
     const set = await policy(register, 'set', file, '--key', team.alice.path);
     expect(set.code).toBe(2);
@@ -182,7 +168,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
   it('refuses every malformed policy (exit 2) naming the file and the place, and records nothing', async () => {
     const dir = await testDir();
     const register = initTestRegister(path.join(dir, 'register.db'));
-    const good = teamPolicy(team, {
+    const good = policyOf(team, {
       rules: [
         { name: 'every batch', require: 1, from: 'approvers' },
         { name: 'large batches', when: { sendTotalOver: { USD: '1000.00' } }, require: 2, from: 'approvers' },
