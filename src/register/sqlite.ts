@@ -21,19 +21,10 @@ import { errnoOf, InterruptedError, RegisterError } from '../errors.js';
 import { freeBytes, makeFolderSync } from '../folders.js';
 import type { GroupCommit } from './group-commit.js';
 import { historyRowId, historyRowIdSql } from './history-row.js';
-import { type BootClock, LEASE, leaseExpired, type StoreTime, systemBootClock } from './lease.js';
+import { type BootClock, LEASE, type StoreTime, systemBootClock } from './lease.js';
 import { missingRegister, sizeOf } from './location.js';
 import { outageWait, pause } from './outage.js';
-import {
-  leaseOf,
-  PAYOUT_COLUMNS,
-  PAYOUT_FIELDS,
-  type PayoutCells,
-  payoutOf,
-  type RunRow,
-  runOf,
-} from './records.js';
-import { type Fence, type FenceFacts, fenceAdmits } from './rules.js';
+import { PAYOUT_COLUMNS, PAYOUT_FIELDS, type PayoutCells, payoutOf, type RunRow, runOf } from './records.js';
 import {
   APPLICATION_ID,
   HISTORY_ROW_IDS_VERSION,
@@ -372,10 +363,6 @@ const STATEMENTS = statementsFor(SQLITE_SQL);
 /** Histories by their row ids (history-row.ts), with what tells whose each one is. */
 const HISTORIES_BY_ID = `SELECT id, scope_id, payee, history FROM payee_history WHERE id ${IN('ids')}`;
 
-/** What a fenced write reads first: the payout's holder and state, and the writing run's lease. */
-const FENCE_FACTS = `SELECT p.run_id, p.state, r.finished_at, r.lease_expires_at, r.lease_boot, r.lease_uptime_ms
-  FROM payouts p LEFT JOIN runs r ON r.id = :fenceRun WHERE p.scope_id = :scope AND p.reference = :reference`;
-
 /**
  * Field and record separators of the packed look-up (ASCII unit and record separator). A value
  * that holds one of them gives the text more records, or a record more fields, than the query
@@ -487,21 +474,6 @@ class SqliteDialect implements Dialect, Driver {
   claiming<T>(writes: GroupCommit, _scope: number, work: (sql: Sql) => Promise<T>): Promise<T> {
     // In the group commit's IMMEDIATE transaction: no other process can claim in between.
     return writes.write(work);
-  }
-
-  /** Read, judged by the rules (rules.ts fenceAdmits) and written in one IMMEDIATE transaction. */
-  async fenced(sql: Sql, set: string, values: Values, fence: Fence): Promise<number> {
-    const [row] = await sql.rows<RunRow & { run_id: string; state: FenceFacts['state'] }>(
-      FENCE_FACTS,
-      values,
-    );
-    const facts = row && {
-      holder: row.run_id,
-      state: row.state,
-      leaseHeld:
-        row.lease_expires_at !== null && row.finished_at === null && !leaseExpired(leaseOf(row), this.time()),
-    };
-    return fenceAdmits(fence, facts) ? sql.changed(set, values) : 0;
   }
 
   /**

@@ -31,6 +31,11 @@ export interface Statements extends TransferStatements {
   recent: string;
   /** The same, of the references :references of :scope. */
   lookup: string;
+  /**
+   * What a fence the register judges (store.ts fencedWrite) reads first: the holder and state of
+   * :reference of :scope, and the lease of the writing run :fenceRun.
+   */
+  fenceFacts: string;
   /** :scope :states :after :since (null: any time) :limit */
   payoutsIn: string;
   /** :scope :kind :fingerprints */
@@ -229,11 +234,16 @@ export function statementsFor(d: StatementDialect): Statements {
   };
 }
 
+/** The columns that hold a run's lease, as the store times it. */
+function leaseColumns(d: StatementDialect): string[] {
+  return ['lease_expires_at', ...d.leaseClock.map(([column]) => column)];
+}
+
 /** A run's beginning, lease and end: the lease written and read as the store times it. */
 function runStatements(d: StatementDialect, t: Tables) {
   const runs = t('runs');
   const { now } = d;
-  const leaseRead = ['lease_expires_at', ...d.leaseClock.map(([column]) => column)];
+  const leaseRead = leaseColumns(d);
   const leaseSet = [['lease_expires_at', d.leaseEnd] as const, ...d.leaseClock];
   return {
     beginRun: `INSERT INTO ${runs} (id, scope_id, sheet, digest, host, pid, machine, process_start, started_at,
@@ -261,6 +271,8 @@ function payoutStatements(d: StatementDialect, t: Tables) {
   return {
     recent: `SELECT ${withRun} WHERE p.scope_id = :scope ORDER BY p.updated_at DESC LIMIT :limit`,
     lookup: `SELECT ${withRun} WHERE p.scope_id = :scope AND p.reference ${d.inList('references')}`,
+    fenceFacts: `SELECT p.run_id, p.state, ${['finished_at', ...leaseColumns(d)].map((c) => `r.${c}`).join(', ')}${d.storeNow}
+      FROM ${payouts} p LEFT JOIN ${t('runs')} r ON r.id = :fenceRun WHERE p.scope_id = :scope AND p.reference = :reference`,
     payoutsIn: `SELECT ${withRun} WHERE p.scope_id = :scope AND p.state ${d.inList('states')} AND p.reference > :after
       AND (${d.time('since')} IS NULL OR COALESCE(p.paid_at, p.updated_at) >= ${d.time('since')})
       ORDER BY p.reference LIMIT :limit`,

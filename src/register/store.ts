@@ -13,7 +13,7 @@ import { Fingerprints } from './fingerprints.js';
 import { GroupCommit } from './group-commit.js';
 import { historyFromText, historyText } from './history-text.js';
 import type { ScopeIdentity } from './identity.js';
-import { holderAlive, liveRunCount, newLease, type Self, type StoreTime } from './lease.js';
+import { holderAlive, leaseExpired, liveRunCount, newLease, type Self, type StoreTime } from './lease.js';
 import { OUTAGE_DEFAULTS, OutageDriver } from './outage.js';
 import {
   type PolicyProposalRow,
@@ -49,6 +49,8 @@ import {
   claimedState,
   claimLost,
   type Fence,
+  type FenceFacts,
+  fenceAdmits,
   fenceOf,
   SETTLEABLE,
   sentAt,
@@ -134,8 +136,11 @@ export interface Dialect {
   lookup?(sql: Sql, scope: number, references: readonly string[]): Promise<Map<string, PayoutRecord>>;
   /** Runs a claim where no other claim of the scope comes between its read and its writes. */
   claiming<T>(writes: GroupCommit, scope: number, work: (sql: Sql) => Promise<T>): Promise<T>;
-  /** Runs the update `set` (its `WHERE` open for more) where `fence` admits it; rows changed. */
-  fenced(sql: Sql, set: string, values: Values, fence: Fence): Promise<number>;
+  /**
+   * Runs the update `set` (its `WHERE` open for more) where `fence` admits it, judged by the
+   * database in the write itself; rows changed. Without it, the register judges (fencedWrite).
+   */
+  fenced?(sql: Sql, set: string, values: Values, fence: Fence): Promise<number>;
   /**
    * A page of a paid batch's payouts (`statement` with its values), where the store reads them
    * faster than as rows; by default, the statement's rows.
@@ -249,6 +254,25 @@ async function lookup(
       found.set(row['reference'] as string, payoutOf(cellsOf(row), joinedRunOf(row, dialect.time(row))));
   }
   return found;
+}
+
+/**
+ * The update `set` where `fence` admits it: judged by the database where it can (Dialect.fenced),
+ * else read, judged by the rules (rules.ts fenceAdmits) and written in the write's transaction.
+ */
+async function fencedWrite(dialect: Dialect, sql: Sql, set: string, values: Values, fence: Fence) {
+  if (dialect.fenced) return dialect.fenced(sql, set, values, fence);
+  type Facts = RunRow & Record<string, unknown> & { run_id: string; state: FenceFacts['state'] };
+  const [row] = await sql.rows<Facts>(dialect.sql.fenceFacts, values);
+  const facts = row && {
+    holder: row.run_id,
+    state: row.state,
+    leaseHeld:
+      row.lease_expires_at !== null &&
+      row.finished_at === null &&
+      !leaseExpired(leaseOf(row), dialect.time(row)),
+  };
+  return fenceAdmits(fence, facts) ? sql.changed(set, values) : 0;
 }
 
 /** Writes a claim: the references it holds, and the abandoned sends it marks unknown. */
@@ -857,7 +881,7 @@ class SqlScope implements ScopeStore {
     const where = 'WHERE scope_id = :scope AND reference = :reference';
     const set = `UPDATE ${s.payoutsTable} SET ${sets.join(', ')} ${where}`;
     return this.register.write(async (sql) => {
-      if ((await this.dialect.fenced(sql, set, values, fence)) > 0) return;
+      if ((await fencedWrite(this.dialect, sql, set, values, fence)) > 0) return;
       throw claimLost(
         reference,
         runId,
