@@ -193,6 +193,38 @@ export function outageWait(attempt: number, clock: Pick<OutageClock, 'random'>):
   return wait / 2 + clock.random() * (wait / 2);
 }
 
+/** What an attempt gives while another process holds what it needs: the error if it holds on. */
+export class Held {
+  constructor(readonly error: Error) {}
+}
+
+/** How untilFree waits. */
+export interface HeldWait {
+  /** How long in all from the first attempt, after which the last attempt's error is thrown. */
+  budgetMs: number;
+  /** The pause after attempt `n` (from 0). */
+  wait(n: number): number;
+  stop?: AbortSignal | undefined;
+  clock: Pick<OutageClock, 'timers'>;
+  /** What an InterruptedError says when a stop ends the wait. */
+  stopped: string;
+}
+
+/**
+ * `attempt` again while another process holds what it needs (a file's lock, a migration), with
+ * asynchronous pauses between, so that a signal is handled meanwhile; a stop ends the wait at once.
+ */
+export async function untilFree<T>(attempt: () => T | Held | Promise<T | Held>, how: HeldWait): Promise<T> {
+  const started = how.clock.timers.elapsed();
+  for (let n = 0; ; n += 1) {
+    if (how.stop?.aborted) throw new InterruptedError(how.stopped);
+    const result = await attempt();
+    if (!(result instanceof Held)) return result;
+    if (how.clock.timers.elapsed() - started >= how.budgetMs) throw result.error;
+    await pause(how.wait(n), how.stop, how.clock);
+  }
+}
+
 /** Resolves after `ms` on `clock`, or at once when `stop` aborts. */
 export function pause(
   ms: number,

@@ -24,7 +24,7 @@ import { deadlineWithin } from '../outage-budget.js';
 import type { GroupCommit } from './group-commit.js';
 import { LEASE, type StoreTime } from './lease.js';
 import { missingRegister } from './location.js';
-import { OUTAGE_DEFAULTS, pause } from './outage.js';
+import { Held, OUTAGE_DEFAULTS, untilFree } from './outage.js';
 import { postgresConnection } from './pg-connection.js';
 import { pgFailureOf } from './pg-errors.js';
 import { pgpassWarningsAsProcessWarnings } from './pg-warnings.js';
@@ -187,6 +187,9 @@ function withDeadline<T>(
     query.then(resolve, reject).finally(cancel);
   });
 }
+
+/** Statements in pg's own terms (`$1`), each under a deadline: the rows they give. */
+type Ask = <R = Record<string, unknown>>(text: string, values?: unknown[], ms?: number) => Promise<R[]>;
 
 /** Statements on one connection of the pool, each under the register's deadline. */
 class PgSql implements Sql {
@@ -366,6 +369,12 @@ class PostgresDialect implements Dialect, Driver {
     return this.ended;
   }
 
+  /** The rows of statements on `client`, each under the register's deadline or `ms`. */
+  private asker(client: pg.ClientBase): Ask {
+    return (text, values, ms = this.deadlineMs) =>
+      withDeadline(client, client.query(text, values), ms, this.clock).then((result) => result.rows as never);
+  }
+
   /**
    * Checks durability, then creates or migrates the schema under the migration lock. Every
    * statement has the register's deadline but the migration's own steps, which have
@@ -375,38 +384,28 @@ class PostgresDialect implements Dialect, Driver {
   prepare(stop?: AbortSignal, opening: Pick<OpenOptions, 'create' | 'from'> = {}): Promise<boolean> {
     return this.withClient(
       async (client, markBroken) => {
-        const ask = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
-          withDeadline(client, client.query<R>(text, values), this.deadlineMs, this.clock);
-        const sync = (await ask<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
-          .synchronous_commit;
+        const ask = this.asker(client);
+        const sync = (await ask('SHOW synchronous_commit'))[0]!['synchronous_commit'];
         if (sync === 'off' || sync === 'local') {
           throw new RegisterError(
             `the register ${this.location} is on a server whose synchronous_commit is '${sync}': a commit it acknowledges can be lost in a crash, and payouts must know what it sent: set synchronous_commit to on (or remote_apply) for this database or its user`,
             { path: this.location },
           );
         }
-        const found = await withDeadline(client, schemaVersion(client), this.deadlineMs, this.clock);
-        refuseNewer(this.location, found, PG_SCHEMA_VERSION);
+        const found = await this.schemaVersion(ask);
         if (found === PG_SCHEMA_VERSION) return true;
         // Made on purpose only (register init): a database without the schema is a mistyped URL,
         // never the place to start a second history.
         if (found === 0 && !opening.create)
           throw missingRegister(this.location, opening.from, 'the database holds no payouts schema');
-        await this.migrationLock(client, stop);
+        await this.migrationLock(ask, stop);
         try {
           // Read again under the lock: the process that held it may have migrated already.
-          const version = await withDeadline(client, schemaVersion(client), this.deadlineMs, this.clock);
-          refuseNewer(this.location, version, PG_SCHEMA_VERSION);
-          for (let v = version; v < PG_SCHEMA_VERSION; v += 1) {
+          for (let v = await this.schemaVersion(ask); v < PG_SCHEMA_VERSION; v += 1) {
             await ask('BEGIN');
             try {
               await ask(`SET LOCAL statement_timeout = ${POSTGRES_DEFAULTS.migrationMs}`);
-              await withDeadline(
-                client,
-                client.query(PG_MIGRATIONS[v]!),
-                POSTGRES_DEFAULTS.migrationMs,
-                this.clock,
-              );
+              await ask(PG_MIGRATIONS[v]!, [], POSTGRES_DEFAULTS.migrationMs);
               await ask('UPDATE payouts.schema_version SET version = $1', [v + 1]);
               await ask('COMMIT');
             } catch (error) {
@@ -425,47 +424,50 @@ class PostgresDialect implements Dialect, Driver {
   }
 
   /**
-   * Takes the migration lock, waiting while another process migrates (for up to
-   * `migrationMs`): asked again every `migrationPollMs`, so that a stop ends the wait at once.
+   * Takes the migration lock, waiting while another process migrates (for up to `migrationMs`):
+   * asked again every `migrationPollMs`, so that a stop ends the wait at once.
    */
-  private async migrationLock(client: pg.ClientBase, stop: AbortSignal | undefined): Promise<void> {
-    const since = this.clock.timers.elapsed();
-    for (;;) {
-      const taken = await withDeadline(
-        client,
-        client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1) AS taken', [MIGRATION_LOCK]),
-        this.deadlineMs,
-        this.clock,
-      );
-      if (taken.rows[0]?.taken) return;
-      if (stop?.aborted)
-        throw new InterruptedError('stopped while waiting for another process to migrate the register');
-      if (this.clock.timers.elapsed() - since >= POSTGRES_DEFAULTS.migrationMs) {
-        throw new RegisterError(
-          `the register ${this.location} has been migrated by another payouts process for more than ${POSTGRES_DEFAULTS.migrationMs / 60_000} minutes: run again once it is done`,
-          { path: this.location },
-        );
-      }
-      await pause(POSTGRES_DEFAULTS.migrationPollMs, stop, this.clock);
-    }
+  private migrationLock(ask: Ask, stop: AbortSignal | undefined): Promise<true> {
+    const minutes = POSTGRES_DEFAULTS.migrationMs / 60_000;
+    const late = `the register ${this.location} has been migrated by another payouts process for more than ${minutes} minutes: run again once it is done`;
+    const attempt = async () =>
+      (await ask('SELECT pg_try_advisory_lock($1) AS taken', [MIGRATION_LOCK]))[0]?.['taken']
+        ? (true as const)
+        : new Held(new RegisterError(late, { path: this.location }));
+    return untilFree(attempt, {
+      budgetMs: POSTGRES_DEFAULTS.migrationMs,
+      wait: () => POSTGRES_DEFAULTS.migrationPollMs,
+      stop,
+      clock: this.clock,
+      stopped: 'stopped while waiting for another process to migrate the register',
+    });
   }
 
-  /** Whether there is a register to read; refuses one newer than this payouts. */
+  /** Whether there is a register to read. */
   checkReadable(missingOk: boolean): Promise<boolean> {
     return this.withClient(
       async (client) => {
-        const version = await withDeadline(client, schemaVersion(client), this.deadlineMs, this.clock);
-        if (version === 0) {
-          if (missingOk) return false;
-          throw new RegisterError(`there is no payouts register in ${this.location} yet`, {
-            path: this.location,
-          });
-        }
-        refuseNewer(this.location, version, PG_SCHEMA_VERSION);
-        return true;
+        if ((await this.schemaVersion(this.asker(client))) > 0) return true;
+        if (missingOk) return false;
+        throw new RegisterError(`there is no payouts register in ${this.location} yet`, {
+          path: this.location,
+        });
       },
       () => true,
     );
+  }
+
+  /** The schema's version (0: none yet); one newer than this payouts is refused. */
+  private async schemaVersion(ask: Ask): Promise<number> {
+    const [schema] = await ask<{ present: boolean }>(
+      `SELECT to_regclass('payouts.schema_version') IS NOT NULL AS present`,
+    );
+    const [row] = schema?.present
+      ? await ask<{ version: number }>('SELECT version FROM payouts.schema_version')
+      : [];
+    const version = row?.version ?? 0;
+    refuseNewer(this.location, version, PG_SCHEMA_VERSION);
+    return version;
   }
 
   /**
@@ -501,13 +503,4 @@ class PostgresDialect implements Dialect, Driver {
     const orIn = fence.orIn.length > 0 ? ' OR state = ANY(:fenceStates)' : '';
     return sql.changed(`${set} AND (run_id = :fenceRun${lease}${orIn})`, values);
   }
-}
-
-async function schemaVersion(client: pg.ClientBase): Promise<number> {
-  const exists = await client.query(`SELECT to_regclass('payouts.schema_version') IS NOT NULL AS present`);
-  if (!exists.rows[0].present) return 0;
-  const row = (await client.query('SELECT version FROM payouts.schema_version')).rows[0] as
-    | { version: number }
-    | undefined;
-  return row?.version ?? 0;
 }

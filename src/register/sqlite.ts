@@ -17,13 +17,13 @@ import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'libsql';
 import { type Clock, systemClock, systemOutageClock } from '../clock.js';
-import { errnoOf, InterruptedError, RegisterError } from '../errors.js';
+import { errnoOf, RegisterError } from '../errors.js';
 import { freeBytes, makeFolderSync } from '../folders.js';
 import type { GroupCommit } from './group-commit.js';
 import { historyRowId, historyRowIdSql } from './history-row.js';
 import { type BootClock, LEASE, type StoreTime, systemBootClock } from './lease.js';
 import { missingRegister, sizeOf } from './location.js';
-import { outageWait, pause } from './outage.js';
+import { Held, outageWait, untilFree } from './outage.js';
 import { PAYOUT_COLUMNS, PAYOUT_FIELDS, type PayoutCells, payoutOf, type RunRow, runOf } from './records.js';
 import {
   APPLICATION_ID,
@@ -47,8 +47,6 @@ export interface OpenRegisterOptions
   > {
   /** Open an existing register for reading only (validate, status); never creates one. */
   readonly?: boolean;
-  /** How long a write waits for another process's transaction (ms). */
-  busyTimeoutMs?: number;
   /** The wall clock; with one given (tests), leases are timed by it alone, not by the boot clock. */
   clock?: Clock;
   /** How long a run's lease lasts past its last heartbeat (ms). */
@@ -73,37 +71,36 @@ export const REGISTER_DEFAULTS = {
 /**
  * Opens the register at `path` as openSqliteRegister does, waiting for a lock another process
  * holds the way writes do once open: a moment per attempt (operationBusyMs: libsql's wait blocks
- * the event loop), then again after an asynchronous pause, so that a signal or a deadline is
- * handled meanwhile; for up to busyTimeoutMs in all, after which the last attempt's error says
- * the register is locked. A stop (`stop`) ends the wait at once with an InterruptedError: nothing
- * was sent yet. Given `busyTimeoutMs` (tests), opening waits synchronously that long, once.
+ * the event loop), then again after an asynchronous pause (outage.ts untilFree), so that a signal
+ * or a deadline is handled meanwhile; for up to busyTimeoutMs in all, after which the last
+ * attempt's error says the register is locked. A stop ends the wait at once: nothing was sent yet.
  */
-export async function openSqliteRegisterWaiting(
+export function openSqliteRegisterWaiting(
   path: string,
   options: OpenRegisterOptions & { stop?: AbortSignal | undefined } = {},
 ): Promise<Register> {
-  if (options.busyTimeoutMs !== undefined) return openSqliteRegister(path, options);
   const clock = options.outageClock ?? systemOutageClock;
-  const started = clock.timers.elapsed();
-  for (let attempt = 0; ; attempt += 1) {
-    if (options.stop?.aborted) throw stoppedOpening(path);
+  const attempt = () => {
     try {
       return openSqliteRegister(path, options, REGISTER_DEFAULTS.operationBusyMs);
     } catch (error) {
-      const busy = ['SQLITE_BUSY', 'SQLITE_LOCKED'].includes(
-        (error instanceof RegisterError ? error.errno : errnoOf(error)) ?? '',
-      );
-      if (!busy || clock.timers.elapsed() - started >= REGISTER_DEFAULTS.busyTimeoutMs) throw error;
+      if (isLocked(error instanceof RegisterError ? error.errno : errnoOf(error)))
+        return new Held(error as Error);
+      throw error;
     }
-    // As an operation of an open register waits (outage.ts).
-    await pause(outageWait(attempt, clock), options.stop, clock);
-  }
+  };
+  return untilFree(attempt, {
+    budgetMs: REGISTER_DEFAULTS.busyTimeoutMs,
+    wait: (n) => outageWait(n, clock),
+    stop: options.stop,
+    clock,
+    stopped: `stopped while the register ${path} was locked by another process, before anything was sent`,
+  });
 }
 
-function stoppedOpening(path: string): InterruptedError {
-  return new InterruptedError(
-    `stopped while the register ${path} was locked by another process, before anything was sent`,
-  );
+/** Whether an error's code says another process holds the file's lock. */
+function isLocked(errno: string | undefined): boolean {
+  return errno === 'SQLITE_BUSY' || errno === 'SQLITE_LOCKED';
 }
 
 /**
@@ -113,7 +110,7 @@ function stoppedOpening(path: string): InterruptedError {
 export function openSqliteRegister(
   path: string,
   options: OpenRegisterOptions = {},
-  openingBusyMs: number = options.busyTimeoutMs ?? REGISTER_DEFAULTS.busyTimeoutMs,
+  openingBusyMs: number = REGISTER_DEFAULTS.busyTimeoutMs,
 ): Register {
   const readonly = options.readonly ?? false;
   // SQLite says only SQLITE_ERROR when it cannot make the -wal or -shm file of a full disk.
@@ -172,7 +169,7 @@ export function openSqliteRegister(
   const leaseMs = options.leaseMs ?? LEASE.leaseMs;
   // Opened: from now on a lock another process holds is waited for a moment only, then through
   // asynchronous retries (outage.ts), so that signals, deadlines and answers are handled meanwhile.
-  if (options.busyTimeoutMs === undefined) db.pragma(`busy_timeout = ${REGISTER_DEFAULTS.operationBusyMs}`);
+  db.pragma(`busy_timeout = ${REGISTER_DEFAULTS.operationBusyMs}`);
   return new SqlRegister(
     new SqliteDialect(path, db, readonly, options.clock ?? systemClock, boot, leaseMs, version),
     options,
@@ -457,9 +454,7 @@ class SqliteDialect implements Dialect, Driver {
   /** A lock another process holds passes by itself: waited through (outage.ts), off the event loop. */
   outage(error: unknown): string | undefined {
     const errno = errnoOf(error);
-    return errno === 'SQLITE_BUSY' || errno === 'SQLITE_LOCKED'
-      ? `it is locked by another process (${errno})`
-      : undefined;
+    return isLocked(errno) ? `it is locked by another process (${errno})` : undefined;
   }
 
   failure(what: string, error: unknown): Error {
