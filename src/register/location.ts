@@ -135,6 +135,7 @@ export function withoutPassword(url: string): string {
   return shown.replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
-function nonBlank(value: string | undefined): string | undefined {
+/** A value, or undefined where it is unset or blank. */
+export function nonBlank(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value;
 }

@@ -12,7 +12,7 @@ import { parse } from 'pg-connection-string';
 import { fromEnvironment } from '../environment.js';
 import { ConfigError } from '../errors.js';
 import { isLoopbackHost } from '../webhooks/callback-url.js';
-import { withoutPassword } from './location.js';
+import { nonBlank, withoutPassword } from './location.js';
 
 /** libpq's sslmode values payouts accepts. */
 export const SSL_MODES = ['disable', 'require', 'verify-ca', 'verify-full'] as const;
@@ -162,8 +162,4 @@ function reasonOf(error: unknown): string {
   return error instanceof Error
     ? error.message.replace(/postgres(?:ql)?:\/\/\S*/gi, 'postgres://***')
     : String(error);
-}
-
-function nonBlank(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
 }

@@ -217,9 +217,7 @@ export function createSqliteRegister(path: string): void {
     db.exec(`PRAGMA busy_timeout = ${REGISTER_DEFAULTS.busyTimeoutMs}`);
     db.exec('BEGIN IMMEDIATE');
     try {
-      for (const migration of MIGRATIONS) db.exec(migration);
-      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-      db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
+      applyMigrations(db, 0);
       db.exec('COMMIT');
     } catch (cause) {
       db.exec('ROLLBACK');
@@ -279,16 +277,19 @@ function migrate(db: Db, path: string, options: OpenRegisterOptions): void {
     if (version === 0 && !options.create) {
       throw missingRegister(path, options.from);
     }
-    for (let v = version; v < SCHEMA_VERSION; v += 1) db.exec(MIGRATIONS[v]!);
-    if (version < SCHEMA_VERSION) {
-      db.pragma(`user_version = ${SCHEMA_VERSION}`);
-      db.pragma(`application_id = ${APPLICATION_ID}`);
-    }
+    if (version < SCHEMA_VERSION) applyMigrations(db, version);
     db.exec('COMMIT');
   } catch (error) {
     db.exec('ROLLBACK');
     throw error;
   }
+}
+
+/** The migrations from `version` on, then the version and the id that say whose file it is. */
+function applyMigrations(db: Db, version: number): void {
+  for (const migration of MIGRATIONS.slice(version)) db.exec(migration);
+  db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  db.exec(`PRAGMA application_id = ${APPLICATION_ID}`);
 }
 
 /** Statements on the one connection of a file, prepared once each. */

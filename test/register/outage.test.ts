@@ -1,8 +1,8 @@
-/** Waiting through an outage of the register, once for any driver (outage.ts). */
+/** Waiting through an outage of the register, once for any driver, and for what another process holds (outage.ts). */
 import { describe, expect, it } from 'vitest';
 import { InterruptedError, RegisterError } from '../../src/errors.js';
 import { deadlineWithin } from '../../src/outage-budget.js';
-import { OutageDriver } from '../../src/register/outage.js';
+import { Held, OutageDriver, untilFree } from '../../src/register/outage.js';
 import type { Driver, Sql } from '../../src/register/sql.js';
 import { fakeOutageClock } from '../helpers/outage-clock.js';
 
@@ -137,5 +137,59 @@ describe('OutageDriver', () => {
     expect(deadlineWithin(30_000)).toBe(15_000);
     expect(deadlineWithin(600_000)).toBe(20_000);
     expect(deadlineWithin(500)).toBe(1_000);
+  });
+});
+
+describe('untilFree', () => {
+  it('tries again after each pause while held, and gives what the first free attempt gives', async () => {
+    const clock = fakeOutageClock();
+    let attempts = 0;
+    const opened = await untilFree(() => (++attempts < 4 ? new Held(new Error('locked')) : 'open'), {
+      budgetMs: 15_000,
+      wait: (n) => 100 * (n + 1),
+      clock,
+      stopped: 'stopped',
+    });
+    expect(opened).toBe('open');
+    expect(attempts).toBe(4);
+    expect(clock.waits).toEqual([100, 200, 300]);
+  });
+
+  it('throws the last attempt’s error once the budget is spent, and no sooner', async () => {
+    const clock = fakeOutageClock();
+    let attempts = 0;
+    const error = await untilFree(
+      () => new Held(new RegisterError(`locked ${++attempts}`, { path: 'reg' })),
+      {
+        budgetMs: 1_000,
+        wait: () => 250,
+        clock,
+        stopped: 'stopped',
+      },
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RegisterError);
+    // Attempts at 0, 250, 500, 750 and 1,000 ms: the fifth finds the budget spent.
+    expect((error as Error).message).toBe('locked 5');
+    expect(clock.timers.elapsed()).toBe(1_000);
+  });
+
+  it('ends the wait at once on a stop, in the words given, before another attempt', async () => {
+    const clock = fakeOutageClock();
+    const stop = new AbortController();
+    let attempts = 0;
+    const waiting = untilFree(
+      () => {
+        attempts += 1;
+        return new Held(new Error('locked'));
+      },
+      { budgetMs: 60_000, wait: () => 10_000, stop: stop.signal, clock, stopped: 'stopped while locked' },
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    stop.abort();
+    const error = await waiting.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InterruptedError);
+    expect((error as Error).message).toBe('stopped while locked');
+    expect(attempts).toBe(1);
+    expect(clock.timers.elapsed()).toBe(0);
   });
 });
