@@ -190,12 +190,7 @@ async function scaleCase(name, rows, sheet, register, cleanup) {
       throw new Error(`${name}: payouts run exited ${run.code ?? run.signal}: ${run.stderr}`);
     const { counts } = await checkPaidOnce(name, sandbox.url, rows, results, summary);
     entry = {
-      case: name,
-      rows,
-      seconds: Number(run.seconds.toFixed(1)),
-      rowsPerSecond: Math.round(rows / run.seconds),
-      peakRssMB: Math.round(run.maxRssBytes / MB),
-      cpuSeconds: Number(run.cpuSeconds.toFixed(1)),
+      ...runFigures(name, rows, run),
       requestsPerRow: Number((counts.requests.total / rows).toFixed(2)),
     };
   } finally {
@@ -204,6 +199,18 @@ async function scaleCase(name, rows, sheet, register, cleanup) {
     await cleanup();
   }
   return { ...entry, sandboxPeakRssMB: sandboxPeakMB(served) };
+}
+
+/** What a finished run of `rows` measured: its time, rows per second, peak RSS and CPU. */
+function runFigures(name, rows, run) {
+  return {
+    case: name,
+    rows,
+    seconds: Number(run.seconds.toFixed(1)),
+    rowsPerSecond: Math.round(rows / run.seconds),
+    peakRssMB: Math.round(run.maxRssBytes / MB),
+    cpuSeconds: Number(run.cpuSeconds.toFixed(1)),
+  };
 }
 
 /**
@@ -226,14 +233,7 @@ async function rehearsalCase(rows, sheet) {
       throw new Error(
         `${name}: the summary counts ${statuses.submitted} submitted of ${rows}: ${JSON.stringify(statuses)}`,
       );
-    return {
-      case: name,
-      rows,
-      seconds: Number(run.seconds.toFixed(1)),
-      rowsPerSecond: Math.round(rows / run.seconds),
-      peakRssMB: Math.round(run.maxRssBytes / MB),
-      cpuSeconds: Number(run.cpuSeconds.toFixed(1)),
-    };
+    return runFigures(name, rows, run);
   } finally {
     for (const file of [results, summary]) await rm(file, { force: true });
   }

@@ -25,6 +25,19 @@ const SERVICE = 'https://pay.example';
 type Team = TeamKeys & { erin: TestKey };
 
 /** The team's policy with its first two rules (no treasury rule), changed by `change`. */
+/** The kinds of the entries a register holds, in its export order. */
+async function entryKinds(register: string): Promise<string[]> {
+  const { openRegister } = await import('../../src/register/open.js');
+  const opened = await openRegister(register);
+  try {
+    const kinds: string[] = [];
+    for await (const entry of opened.entries()) kinds.push(entry.type);
+    return kinds;
+  } finally {
+    await opened.close();
+  }
+}
+
 function policyOf(team: Team, change: Record<string, unknown> = {}): PolicyJson {
   return teamPolicy(team, { rules: TEAM_RULES.slice(0, 2), ...change });
 }
@@ -154,15 +167,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
     expect(set.code).toBe(2);
     expect(set.stderr).toContain(`${file}: /rules/0/from: unknown group "approver"`);
     expect(JSON.parse(set.stdout)).toMatchObject({ exitCode: 2 });
-    const { openRegister } = await import('../../src/register/open.js');
-    const opened = await openRegister(register);
-    try {
-      const kinds = [];
-      for await (const entry of opened.entries()) kinds.push(entry.type);
-      expect(kinds).toEqual([]);
-    } finally {
-      await opened.close();
-    }
+    expect(await entryKinds(register)).toEqual([]);
   });
 
   it('refuses every malformed policy (exit 2) naming the file and the place, and records nothing', async () => {
@@ -190,15 +195,7 @@ describe.skipIf(!HAS_SSH_KEYGEN)(`payouts policy${SSH_KEYGEN_NOTE}`, () => {
       if (set.code !== 2 || !said) refusedWrongly.push(`${what}: exit ${set.code}, ${set.stderr.trim()}`);
     }
     expect(refusedWrongly).toEqual([]);
-    const { openRegister } = await import('../../src/register/open.js');
-    const opened = await openRegister(register);
-    try {
-      const kinds = [];
-      for await (const entry of opened.entries()) kinds.push(entry.type);
-      expect(kinds).toEqual([]);
-    } finally {
-      await opened.close();
-    }
+    expect(await entryKinds(register)).toEqual([]);
   });
 
   it('refuses a register that does not exist, and a missing service (exit 2)', async () => {
